@@ -1,0 +1,72 @@
+"""Build script for the native `_rank._core` extension.
+
+The extension is compiled for the CPython stable ABI (abi3, 3.11 and up) so one wheel per
+target serves every Python version. It is never compiled with `-march=native`: wheels must
+run on any CPU of their target. When no C compiler is available the package still installs,
+and `_rank` falls back to its plain-Python reference implementation.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+LIMITED_API_HEX = "0x030B0000"  # CPython 3.11
+
+
+class OptionalBuildExt(build_ext):
+    """Build the core, but let the install succeed without it unless RANK_REQUIRE_NATIVE=1."""
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except Exception as exc:  # noqa: BLE001 - any compiler failure
+            self._fallback(exc)
+
+    def build_extension(self, ext: Extension) -> None:
+        try:
+            super().build_extension(ext)
+        except Exception as exc:  # noqa: BLE001
+            self._fallback(exc)
+
+    @staticmethod
+    def _fallback(exc: Exception) -> None:
+        if os.environ.get("RANK_REQUIRE_NATIVE") == "1":
+            raise exc
+        print(f"warning: _rank._core not built ({exc}); the plain-Python reference will be used",
+              file=sys.stderr)
+
+
+def extensions() -> list[Extension]:
+    from Cython.Build import cythonize
+
+    compile_args: list[str] = []
+    if sys.platform != "win32":
+        compile_args = ["-O3"]
+    ext = Extension(
+        "_rank._core",
+        sources=["src/_rank/_core.pyx"],
+        define_macros=[("Py_LIMITED_API", LIMITED_API_HEX), ("CYTHON_LIMITED_API", "1")],
+        py_limited_api=True,
+        extra_compile_args=compile_args,
+    )
+    return cythonize(
+        [ext],
+        compiler_directives={
+            "language_level": "3",
+            "boundscheck": False,
+            "wraparound": False,
+            "cdivision": True,
+            "initializedcheck": False,
+        },
+    )
+
+
+setup(
+    ext_modules=extensions(),
+    cmdclass={"build_ext": OptionalBuildExt},
+    options={"bdist_wheel": {"py_limited_api": "cp311"}},
+)

@@ -1,0 +1,1 @@
+"""_rank: BM25, reciprocal-rank fusion and the term pipeline (being built)."""

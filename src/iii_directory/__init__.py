@@ -1,0 +1,20 @@
+"""iii-directory: a worker for the iii engine serving skills, system prompts, agent profiles,
+kits, a workers-registry proxy and hybrid function search."""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("iii-directory")
+except PackageNotFoundError:  # running from a source tree
+    __version__ = "0.0.0"
+
+WORKER_NAME = "iii-directory"
+DESCRIPTION = (
+    "Engine introspection, workers registry proxy, filesystem-backed skills, system prompts, "
+    "and agent profiles, kit install and update with reviewed plans, plus hybrid function "
+    "search with a conditional pre-generate hint."
+)
+
+__all__ = ["DESCRIPTION", "WORKER_NAME", "__version__"]

@@ -1,0 +1,197 @@
+"""`iii-directory` command line: serve, call, schema, --manifest.
+
+* `serve [--url URL] [--config PATH]` — connect to the engine and serve (URL: `--url`, else
+  `III_URL`, else `ws://127.0.0.1:49134`).
+* `call FUNCTION_ID [PAYLOAD_JSON | -] [--config PATH] [--catalog PATH]` — run one function
+  in-process through the standalone engine adapter; the JSON result goes to stdout (exit 0), an
+  error as JSON `{"code", "message"}` to stderr (exit 1).
+* `schema [FUNCTION_ID]` — the published schemas as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from . import DESCRIPTION, WORKER_NAME, __version__
+from .config import Settings, load_settings
+from .errors import DirectoryError
+
+SUPPORTED_TARGETS = (
+    "x86_64-unknown-linux-gnu",
+    "aarch64-unknown-linux-gnu",
+    "x86_64-unknown-linux-musl",
+    "armv7-unknown-linux-gnueabihf",
+    "aarch64-apple-darwin",
+    "x86_64-pc-windows-msvc",
+    "aarch64-pc-windows-msvc",
+)
+
+log = logging.getLogger("iii_directory")
+
+
+def example_catalog_path() -> Path:
+    """The example catalog shipped in the package (the default for `call --catalog`)."""
+    return Path(str(resources.files("iii_directory") / "data" / "example_catalog.json"))
+
+
+def read_seed(path: str | None) -> dict[str, Any] | None:
+    """Read a YAML configuration seed; a failure is a warning, not fatal."""
+    if not path:
+        return None
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            value = yaml.safe_load(handle)
+    except (OSError, yaml.YAMLError) as exc:
+        log.warning("config seed %s unreadable (%s); relying on existing configuration entry", path, exc)
+        return None
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        log.warning("config seed %s is not a mapping; relying on existing configuration entry", path)
+        return None
+    return value
+
+
+def standalone_settings(config_path: str | None) -> Settings:
+    seed = read_seed(config_path)
+    return load_settings(seed) if seed is not None else Settings()
+
+
+def load_catalog(path: str | None) -> list[dict[str, Any]]:
+    target = Path(path) if path else example_catalog_path()
+    if not target.exists():
+        if path:
+            raise DirectoryError.plain(f"catalog file not found: {path}")
+        return []
+    try:
+        records = json.loads(target.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DirectoryError.plain(f"catalog file {target} unreadable: {exc}") from None
+    if not isinstance(records, list):
+        raise DirectoryError.plain(f"catalog file {target} must hold a JSON array of function records")
+    return records
+
+
+def _read_payload(raw: str | None) -> Any:
+    if raw is None:
+        return {}
+    if raw == "-":
+        raw = sys.stdin.read()
+    if not raw.strip():
+        return {}
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise DirectoryError.plain(f"payload is not valid JSON: {exc}") from None
+
+
+async def run_call(function_id: str, payload: Any, config: str | None, catalog: str | None) -> Any:
+    from .directory import Directory
+    from .standalone import standalone_engine
+
+    settings = standalone_settings(config)
+    engine = standalone_engine(load_catalog(catalog))
+    directory = Directory(settings=settings, engine=engine)
+    engine.add_own_functions(directory.table)
+    return await directory.invoke(function_id, payload)
+
+
+def cmd_call(args: argparse.Namespace) -> int:
+    try:
+        payload = _read_payload(args.payload)
+        result = anyio.run(run_call, args.function_id, payload, args.config, args.catalog)
+    except DirectoryError as exc:
+        print(json.dumps(exc.to_wire(), ensure_ascii=False), file=sys.stderr)
+        return 1
+    print(json.dumps(result, ensure_ascii=False, indent=2))
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from .functions import build_table
+
+    table = build_table()
+    if args.function_id:
+        spec = table.functions.get(args.function_id)
+        if spec is None:
+            print(json.dumps({"code": "function_not_found",
+                              "message": f"Function '{args.function_id}' not found"}), file=sys.stderr)
+            return 1
+        print(json.dumps(spec.registration(), indent=2))
+        return 0
+    doc = {
+        "functions": [spec.registration() for spec in table.functions.values()],
+        "trigger_types": [t.registration() for t in table.trigger_types],
+    }
+    print(json.dumps(doc, indent=2))
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from .worker import serve_main
+
+    return serve_main(url=args.url, config=args.config)
+
+
+def manifest() -> dict[str, Any]:
+    return {
+        "name": WORKER_NAME,
+        "version": __version__,
+        "description": DESCRIPTION,
+        "default_config": Settings().model_dump(mode="json"),
+        "supported_targets": list(SUPPORTED_TARGETS),
+    }
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="iii-directory", description=DESCRIPTION)
+    parser.add_argument("--manifest", action="store_true", help="print the worker manifest as JSON and exit")
+    parser.add_argument("--version", action="version", version=f"iii-directory {__version__}")
+    sub = parser.add_subparsers(dest="command")
+
+    serve = sub.add_parser("serve", help="connect to the engine and serve the directory functions")
+    serve.add_argument("--url", default=None, help="engine WebSocket URL (default: $III_URL or ws://127.0.0.1:49134)")
+    serve.add_argument("--config", default=os.environ.get("III_CONFIG"), help="YAML configuration seed")
+    serve.set_defaults(func=cmd_serve)
+
+    call = sub.add_parser("call", help="run one function in-process, with no engine")
+    call.add_argument("function_id")
+    call.add_argument("payload", nargs="?", default=None, help="JSON payload, or - for stdin")
+    call.add_argument("--config", default=os.environ.get("III_CONFIG"), help="YAML configuration")
+    call.add_argument("--catalog", default=None,
+                      help="JSON array of function records standing in for the engine catalog "
+                           "(default: the shipped example catalog)")
+    call.set_defaults(func=cmd_call)
+
+    schema = sub.add_parser("schema", help="print the published schemas")
+    schema.add_argument("function_id", nargs="?")
+    schema.set_defaults(func=cmd_schema)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(
+        level=os.environ.get("LOG_LEVEL", "info").upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.manifest:
+        print(json.dumps(manifest(), indent=2))
+        return 0
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    return int(args.func(args))

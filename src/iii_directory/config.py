@@ -1,0 +1,221 @@
+"""Typed settings of the worker (surfaces.md §2, search.md §13).
+
+`Settings` holds every field of the `iii-directory` configuration entry with its default.
+Fields are classed as *topology* (a change needs a restart), *tunable* (applied live) or
+*per call* (read on every use). Folder strings are stored as configured and resolved on every
+use by `resolve_path` (surfaces.md §2.2).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .models import DRAFT_07, describe_validation_error
+
+CONFIG_ID = "iii-directory"
+CONFIG_NAME = "iii-directory"
+CONFIG_DESCRIPTION = (
+    "Skills/prompts folders, workers-registry URL, download timeouts, and "
+    "skill-visibility filters for the iii-directory worker."
+)
+
+TOPOLOGY_FIELDS: tuple[str, ...] = (
+    "skills_folder",
+    "local_skills_folder",
+    "agents_folder",
+    "agents_skills_folder",
+    "auto_download",
+    "function_search_model_path",
+    "function_search_model_download",
+    "function_search_reranker_path",
+)
+
+SearchMode = Literal["lexical", "hybrid", "judge"]
+JudgeQuestion = Literal["noul", "choice", "tournament"]
+
+
+def _compose_default(rel: str) -> str:
+    """`<III_COMPOSE_DIR>/<rel>` (absolute, `.` dropped) when that variable is set at startup."""
+    base = os.environ.get("III_COMPOSE_DIR", "").strip()
+    if not base:
+        return rel
+    return os.path.normpath(os.path.join(os.path.abspath(base), rel))
+
+
+class Settings(BaseModel):
+    """The live configuration. Unknown keys are ignored; invalid values are rejected."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, validate_default=True)
+
+    skills_folder: str = Field(
+        default_factory=lambda: _compose_default("skills"),
+        description="Writable root of skills and system prompts; every download writes here. (topology)",
+    )
+    local_skills_folder: str = Field(
+        default_factory=lambda: _compose_default("skills/iii"),
+        description="Project-scoped override root; whole-namespace local-wins. (topology)",
+    )
+    agents_folder: str = Field(
+        default_factory=lambda: _compose_default("agents"),
+        description="Writable root of direct <id>.md agent profiles. (topology)",
+    )
+    global_agents_folder: str = Field(
+        default="~/.iii/agents",
+        description="User-global agent profiles; shadowed per id by agents_folder.",
+    )
+    agents_skills_folder: str = Field(
+        default=".agents/skills",
+        description="Read-only project agent-skills root (shallow <dir>/SKILL.md scan). (topology)",
+    )
+    global_agents_skills_folder: str = Field(
+        default="~/.agents/skills", description="Read-only user-global agent-skills root."
+    )
+    auto_download: bool = Field(
+        default=True,
+        description="Subscribe to worker-add events and reconcile skill bundles at boot. (topology)",
+    )
+    registry_url: str = Field(
+        default="https://api.workers.iii.dev", description="Workers registry API base URL."
+    )
+    registry_web_url: str | None = Field(
+        default=None,
+        description="Registry web base for links; null derives it from registry_url.",
+    )
+    download_timeout_ms: int = Field(
+        default=60000, ge=1, description="Timeout of one git clone or one HTTP request (ms)."
+    )
+    registry_cache_ttl_ms: int = Field(
+        default=60000, ge=0, description="Registry response cache TTL (ms); 0 disables caching."
+    )
+    filter_unregistered: bool = Field(
+        default=True, description="Hide skills whose namespace is not an installed worker."
+    )
+    inject_hint: bool = Field(
+        default=False, description="Bind the directory::pre-generate discovery hint hook."
+    )
+    hint_min_workers: int = Field(
+        default=2, ge=0, description="Minimum surface width for the hint (0 = any surface)."
+    )
+    registry_search: bool = Field(
+        default=True, description="Include installable registry workers in function search."
+    )
+    function_search_mode: SearchMode = Field(
+        default="judge", description="Function search mode: lexical, hybrid or judge."
+    )
+    function_search_judge_timeout_ms: int = Field(
+        default=3000, ge=1, le=30000, description="Judge budget per public call (ms)."
+    )
+    function_search_judge_min_relevance: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="Judge relevance floor for functions."
+    )
+    function_search_judge_side_lane_min_relevance: float = Field(
+        default=0.3, ge=0.0, le=1.0, description="Judge relevance floor for skills and triggers."
+    )
+    function_search_judge_question: JudgeQuestion = Field(
+        default="choice", description="Judge question style: noul, choice or tournament."
+    )
+    function_search_judge_choice_min_probability: float = Field(
+        default=0.1, ge=0.0, le=1.0, description="Minimum probability of non-best choice options."
+    )
+    function_search_model_path: str | None = Field(
+        default=None, description="Embedding model directory override; null = packaged model. (topology)"
+    )
+    function_search_model_download: bool = Field(
+        default=True, description="Accepted for compatibility; this worker never downloads models. (topology)"
+    )
+    function_search_reranker_path: str | None = Field(
+        default=None, description="Optional cross-encoder reranker directory; null = off. (topology)"
+    )
+
+    @field_validator("registry_url")
+    @classmethod
+    def _no_trailing_slash(cls, value: str) -> str:
+        value = value.strip()
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("registry_url must be an http(s) URL")
+        return value.rstrip("/")
+
+    @property
+    def web_url(self) -> str:
+        """`registry_web_url`, or `registry_url` with a leading `api.` host label dropped."""
+        if self.registry_web_url:
+            return self.registry_web_url.rstrip("/")
+        scheme, _, rest = self.registry_url.partition("://")
+        if rest.startswith("api."):
+            rest = rest[4:]
+        return f"{scheme}://{rest}"
+
+    def path(self, field: str) -> Path:
+        """Resolve a folder field now (surfaces.md §2.2)."""
+        return resolve_path(getattr(self, field))
+
+    def topology_changes(self, other: Settings) -> list[str]:
+        """Topology fields whose values differ between `self` and `other`."""
+        return [f for f in TOPOLOGY_FIELDS if getattr(self, f) != getattr(other, f)]
+
+
+class InvalidSettings(ValueError):
+    """A configuration value that fails validation; the message names the field."""
+
+
+def load_settings(value: Any) -> Settings:
+    """Build settings from a configuration value (`None` = defaults)."""
+    if value is None:
+        return Settings()
+    if not isinstance(value, dict):
+        raise InvalidSettings("configuration value must be an object")
+    try:
+        return Settings.model_validate(value)
+    except ValidationError as exc:
+        raise InvalidSettings(
+            describe_validation_error(exc).replace("invalid request", "invalid configuration")
+        ) from None
+
+
+def home_dir() -> str | None:
+    return os.environ.get("HOME") or os.environ.get("USERPROFILE") or None
+
+
+def resolve_path(raw: str) -> Path:
+    """Absolute as is; `~` / `~/rest` against HOME (else USERPROFILE); relative against
+    `III_COMPOSE_DIR` when set, else the process cwd; `.` components removed."""
+    if raw == "~" or raw.startswith(("~/", "~\\")):
+        home = home_dir()
+        if home is None:
+            return Path(raw)
+        return Path(os.path.normpath(os.path.join(home, raw[2:]) if raw != "~" else home))
+    if os.path.isabs(raw):
+        return Path(raw)
+    base = os.environ.get("III_COMPOSE_DIR", "").strip() or os.getcwd()
+    return Path(os.path.normpath(os.path.join(os.path.abspath(base), raw)))
+
+
+def project_root() -> Path:
+    """Directory of `III_COMPOSE_FILE`, else `III_COMPOSE_DIR`, else the cwd (surfaces.md §2.2)."""
+    compose_file = os.environ.get("III_COMPOSE_FILE", "").strip()
+    if compose_file:
+        return Path(os.path.abspath(compose_file)).parent
+    compose_dir = os.environ.get("III_COMPOSE_DIR", "").strip()
+    return Path(os.path.abspath(compose_dir or os.getcwd()))
+
+
+def config_id() -> str:
+    """`III_CONFIG_NAME` when set, else `iii-directory`."""
+    return os.environ.get("III_CONFIG_NAME", "").strip() or CONFIG_ID
+
+
+def config_schema() -> dict[str, Any]:
+    """Draft-07 schema of every field, with an `example` equal to the defaults; open to
+    unknown keys."""
+    schema = Settings.model_json_schema(mode="serialization")
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    schema.pop("required", None)
+    schema["$schema"] = DRAFT_07
+    schema["example"] = Settings().model_dump(mode="json")
+    return schema

@@ -1,0 +1,1 @@
+"""Files on disk: ids, frontmatter, roots, and the skills / prompts / agents scans."""

@@ -1,0 +1,135 @@
+"""Frontmatter splitting and bounded, safe YAML parsing (surfaces.md §4.1).
+
+A frontmatter block exists only when the content starts at byte 0 with `---\\n` (or
+`---\\r\\n`). It ends at the first `\\n---\\n` (or `\\n---\\r\\n`), or the remainder ends with
+`\\n---` / `\\n---\\r` (the body is then empty). Without a closing fence the whole content is the
+body. The body is everything after the closing fence line, byte for byte.
+
+YAML is parsed with a safe loader that builds only plain data (no tags), refuses aliases
+altogether (so an alias bomb is rejected, never expanded), and bounds size and nesting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+MAX_FRONTMATTER_BYTES = 64 * 1024
+MAX_DEPTH = 32
+
+
+class FrontmatterError(ValueError):
+    """Frontmatter YAML that is malformed, too large, too deep, or uses aliases or tags."""
+
+
+@dataclass(frozen=True)
+class Split:
+    """`frontmatter` is the YAML text between the fences (None when there is no block)."""
+
+    frontmatter: str | None
+    body: str
+
+
+def split_frontmatter(content: str) -> Split:
+    if content.startswith("---\n"):
+        start = 4
+    elif content.startswith("---\r\n"):
+        start = 5
+    else:
+        return Split(None, content)
+    rest = content[start:]
+    # The fence may close immediately: `---\n---\n`.
+    for opener in ("---\n", "---\r\n"):
+        if rest.startswith(opener):
+            return Split("", rest[len(opener):])
+    if rest in ("---", "---\r"):
+        return Split("", "")
+    candidates = []
+    for fence in ("\n---\n", "\n---\r\n"):
+        at = rest.find(fence)
+        if at != -1:
+            candidates.append((at, fence))
+    if candidates:
+        at, fence = min(candidates)
+        return Split(rest[:at], rest[at + len(fence):])
+    for tail in ("\n---", "\n---\r"):
+        if rest.endswith(tail):
+            return Split(rest[: -len(tail)], "")
+    return Split(None, content)
+
+
+class _BoundedSafeLoader(yaml.SafeLoader):
+    """SafeLoader that rejects aliases, explicit non-core tags and deep nesting."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:  # type: ignore[override]
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise FrontmatterError(
+                f"YAML aliases are not allowed (line {event.start_mark.line + 1})"
+            )
+        depth = getattr(self, "_depth", 0) + 1
+        if depth > MAX_DEPTH:
+            raise FrontmatterError(f"YAML nesting deeper than {MAX_DEPTH} levels")
+        self._depth = depth
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth = depth - 1
+
+
+def load_yaml(text: str, *, max_bytes: int = MAX_FRONTMATTER_BYTES) -> Any:
+    """Parse one YAML document of plain data; raise FrontmatterError with a readable reason."""
+    if len(text.encode("utf-8", "surrogatepass")) > max_bytes:
+        raise FrontmatterError(f"YAML block too large (max {max_bytes} bytes)")
+    try:
+        return yaml.load(text, Loader=_BoundedSafeLoader)  # noqa: S506 - bounded safe loader
+    except FrontmatterError:
+        raise
+    except yaml.YAMLError as exc:
+        raise FrontmatterError(" ".join(str(exc).split())) from None
+    except RecursionError:
+        raise FrontmatterError("YAML nesting too deep") from None
+
+
+def parse_frontmatter(content: str) -> tuple[dict[str, Any] | None, str]:
+    """Split and parse. Returns `(mapping or None, body)`; a block that is not a mapping
+    (e.g. empty) yields `{}`. Raises FrontmatterError for malformed YAML."""
+    split = split_frontmatter(content)
+    if split.frontmatter is None:
+        return None, split.body
+    data = load_yaml(split.frontmatter)
+    if data is None:
+        return {}, split.body
+    if not isinstance(data, dict):
+        raise FrontmatterError("frontmatter must be a YAML mapping")
+    return data, split.body
+
+
+def first_h1(body: str) -> str | None:
+    """The first line whose left-trimmed text starts with `# `, the rest trimmed; None if none."""
+    for line in body.splitlines():
+        text = line.lstrip()
+        if text.startswith("# "):
+            title = text[2:].strip()
+            if title:
+                return title
+    return None
+
+
+def first_paragraph(body: str) -> str:
+    """Skip leading blanks, headings (`#…`) and blockquotes (`>…`); join the following text
+    lines with single spaces; stop at a blank line, heading or blockquote. `""` when none."""
+    collected: list[str] = []
+    for raw in body.splitlines():
+        line = raw.strip()
+        if not collected:
+            if not line or line.startswith("#") or line.startswith(">"):
+                continue
+            collected.append(line)
+            continue
+        if not line or line.startswith("#") or line.startswith(">"):
+            break
+        collected.append(line)
+    return " ".join(collected)

@@ -1,0 +1,148 @@
+"""Request/response model bases and the JSON Schemas published from them.
+
+Rules (protocol.md §8, surfaces.md §1.2):
+* a request is a JSON object; `null` or an absent body counts as `{}`; unknown keys (such as the
+  engine's `_caller_worker_id`) are ignored; a wrong JSON type or a missing required field is an
+  error naming the field: `invalid request: field "id": expected a string`;
+* response fields typed "string or null" are always present (serialised as `null`); fields listed
+  in a model's `omit_when_none` are left out when `None`;
+* schemas are JSON Schema draft-07 and never forbid unknown keys.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Annotated, Any, ClassVar
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, model_serializer
+from pydantic_core import PydanticCustomError  # noqa: F401  (re-exported for handlers)
+
+from .errors import DirectoryError
+
+DRAFT_07 = "http://json-schema.org/draft-07/schema#"
+
+
+def _blank_to_none(value: str | None) -> str | None:
+    if value is None:
+        return None
+    stripped = value.strip()
+    return stripped or None
+
+
+OptionalText = Annotated[str | None, AfterValidator(_blank_to_none)]
+"""An optional string input: trimmed; blank counts as absent (surfaces.md §1.2)."""
+
+
+class Request(BaseModel):
+    """Base of every request model: strict JSON types, unknown keys ignored."""
+
+    model_config = ConfigDict(extra="ignore", strict=True, populate_by_name=True)
+
+
+class Response(BaseModel):
+    """Base of every response model.
+
+    Fields named in `omit_when_none` are dropped from the output when they are `None`;
+    every other field is always serialised (as `null` when `None`).
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    omit_when_none: ClassVar[frozenset[str]] = frozenset()
+
+    @model_serializer(mode="wrap")
+    def _omit(self, handler: Any) -> Any:
+        data = handler(self)
+        if self.omit_when_none and isinstance(data, dict):
+            for name in self.omit_when_none:
+                if name in data and data[name] is None:
+                    del data[name]
+        return data
+
+
+class Empty(Request):
+    """A request with no fields."""
+
+
+class Ok(Response):
+    ok: bool = True
+
+
+_TYPE_WORDS = {
+    "string_type": "expected a string",
+    "int_type": "expected an integer",
+    "float_type": "expected a number",
+    "bool_type": "expected a boolean",
+    "list_type": "expected an array",
+    "dict_type": "expected an object",
+    "model_type": "expected an object",
+    "missing": "is required",
+}
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One readable sentence naming the first bad field."""
+    first = exc.errors(include_url=False)[0]
+    loc = ".".join(str(p) for p in first.get("loc", ()) if p != "__root__")
+    kind = first.get("type", "")
+    words = _TYPE_WORDS.get(kind, first.get("msg", "is invalid"))
+    if not loc:
+        return f"invalid request: {words}"
+    return f'invalid request: field "{loc}": {words}'
+
+
+def parse_request(model: type[Request], data: Any) -> Request:
+    """Validate a wire payload against `model`; raise a DirectoryError on a bad shape."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise DirectoryError.plain("invalid request: expected a JSON object")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise DirectoryError.plain(describe_validation_error(exc)) from None
+
+
+def dump_response(value: Any) -> Any:
+    """Serialise a handler's return value to plain JSON data."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True)
+    return value
+
+
+def _drop_titles(node: Any) -> Any:
+    if isinstance(node, dict):
+        node.pop("title", None)
+        for key, child in list(node.items()):
+            if key == "properties" and isinstance(child, dict):
+                for prop in child.values():
+                    _drop_titles(prop)
+            else:
+                _drop_titles(child)
+    elif isinstance(node, list):
+        for child in node:
+            _drop_titles(child)
+    return node
+
+
+def draft07_schema(model: type[BaseModel], *, mode: str = "validation") -> dict[str, Any]:
+    """The draft-07 JSON Schema of `model`: `$defs` become `definitions`, no titles,
+    no `additionalProperties: false`, and `$schema` set."""
+    schema = model.model_json_schema(ref_template="#/definitions/{model}", mode=mode)  # type: ignore[arg-type]
+    schema = copy.deepcopy(schema)
+    defs = schema.pop("$defs", None)
+    if defs:
+        schema["definitions"] = defs
+    _drop_titles(schema)
+    _strip_closed(schema)
+    return {"$schema": DRAFT_07, **schema}
+
+
+def _strip_closed(node: Any) -> None:
+    if isinstance(node, dict):
+        if node.get("additionalProperties") is False:
+            del node["additionalProperties"]
+        for child in node.values():
+            _strip_closed(child)
+    elif isinstance(node, list):
+        for child in node:
+            _strip_closed(child)
