@@ -56,3 +56,18 @@ def engine() -> StandaloneEngine:
 @pytest.fixture
 def directory(settings: Settings, engine: StandaloneEngine) -> Directory:
     return Directory(settings=settings, engine=engine)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run every `async def` test under anyio (asyncio backend)."""
+    import inspect
+
+    for item in items:
+        function = getattr(item, "function", None)
+        if function is not None and inspect.iscoroutinefunction(function):
+            item.add_marker(pytest.mark.anyio)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
