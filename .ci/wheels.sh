@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Verifies here what can be verified of the seven-target wheels (issue 10):
+#  1. cibuildwheel lists exactly the expected identifiers per platform (wheels.toml);
+#  2. `python -m build` makes the sdist and the native abi3 wheel; auditwheel accepts it;
+#  3. the wheel installs into clean venvs: without the dense extra (lexical search) and with it
+#     (hybrid search); a BM25-only build (IIIDIR_LANES=lexical, as musl/armv7 wheels are built)
+#     declares no onnxruntime/numpy/hnswlib and still installs `[dense]`;
+#  4. the sdist installs and passes the smoke test on Python 3.12 and 3.13;
+#  5. the unit tests pass with RANK_IMPLEMENTATION=python and with onnxruntime absent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+VENV_PY=${VENV_PY:-$ROOT/.venv/bin/python}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+say() { printf '\n== %s\n' "$*"; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+say "1. build identifiers"
+check_ids() {
+  local platform=$1 expected=$2 got
+  got=$("$VENV_PY" -m cibuildwheel --print-build-identifiers --platform "$platform" --archs all \
+        --config-file wheels.toml . 2>/dev/null | sort | tr '\n' ' ' | sed 's/ $//')
+  [ "$got" = "$expected" ] || fail "$platform identifiers: got [$got], expected [$expected]"
+  echo "$platform: $got"
+}
+check_ids linux "cp311-manylinux_aarch64 cp311-manylinux_armv7l cp311-manylinux_x86_64 cp311-musllinux_x86_64"
+check_ids macos "cp311-macosx_arm64"
+check_ids windows "cp311-win_amd64 cp311-win_arm64"
+
+say "2. sdist and native wheel"
+"$VENV_PY" -m build --sdist --wheel --outdir "$WORK/dist" . >"$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log"; fail "python -m build"; }
+WHEEL=$(ls "$WORK"/dist/*.whl)
+SDIST=$(ls "$WORK"/dist/*.tar.gz)
+echo "$(basename "$WHEEL")  $(basename "$SDIST")"
+case "$WHEEL" in *-cp311-abi3-*) ;; *) fail "wheel is not a cp311 abi3 wheel: $WHEEL";; esac
+tar -tzf "$SDIST" | grep -q 'src/_rank/_core.pyx' || fail "sdist lacks _core.pyx"
+"$VENV_PY" -m auditwheel show "$WHEEL" || fail "auditwheel show"
+
+CATALOG="$ROOT/tests/data/smoke_catalog.json"
+smoke() {  # smoke <venv> <expected search_mode>
+  local venv=$1 mode=$2 out
+  out=$(cd "$WORK" && "$venv/bin/iii-directory" call directory::search_functions \
+        '{"capabilities": ["send an email to a customer"]}' --catalog "$CATALOG" 2>"$WORK/smoke.err") \
+    || { cat "$WORK/smoke.err"; fail "smoke call in $venv"; }
+  echo "$out" | "$venv/bin/python" -c "
+import json, sys
+r = json.load(sys.stdin)
+ids = [f['function_id'] for w in r['workers'] for f in w['functions']]
+assert r['search_mode'] == '$mode', r['search_mode']
+assert 'email::send' in ids, ids
+print('search_mode', r['search_mode'], 'top', ids[:3])
+" || fail "smoke result in $venv"
+}
+
+say "3a. wheel without the dense extra: lexical"
+python3 -m venv "$WORK/lex" && "$WORK/lex/bin/pip" install -q "$WHEEL"
+"$WORK/lex/bin/python" -c "import importlib.util as u, sys; sys.exit(1 if u.find_spec('onnxruntime') or u.find_spec('numpy') else 0)" \
+  || fail "base install pulled numpy/onnxruntime"
+"$WORK/lex/bin/python" -c "import _rank; a = _rank.available(); print(a); assert a['compiled']"
+smoke "$WORK/lex" lexical
+
+say "3b. wheel with the dense extra: hybrid"
+python3 -m venv "$WORK/dense" && "$WORK/dense/bin/pip" install -q "$WHEEL[dense]"
+smoke "$WORK/dense" hybrid
+
+say "3c. BM25-only build (musl/armv7 metadata)"
+IIIDIR_LANES=lexical "$VENV_PY" -m build --wheel --outdir "$WORK/lexdist" . >"$WORK/build2.log" 2>&1 || { tail -40 "$WORK/build2.log"; fail "lexical build"; }
+LEXWHEEL=$(ls "$WORK"/lexdist/*.whl)
+unzip -p "$LEXWHEEL" '*.dist-info/METADATA' | grep -Ei '^Requires-Dist: (onnxruntime|numpy|hnswlib)' && fail "BM25-only wheel declares dense packages"
+python3 -m venv "$WORK/lexonly" && "$WORK/lexonly/bin/pip" install -q "$LEXWHEEL[dense]"
+smoke "$WORK/lexonly" lexical
+
+for v in 3.12 3.13; do
+  say "4. sdist on Python $v"
+  PYV=$(ls -d /root/.pyenv/versions/$v.*/bin/python3 2>/dev/null | head -1 || true)
+  PYV=${PYV:-$(command -v python$v || true)}
+  [ -n "$PYV" ] || fail "no Python $v on this machine"
+  "$PYV" -m venv "$WORK/py$v" && "$WORK/py$v/bin/pip" install -q "$SDIST"
+  "$WORK/py$v/bin/python" -c "import _rank; assert _rank.available()['compiled']"
+  smoke "$WORK/py$v" lexical
+done
+
+say "5a. unit tests with RANK_IMPLEMENTATION=python"
+RANK_IMPLEMENTATION=python "$VENV_PY" -m pytest -q -p no:cacheprovider tests/unit -x
+say "5b. unit tests with onnxruntime absent (the lexical wheel venv)"
+"$WORK/lex/bin/pip" install -q "$WHEEL[test]"
+(cd "$ROOT" && "$WORK/lex/bin/python" -m pytest -q -p no:cacheprovider tests/unit -x)
+say "wheels: all checks passed"
