@@ -31,6 +31,9 @@ TEST = [
     "bm25s>=0.2",
     "rank_bm25>=0.2.2",
     "iii-sdk>=0.25",
+    "build>=1.2",
+    "auditwheel>=6",
+    "cibuildwheel>=2.22",
 ]
 
 
