@@ -57,6 +57,18 @@ def is_valid_name(name: str) -> bool:
     return bool(SEGMENT.match(name))
 
 
+def name_problem(name: str) -> str | None:
+    """The bare error for an invalid system-prompt name or agent profile id (surfaces.md §7),
+    or None when `name` satisfies `^[a-z0-9_-]{1,64}$`."""
+    if not name:
+        return "name must be non-empty"
+    if len(name) > MAX_SEGMENT_CHARS:
+        return f"name too long ({len(name)} chars; max {MAX_SEGMENT_CHARS})"
+    if not SEGMENT.match(name):
+        return f"name may only contain lowercase ASCII letters, digits, '-' and '_': \"{name}\""
+    return None
+
+
 def normalize_skill_id(raw: str) -> str:
     """Input normalisation for skills get / update / create / delete (§3.5 steps 1–5)."""
     value = raw.strip()
