@@ -50,7 +50,9 @@ class Response(BaseModel):
     omit_when_none: ClassVar[frozenset[str]] = frozenset()
 
     @model_serializer(mode="wrap")
-    def _omit(self, handler: Any) -> Any:
+    def _omit(self, handler: Any):  # type: ignore[no-untyped-def]
+        # No return annotation on purpose: pydantic then publishes the model's own fields as the
+        # serialization schema (an `Any` return would publish an empty schema).
         data = handler(self)
         if self.omit_when_none and isinstance(data, dict):
             for name in self.omit_when_none:
