@@ -58,14 +58,19 @@ def directory(settings: Settings, engine: StandaloneEngine) -> Directory:
     return Directory(settings=settings, engine=engine)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Run every `async def` test under anyio (asyncio backend)."""
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> None:
+    """Run every `async def` test under anyio (asyncio backend).
+
+    The mark goes on the function before collection (before anyio's own hook and before
+    parametrization), so parametrized async tests get the `anyio_backend` fixture too."""
     import inspect
 
-    for item in items:
-        function = getattr(item, "function", None)
-        if function is not None and inspect.iscoroutinefunction(function):
-            item.add_marker(pytest.mark.anyio)
+    if not collector.istestfunction(obj, name):  # type: ignore[attr-defined]
+        return
+    inner = obj.hypothesis.inner_test if hasattr(obj, "hypothesis") else obj  # type: ignore[attr-defined]
+    if inspect.iscoroutinefunction(inner):
+        pytest.mark.anyio(obj)
 
 
 @pytest.fixture
