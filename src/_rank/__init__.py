@@ -64,10 +64,17 @@ if _core is not None:
     strip_json_keys = _core.strip_json_keys
     BM25Index = _core.BM25Index
     rrf = _core.rrf
-    for _name in ("tokenize", "tokenize_query", "strip_json_keys", "rrf"):
-        try:
-            getattr(_core, _name).__doc__ = getattr(_reference, _name).__doc__
-        except (AttributeError, TypeError):  # builtins refuse __doc__ on some builds
+    for _target, _source in (
+        (tokenize, _reference.tokenize),
+        (tokenize_query, _reference.tokenize_query),
+        (strip_json_keys, _reference.strip_json_keys),
+        (rrf, _reference.rrf),
+        (BM25Index, _reference.BM25Index),
+        (BM25Index.search, _reference.BM25Index.search),
+    ):
+        try:  # the compiled functions borrow the reference documentation (RapidFuzz style)
+            _target.__doc__ = _source.__doc__
+        except (AttributeError, TypeError):  # a build whose functions refuse __doc__
             pass
     IMPLEMENTATION = "cython"
 else:
@@ -79,11 +86,18 @@ else:
     IMPLEMENTATION = "python"
 
 
+def _importable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a module blocked in sys.modules, a broken parent
+        return False
+
+
 def _dense_status() -> tuple[bool, str | None, bool]:
     """(dense lane usable, reason when not, hnswlib present) — checked without importing the
     heavy modules."""
-    missing = [name for name in _DENSE_MODULES if importlib.util.find_spec(name) is None]
-    hnsw = importlib.util.find_spec("hnswlib") is not None
+    missing = [name for name in _DENSE_MODULES if not _importable(name)]
+    hnsw = _importable("hnswlib")
     if missing:
         return False, "missing the 'dense' extra: " + ", ".join(missing), hnsw
     from ._assets import tokenizer_path

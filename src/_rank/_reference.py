@@ -101,8 +101,12 @@ def tokenize(text: str) -> list[str]:
     return terms
 
 
+_JSON_WHITESPACE = " \t\n\r"
+
+
 def strip_json_keys(text: str) -> str:
-    """Remove every double-quoted string followed (after optional whitespace) by `:`, together
+    """Remove every double-quoted string followed (after optional JSON whitespace: space, tab,
+    line feed, carriage return) by `:`, together
     with the colon (search.md §4, queries only). Backslash escapes inside quotes are honoured;
     each removed key is replaced by one space so the words around it stay apart. A quoted string
     that is not a key is kept whole, and scanning resumes after its closing quote."""
@@ -124,7 +128,7 @@ def strip_json_keys(text: str) -> str:
             out.append(text[i:])
             break
         after = j + 1
-        while after < n and text[after].isspace():
+        while after < n and text[after] in _JSON_WHITESPACE:
             after += 1
         if after < n and text[after] == ":":
             out.append(" ")
