@@ -1,7 +1,314 @@
-"""Surface module `prompts` (being built; see the issue that owns it)."""
+"""`directory::system-prompts::*` — list, get, create, update, delete (surfaces.md §7).
+
+Every call re-scans `skills_folder` and `local_skills_folder`; bundled prompts fill in the
+names no file uses. Writes are validated with the scanner's rules before anything touches disk,
+land atomically with a self-write mark, and fan out `directory::system-prompts::on-change`.
+"""
 
 from __future__ import annotations
 
-from ..table import Surface
+import os
+from pathlib import Path
+from typing import ClassVar
 
-SURFACE = Surface()
+from pydantic import Field
+
+from ..content import prompts as store
+from ..content.atomic import atomic_delete, atomic_write
+from ..content.files import body_is_empty, modified_at, read_capped
+from ..content.roots import SYSTEM_PROMPTS_SEGMENT, EscapesRoot, contained_target
+from ..context import Context
+from ..errors import DirectoryError, invalid_input
+from ..models import Empty, Request, Response
+from ..table import FunctionSpec, Surface
+
+ON_CHANGE = "directory::system-prompts::on-change"
+
+
+# --- models ---------------------------------------------------------------------------------
+
+
+class SystemPromptEntry(Response):
+    builtin: bool = Field(
+        description="Bundled with the worker, no file behind it: editing it creates the local file "
+        "(which then shadows this entry); there is nothing to delete."
+    )
+    description: str
+    modified_at: str
+    name: str
+
+
+class ListSystemPromptsOutput(Response):
+    prompts: list[SystemPromptEntry]
+
+
+class SystemPromptGetInput(Request):
+    name: str
+    raw: bool | None = Field(
+        default=None,
+        description="When `true`, the response includes the full on-disk file content (frontmatter "
+        "included) as `raw`, ready for `directory::system-prompts::update`.",
+    )
+
+
+class SystemPromptGetOutput(Response):
+    omit_when_none: ClassVar[frozenset[str]] = frozenset({"raw"})
+
+    body: str
+    builtin: bool = Field(
+        description="Served from the copy bundled with the worker (no local file yet): an update "
+        "creates the local file."
+    )
+    description: str
+    modified_at: str
+    name: str
+    raw: str | None = None
+
+
+class SystemPromptCreateInput(Request):
+    content: str = Field(
+        description="Full file content, frontmatter included; `description` is required and a "
+        "declared `name` must match."
+    )
+    name: str = Field(
+        description="New system prompt name, used as the file stem; same charset as listed names "
+        "and not already taken."
+    )
+
+
+class SystemPromptCreateOutput(Response):
+    bytes: int = Field(ge=0, description="Bytes written.")
+    description: str = Field(description="Description parsed from the frontmatter.")
+    modified_at: str = Field(description="File mtime after the write, RFC 3339.")
+    name: str = Field(description="The created system prompt's name (as requested).")
+
+
+class SystemPromptUpdateInput(Request):
+    content: str = Field(
+        description="Full file content, frontmatter included; `description` must stay non-empty."
+    )
+    name: str = Field(
+        description="System prompt name to overwrite, as listed; a bundled prompt (`builtin: true`) "
+        "is copied to a local file first."
+    )
+
+
+class SystemPromptUpdateOutput(Response):
+    bytes: int = Field(ge=0, description="Bytes written.")
+    description: str = Field(description="Description parsed from the new frontmatter.")
+    modified_at: str = Field(description="File mtime after the write, RFC 3339.")
+    name: str = Field(
+        description="The system prompt's EFFECTIVE name after the write: the new frontmatter "
+        "`name:` when declared, otherwise the file stem. Differs from the input name when the "
+        "update renames the system prompt."
+    )
+
+
+class SystemPromptDeleteInput(Request):
+    name: str = Field(
+        description="Existing system prompt name, as returned by `directory::system-prompts::list`."
+    )
+
+
+class SystemPromptDeleteOutput(Response):
+    name: str = Field(description="Name of the system prompt whose file was removed.")
+
+
+# --- handlers -------------------------------------------------------------------------------
+
+
+def _scan(ctx: Context) -> list[store.PromptFile]:
+    settings = ctx.settings
+    return store.scan_prompts(settings.path("skills_folder"), settings.path("local_skills_folder"))
+
+
+async def list_prompts(ctx: Context, _req: Empty) -> ListSystemPromptsOutput:
+    entries = _scan(ctx)
+    rows = [
+        SystemPromptEntry(
+            name=e.name, description=e.description, modified_at=modified_at(e.path), builtin=False
+        )
+        for e in entries
+    ]
+    file_names = {e.name for e in entries}
+    rows += [
+        SystemPromptEntry(name=b.name, description=b.description, modified_at="", builtin=True)
+        for b in store.bundled_prompts().values()
+        if b.name not in file_names
+    ]
+    rows.sort(key=lambda row: row.name)
+    return ListSystemPromptsOutput(prompts=rows)
+
+
+async def get_prompt(ctx: Context, req: SystemPromptGetInput) -> SystemPromptGetOutput:
+    name = store.check_name(req.name)
+    entries = _scan(ctx)
+    entry = store.find(entries, name)
+    if entry is not None:
+        content = read_capped(entry.path)
+        try:
+            text = store.parse_prompt(content)
+        except store.PromptFormatError as exc:
+            raise DirectoryError.plain(f"{entry.path}: {exc}") from None
+        if not req.raw and body_is_empty(text.body):
+            raise DirectoryError.plain(f"file {entry.path} has empty body")
+        return SystemPromptGetOutput(
+            name=entry.name,
+            description=text.description,
+            body=text.body,
+            raw=content if req.raw else None,
+            modified_at=modified_at(entry.path),
+            builtin=False,
+        )
+    bundled = store.bundled_prompts().get(name)
+    if bundled is not None:
+        return SystemPromptGetOutput(
+            name=bundled.name,
+            description=bundled.description,
+            body=bundled.body,
+            raw=bundled.raw if req.raw else None,
+            modified_at="",
+            builtin=True,
+        )
+    raise store.not_found_error(name, entries)
+
+
+def _create_target(ctx: Context, name: str) -> Path:
+    """`<skills_folder>/system-prompts/<name>.md`, refused when a symlink would carry the write
+    outside `skills_folder`."""
+    try:
+        return contained_target(ctx.settings.path("skills_folder"), f"{SYSTEM_PROMPTS_SEGMENT}/{name}.md")
+    except EscapesRoot as exc:
+        raise DirectoryError.plain(f"refusing to write system prompt {name!r}: {exc}") from None
+
+
+async def create_prompt(ctx: Context, req: SystemPromptCreateInput) -> SystemPromptCreateOutput:
+    name = store.check_name(req.name)
+    if store.find(_scan(ctx), name) is not None:
+        raise invalid_input(
+            "D214",
+            f'system prompt "{name}" already exists.',
+            next_steps=store.PROMPT_CREATE_CONFLICT_NEXT,
+        )
+    target = _create_target(ctx, name)
+    if os.path.lexists(target):
+        raise store.skipped_file_error(target)
+    store.check_size_and_body(req.content)
+    text = store.check_frontmatter(req.content)
+    store.check_declared_matches(text, name)
+    written = atomic_write(target, req.content, ctx.directory.self_writes)
+    ctx.emit(ON_CHANGE, {"op": "create", "name": name})
+    return SystemPromptCreateOutput(
+        name=name, description=text.description, bytes=written, modified_at=modified_at(target)
+    )
+
+
+async def update_prompt(ctx: Context, req: SystemPromptUpdateInput) -> SystemPromptUpdateOutput:
+    name = store.check_name(req.name)
+    entries = _scan(ctx)
+    entry = store.find(entries, name)
+    if entry is not None:
+        store.check_size_and_body(req.content)
+        text = store.check_frontmatter(req.content)
+        store.check_declared_valid(text)
+        target = entry.path
+        effective = text.declared_name or target.name[:-3]
+    elif name in store.bundled_prompts():
+        target = _create_target(ctx, name)
+        if os.path.lexists(target):
+            raise store.skipped_file_error(target)
+        store.check_size_and_body(req.content)
+        text = store.check_frontmatter(req.content)
+        store.check_declared_matches(text, name)
+        effective = name
+    else:
+        raise store.not_found_error(name, entries, update=True)
+    written = atomic_write(target, req.content, ctx.directory.self_writes)
+    ctx.emit(ON_CHANGE, {"op": "update", "name": effective})
+    return SystemPromptUpdateOutput(
+        name=effective, description=text.description, bytes=written, modified_at=modified_at(target)
+    )
+
+
+async def delete_prompt(ctx: Context, req: SystemPromptDeleteInput) -> SystemPromptDeleteOutput:
+    name = store.check_name(req.name)
+    entries = _scan(ctx)
+    entry = store.find(entries, name)
+    if entry is None:
+        raise store.not_found_error(name, entries)
+    atomic_delete(entry.path, ctx.directory.self_writes)
+    ctx.emit(ON_CHANGE, {"op": "delete", "name": name})
+    return SystemPromptDeleteOutput(name=name)
+
+
+# --- table ----------------------------------------------------------------------------------
+
+
+def _label(text: str) -> dict[str, dict[str, str]]:
+    return {"tool": {"label": text}}
+
+
+SURFACE = Surface(
+    functions=(
+        FunctionSpec(
+            id="directory::system-prompts::list",
+            description=(
+                "List system prompts (name, description, modified_at) from skills_folder's "
+                "`system-prompts/` plus the ones bundled with this worker (`builtin: true` until a "
+                "local file shadows one)."
+            ),
+            request=Empty,
+            response=ListSystemPromptsOutput,
+            handler=list_prompts,
+        ),
+        FunctionSpec(
+            id="directory::system-prompts::get",
+            description=(
+                "Fetch one system prompt by name — a filesystem-backed entry, or a worker-bundled one "
+                "(`builtin: true`) when no local file shadows it. Returns the raw markdown body plus "
+                "name, description, and modified_at — no envelope, no templating."
+            ),
+            request=SystemPromptGetInput,
+            response=SystemPromptGetOutput,
+            handler=get_prompt,
+        ),
+        FunctionSpec(
+            id="directory::system-prompts::create",
+            description=(
+                "Create a new system prompt at <skills_folder>/system-prompts/<name>.md from "
+                "full-file markdown (non-empty frontmatter `description` required; a declared `name` "
+                "must match). Rejects names or paths that already exist."
+            ),
+            request=SystemPromptCreateInput,
+            response=SystemPromptCreateOutput,
+            handler=create_prompt,
+            metadata=_label("Create system prompt"),
+        ),
+        FunctionSpec(
+            id="directory::system-prompts::update",
+            description=(
+                "Overwrite one existing system prompt with full-file markdown; the frontmatter must "
+                "keep a non-empty `description`. Updating a bundled prompt (`builtin: true`) creates "
+                "a local file that shadows it. Returns the effective name (frontmatter `name:` wins "
+                "over the file stem)."
+            ),
+            request=SystemPromptUpdateInput,
+            response=SystemPromptUpdateOutput,
+            handler=update_prompt,
+            metadata=_label("Update system prompt"),
+        ),
+        FunctionSpec(
+            id="directory::system-prompts::delete",
+            description=(
+                "Permanently delete one EXISTING filesystem-backed system prompt by name. Resolves "
+                "against the same merged scan as directory::system-prompts::list, removes only that "
+                "prompt's markdown file, and fans out directory::system-prompts::on-change with "
+                '{ op: "delete" }.'
+            ),
+            request=SystemPromptDeleteInput,
+            response=SystemPromptDeleteOutput,
+            handler=delete_prompt,
+            metadata=_label("Delete system prompt"),
+        ),
+    ),
+)
