@@ -1,0 +1,579 @@
+"""The workers-registry HTTP client: async httpx, one deadline per request, an in-process TTL
+cache (surfaces.md §9.3, §10.1–10.2; kits.md §1.6 reuses the transport).
+
+Public surface, obtained with `directory.service(RegistryClient)`:
+
+* `await client.list_workers(settings, search=None, cursor=None)` → the normalised page
+  `{workers: [Worker], pagination: {next_cursor, has_more, page_size}}` (cached under
+  `worker-list:<search>:<cursor>`);
+* `await client.worker_record(settings, name, version=None, tag=None)` → the full record
+  `{"detail": <worker detail>, "skills": <skills payload>}` fetched with two concurrent GETs and
+  cached under `worker-info:<name>:<version|tag>=<value>` (the registry search reads the full
+  `api_reference` from it);
+* `await client.worker_info(settings, name, version=None, tag=None, readme=False)` → the card of
+  `directory::registry::workers::info` built from that record;
+* `await client.skills_bundle(settings, worker, value)` → `GET /w/{worker}/skills?version=<value>`
+  uncached (downloads always fetch fresh bytes);
+* `await client.get_json(settings, path, params=None, cache_key=None)`,
+  `await client.get_bytes(settings, path, params=None)` and
+  `await client.post_json(settings, path, body)` for other endpoints (kits).
+
+Every request carries `User-Agent: iii-directory/<version>` and is bounded as a whole (connect,
+send, headers and body) by `download_timeout_ms`. Failures are `RegistryFailure` values, a
+`DirectoryError` coded `D320` (`D310` for a 404) whose message never contains the URL or the
+response body; the attributes `kind`, `status` and `reason` let other surfaces (kits: `D520`)
+re-word them. The cache is cleared on every configuration reload, and keys include the base
+URL, so a repointed `registry_url` never serves an old answer.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import ssl
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import httpx
+
+from .. import __version__
+from ..errors import DirectoryError, invalid_input, not_found
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..directory import Directory
+
+log = logging.getLogger(__name__)
+
+USER_AGENT = f"iii-directory/{__version__}"
+MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+"""A registry answer larger than this is refused (D320) instead of filling memory."""
+
+WORKER_LIST_NEXT: tuple[tuple[str, str], ...] = (
+    ("directory::registry::workers::list", "browse worker names"),
+)
+RETRY_NEXT = " Next: retry shortly."
+
+_WORKER_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+_WORKER_NAME_START = re.compile(r"^[a-z0-9]")
+
+
+# --------------------------------------------------------------------------------------------
+# Errors
+
+
+class RegistryFailure(DirectoryError):
+    """A registry call that failed.
+
+    `kind` is one of `unreachable` (connection error or timeout), `status` (non-2xx other than
+    404), `not_found` (404), `decode` (undecodable body) or `too_large`; `status` is the HTTP
+    status when there was one; `reason` is a short technical cause for logs (never sent).
+    """
+
+    def __init__(self, code: str, message: str, *, kind: str, status: int | None = None,
+                 reason: str = "") -> None:
+        super().__init__(code, message)
+        self.kind = kind
+        self.status = status
+        self.reason = reason
+
+
+class RegistryNotFound(RegistryFailure):
+    """The registry answered 404; callers re-word it for what they asked for."""
+
+
+def unreachable(reason: str) -> RegistryFailure:
+    return RegistryFailure(
+        "D320", "D320 registry_error: could not reach the registry." + RETRY_NEXT,
+        kind="unreachable", reason=reason,
+    )
+
+
+def bad_status(status: int) -> RegistryFailure:
+    return RegistryFailure(
+        "D320", f"D320 registry_error: registry returned HTTP {status}." + RETRY_NEXT,
+        kind="status", status=status, reason=f"HTTP {status}",
+    )
+
+
+def undecodable(reason: str, status: int | None = None) -> RegistryFailure:
+    return RegistryFailure(
+        "D320", "D320 registry_error: could not decode the registry response.",
+        kind="decode", status=status, reason=reason,
+    )
+
+
+def too_large(status: int | None) -> RegistryFailure:
+    return RegistryFailure(
+        "D320",
+        f"D320 registry_error: the registry response is larger than {MAX_RESPONSE_BYTES} bytes."
+        + RETRY_NEXT,
+        kind="too_large", status=status, reason="response too large",
+    )
+
+
+def missing(status: int = 404) -> RegistryNotFound:
+    return RegistryNotFound(
+        "D310", "D310 not_found: the registry has no such resource.",
+        kind="not_found", status=status, reason=f"HTTP {status}",
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Worker names (surfaces.md §9.3 step 1)
+
+
+def worker_name_problem(name: str) -> str | None:
+    """The bare reason a registry worker name is invalid, or None when `^[a-z0-9][a-z0-9_-]*$`
+    holds."""
+    if not name:
+        return "worker name must be non-empty"
+    if not _WORKER_NAME_START.match(name):
+        return f'worker name must start with a lowercase ASCII letter or digit: "{name}"'
+    if not _WORKER_NAME.match(name):
+        return f"worker name may only contain lowercase letters, digits, '-', '_': \"{name}\""
+    return None
+
+
+def info_name_error(name: str) -> DirectoryError | None:
+    """The D311 error of `workers::info` for a bad name (surfaces.md §10.2), or None."""
+    if not name:
+        return invalid_input(
+            "D311", "registry worker name must be non-empty.", next_steps=WORKER_LIST_NEXT
+        )
+    if not _WORKER_NAME_START.match(name):
+        reason = "it must start with a lowercase ASCII letter or digit"
+    elif not _WORKER_NAME.match(name):
+        reason = "it may only contain lowercase letters, digits, '-' and '_'"
+    else:
+        return None
+    shown = json.dumps(name, ensure_ascii=False)
+    return invalid_input(
+        "D311", f"registry worker name {shown} is invalid: {reason}.",
+        next_steps=WORKER_LIST_NEXT,
+    )
+
+
+def version_selector(version: str | None, tag: str | None) -> tuple[str, str]:
+    """`("version", v)` or `("tag", t)`; neither ⇒ tag `latest`; both ⇒ bare error."""
+    if version is not None and tag is not None:
+        raise DirectoryError.plain("specify either version OR tag, not both")
+    if version is not None:
+        return "version", version
+    return "tag", tag if tag is not None else "latest"
+
+
+# --------------------------------------------------------------------------------------------
+# Shapes (surfaces.md §10.1)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def normalize_author(raw: Any) -> dict[str, Any] | None:
+    """`{name, pfp, verified}` or None; `verified` from `verified`, else `is_verified`."""
+    if not isinstance(raw, Mapping):
+        return None
+    verified = raw.get("verified")
+    if not isinstance(verified, bool):
+        verified = raw.get("is_verified")
+    return {
+        "name": _text(raw.get("name")),
+        "pfp": _text(raw.get("pfp")),
+        "verified": verified if isinstance(verified, bool) else False,
+    }
+
+
+def normalize_worker(raw: Any) -> dict[str, Any] | None:
+    """One Worker envelope with the documented defaults; None when there is no `name`."""
+    if not isinstance(raw, Mapping):
+        return None
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        return None
+    version = _text(raw.get("version")) or _text(raw.get("latest_version"))
+    targets = raw.get("supported_targets")
+    downloads = raw.get("total_downloads")
+    dependencies = []
+    for dep in raw.get("dependencies") or []:
+        if isinstance(dep, Mapping) and isinstance(dep.get("name"), str):
+            dep_version = dep.get("version")
+            if isinstance(dep_version, (int, float)) and not isinstance(dep_version, bool):
+                dep_version = str(dep_version)
+            if isinstance(dep_version, str):
+                dependencies.append({"name": dep["name"], "version": dep_version})
+    config = raw.get("config")
+    worker: dict[str, Any] = {
+        "name": name,
+        "description": _text(raw.get("description")),
+        "type": _text(raw.get("type")),
+        "version": version,
+        "repo": _text(raw.get("repo")),
+        "config": config if config is not None else {},
+        "supported_targets": [t for t in targets if isinstance(t, str)]
+        if isinstance(targets, list) else [],
+        "total_downloads": downloads
+        if isinstance(downloads, int) and not isinstance(downloads, bool) and downloads >= 0
+        else 0,
+        "dependencies": dependencies,
+        "author": normalize_author(raw.get("author")),
+    }
+    image = _text(raw.get("image"))
+    if image is not None:
+        worker["image"] = image
+    return worker
+
+
+def normalize_page(body: Any) -> dict[str, Any]:
+    """`{workers, pagination}`: nameless rows dropped, missing pagination defaulted."""
+    if not isinstance(body, Mapping):
+        raise undecodable("worker list is not an object")
+    rows = body.get("workers")
+    workers = [w for w in (normalize_worker(r) for r in rows) if w is not None] \
+        if isinstance(rows, list) else []
+    raw_page = body.get("pagination")
+    page = raw_page if isinstance(raw_page, Mapping) else {}
+    size = page.get("page_size")
+    return {
+        "workers": workers,
+        "pagination": {
+            "next_cursor": _text(page.get("next_cursor")),
+            "has_more": page.get("has_more") if isinstance(page.get("has_more"), bool) else False,
+            "page_size": size if isinstance(size, int) and not isinstance(size, bool)
+            and size >= 0 else 0,
+        },
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# The card (surfaces.md §10.2)
+
+_EXCLUDED_PREFIXES = (
+    "engine::functions::",
+    "engine::workers::",
+    "engine::triggers::",
+    "engine::registered-triggers::",
+    "engine::channels::",
+)
+
+
+def excluded_from_search(function_id: str, metadata: Any) -> bool:
+    """search.md §3.2 applied to a registry function: the search function itself, engine
+    control-plane prefixes, `state::claim-namespace`, `…::on-config-change`, internal ones."""
+    if isinstance(metadata, Mapping) and metadata.get("internal") is True:
+        return True
+    return (
+        function_id == "directory::search_functions"
+        or function_id.startswith(_EXCLUDED_PREFIXES)
+        or function_id == "state::claim-namespace"
+        or function_id.endswith("::on-config-change")
+    )
+
+
+def worker_detail(body: Any) -> dict[str, Any]:
+    """`body.worker` when it is an object, else the body itself (flat payload)."""
+    if not isinstance(body, Mapping):
+        raise undecodable("worker detail is not an object")
+    inner = body.get("worker")
+    return dict(inner) if isinstance(inner, Mapping) else dict(body)
+
+
+def api_entries(detail: Mapping[str, Any], body: Mapping[str, Any], key: str) -> list[Any]:
+    """`api_reference.<key>` of the detail (or the body), else a top-level `<key>` list."""
+    for holder in (detail, body):
+        ref = holder.get("api_reference")
+        if isinstance(ref, Mapping) and isinstance(ref.get(key), list):
+            return list(ref[key])
+    for holder in (detail, body):
+        if isinstance(holder.get(key), list):
+            return list(holder[key])
+    return []
+
+
+def _entry_name(entry: Mapping[str, Any]) -> str | None:
+    for key in ("name", "function_id", "id"):
+        value = entry.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def card_rows(entries: list[Any], *, functions: bool) -> list[dict[str, Any]]:
+    """Public `{name, description}` rows: schemas and metadata dropped, internal entries (and,
+    for functions, search-excluded ids) left out."""
+    rows = []
+    for entry in entries:
+        if not isinstance(entry, Mapping):
+            continue
+        name = _entry_name(entry)
+        if name is None:
+            continue
+        metadata = entry.get("metadata")
+        if functions and excluded_from_search(name, metadata):
+            continue
+        if not functions and isinstance(metadata, Mapping) and metadata.get("internal") is True:
+            continue
+        rows.append({"name": name, "description": _text(entry.get("description"))})
+    return rows
+
+
+def skills_tree(skills_body: Any) -> dict[str, Any]:
+    """`{skills: [{path}]}` from a skills payload (contents dropped)."""
+    entries = skills_body.get("skills") if isinstance(skills_body, Mapping) else None
+    paths = []
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, Mapping) and isinstance(entry.get("path"), str):
+            paths.append({"path": entry["path"]})
+    return {"skills": paths}
+
+
+def build_card(record: Mapping[str, Any], name: str, *, readme: bool) -> dict[str, Any]:
+    body = record["body"]
+    detail = record["detail"]
+    worker = normalize_worker(detail) or normalize_worker({**detail, "name": name})
+    assert worker is not None
+    card: dict[str, Any] = {
+        "worker": worker,
+        "api_reference": {
+            "functions": card_rows(api_entries(detail, body, "functions"), functions=True),
+            "triggers": card_rows(api_entries(detail, body, "triggers"), functions=False),
+        },
+        "skills_tree": skills_tree(record["skills"]),
+    }
+    if readme:
+        text = _text(detail.get("readme")) or _text(body.get("readme"))
+        if text is not None:
+            card["readme"] = text
+    return card
+
+
+# --------------------------------------------------------------------------------------------
+# The client
+
+_SSL_CONTEXT: ssl.SSLContext | None = None
+
+
+def _ssl_context() -> ssl.SSLContext:
+    """One verifying TLS context for the process (loading CA certificates is the slow part of
+    creating an httpx client)."""
+    global _SSL_CONTEXT
+    if _SSL_CONTEXT is None:
+        try:
+            import certifi
+
+            _SSL_CONTEXT = ssl.create_default_context(cafile=certifi.where())
+        except ImportError:  # pragma: no cover - certifi ships with httpx
+            _SSL_CONTEXT = ssl.create_default_context()
+    return _SSL_CONTEXT
+
+
+class RegistryClient:
+    """Registry access for one `Directory` (create it with `directory.service(RegistryClient)`)."""
+
+    def __init__(self, directory: Directory) -> None:
+        self._cache: dict[str, tuple[float, Any]] = {}
+        directory.settings_listeners.append(self._on_settings)
+
+    # -- cache ---------------------------------------------------------------------------
+
+    def _on_settings(self, old: Settings, new: Settings) -> None:
+        """A configuration reload clears the response cache (surfaces.md §2.3)."""
+        self.clear_cache()
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    def _cached(self, settings: Settings, key: str) -> Any | None:
+        ttl = settings.registry_cache_ttl_ms / 1000.0
+        hit = self._cache.get(f"{settings.registry_url} {key}")
+        if hit is None or ttl <= 0:
+            return None
+        stamp, value = hit
+        if time.monotonic() - stamp >= ttl:
+            return None
+        return value
+
+    def _store(self, settings: Settings, key: str, value: Any) -> None:
+        if settings.registry_cache_ttl_ms <= 0:
+            return
+        now = time.monotonic()
+        ttl = settings.registry_cache_ttl_ms / 1000.0
+        for stale in [k for k, (t, _) in self._cache.items() if now - t >= ttl]:
+            del self._cache[stale]
+        self._cache[f"{settings.registry_url} {key}"] = (now, value)
+
+    # -- transport -----------------------------------------------------------------------
+
+    async def _request(self, settings: Settings, method: str, path: str, *,
+                       params: Mapping[str, str] | None = None,
+                       body: Any = None) -> tuple[int, bytes]:
+        """One request bounded as a whole by `download_timeout_ms`; returns (status, body).
+
+        Raises `unreachable` on connection errors and timeouts and `too_large` on oversized
+        answers; status handling is the caller's."""
+        timeout_s = settings.download_timeout_ms / 1000.0
+        url = settings.registry_url + path
+        headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
+        try:
+            with anyio.fail_after(timeout_s):
+                async with httpx.AsyncClient(
+                    timeout=httpx.Timeout(timeout_s), verify=_ssl_context(),
+                    follow_redirects=True, max_redirects=5, trust_env=True,
+                ) as client:
+                    request = client.build_request(
+                        method, url, params=dict(params) if params else None, headers=headers,
+                        json=body if body is not None else None,
+                    )
+                    response = await client.send(request, stream=True)
+                    try:
+                        chunks: list[bytes] = []
+                        size = 0
+                        async for chunk in response.aiter_bytes():
+                            size += len(chunk)
+                            if size > MAX_RESPONSE_BYTES:
+                                raise too_large(response.status_code)
+                            chunks.append(chunk)
+                    finally:
+                        await response.aclose()
+                    return response.status_code, b"".join(chunks)
+        except RegistryFailure:
+            raise
+        except TimeoutError:
+            reason = f"timed out after {settings.download_timeout_ms} ms"
+        except (httpx.HTTPError, OSError, ValueError) as exc:
+            reason = f"{type(exc).__name__}: {exc}"
+        log.warning("registry %s %s failed: %s", method, path, reason)
+        raise unreachable(reason)
+
+    @staticmethod
+    def _check_status(status: int) -> None:
+        if status == 404:
+            raise missing(status)
+        if not 200 <= status < 300:
+            raise bad_status(status)
+
+    @staticmethod
+    def _decode(status: int, raw: bytes) -> Any:
+        try:
+            return json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise undecodable(f"{type(exc).__name__}: {exc}", status) from None
+
+    async def get_json(self, settings: Settings, path: str,
+                       params: Mapping[str, str] | None = None, *,
+                       cache_key: str | None = None) -> Any:
+        """GET `{registry_url}{path}` and decode JSON; cached under `cache_key` when given."""
+        if cache_key is not None:
+            hit = self._cached(settings, cache_key)
+            if hit is not None:
+                return hit
+        status, raw = await self._request(settings, "GET", path, params=params)
+        self._check_status(status)
+        value = self._decode(status, raw)
+        if cache_key is not None:
+            self._store(settings, cache_key, value)
+        return value
+
+    async def get_bytes(self, settings: Settings, path: str,
+                        params: Mapping[str, str] | None = None) -> bytes:
+        """GET `{registry_url}{path}` and return the raw body (2xx only)."""
+        status, raw = await self._request(settings, "GET", path, params=params)
+        self._check_status(status)
+        return raw
+
+    async def post_json(self, settings: Settings, path: str, body: Any) -> Any:
+        """POST a JSON body to `{registry_url}{path}` and decode the JSON answer."""
+        status, raw = await self._request(settings, "POST", path, body=body)
+        self._check_status(status)
+        return self._decode(status, raw)
+
+    # -- registry endpoints ----------------------------------------------------------------
+
+    async def list_workers(self, settings: Settings, search: str | None = None,
+                           cursor: str | None = None) -> dict[str, Any]:
+        """`GET /w[?search=…&cursor=…]` normalised to `{workers, pagination}`."""
+        key = f"worker-list:{search or ''}:{cursor or ''}"
+        hit = self._cached(settings, key)
+        if hit is not None:
+            return hit
+        params = {}
+        if search:
+            params["search"] = search
+        if cursor:
+            params["cursor"] = cursor
+        try:
+            body = await self.get_json(settings, "/w", params or None)
+        except RegistryNotFound as exc:
+            raise bad_status(exc.status or 404) from None
+        page = normalize_page(body)
+        self._store(settings, key, page)
+        return page
+
+    async def worker_record(self, settings: Settings, name: str, version: str | None = None,
+                            tag: str | None = None) -> dict[str, Any]:
+        """The full registry record of one worker: `{"body", "detail", "skills"}` from
+        `GET /w/{name}?version=<v>` and `GET /w/{name}/skills?version=<v>` run concurrently.
+
+        A bad name raises the D311 of §10.2 (no request is made); a 404 on either call raises
+        the D310 of §10.2."""
+        name_error = info_name_error(name)
+        if name_error is not None:
+            raise name_error
+        kind, value = version_selector(version, tag)
+        key = f"worker-info:{name}:{kind}={value}"
+        hit = self._cached(settings, key)
+        if hit is not None:
+            return hit
+        results: dict[str, Any] = {}
+        failures: list[RegistryFailure] = []
+
+        async def fetch(slot: str, path: str) -> None:
+            try:
+                results[slot] = await self.get_json(settings, path, {"version": value})
+            except RegistryFailure as exc:
+                failures.append(exc)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(fetch, "body", f"/w/{name}")
+            group.start_soon(fetch, "skills", f"/w/{name}/skills")
+        if failures:
+            nf = next((f for f in failures if isinstance(f, RegistryNotFound)), None)
+            if nf is not None:
+                explicit = version is not None or tag is not None
+                raise not_found_worker(name, value if explicit else None) from None
+            raise failures[0]
+        body = results["body"]
+        if not isinstance(body, Mapping):
+            raise undecodable("worker detail is not an object")
+        if not isinstance(results["skills"], Mapping):
+            raise undecodable("skills payload is not an object")
+        record = {"body": dict(body), "detail": worker_detail(body), "skills": results["skills"]}
+        self._store(settings, key, record)
+        return record
+
+    async def worker_info(self, settings: Settings, name: str, version: str | None = None,
+                          tag: str | None = None, readme: bool = False) -> dict[str, Any]:
+        """The `workers::info` card `{worker, api_reference, skills_tree, readme?}`."""
+        record = await self.worker_record(settings, name, version, tag)
+        return build_card(record, name, readme=readme)
+
+    async def skills_bundle(self, settings: Settings, worker: str, value: str) -> Any:
+        """`GET /w/{worker}/skills?version=<value>` (fresh; a 404 raises RegistryNotFound)."""
+        return await self.get_json(settings, f"/w/{worker}/skills", {"version": value})
+
+
+def not_found_worker(name: str, explicit_value: str | None) -> DirectoryError:
+    """D310 of `workers::info`: the worker, or the asked-for version or tag, is unknown."""
+    if explicit_value is None:
+        return not_found("D310", "registry worker", name, next_steps=WORKER_LIST_NEXT)
+    shown = json.dumps(name, ensure_ascii=False)
+    version = json.dumps(explicit_value, ensure_ascii=False)
+    message = (
+        f"D310 not_found: registry worker {shown} has no version or tag {version}."
+        " Next: call directory::registry::workers::list to browse worker names."
+    )
+    return DirectoryError("D310", message)
