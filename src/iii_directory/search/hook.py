@@ -113,10 +113,8 @@ def named_ids(window: Iterable[Any]) -> Iterator[str]:
     """Every whitespace-separated word containing `::` in the window's text, trimmed."""
     for message in window:
         for text in text_blocks(message):
-            if "::" not in text:
-                continue
-            for word in text.split():
-                if "::" in word:
+            if "::" in text:
+                for word in [word for word in text.split() if "::" in word]:
                     yield trim_word(word)
 
 
