@@ -1,0 +1,198 @@
+"""The file watcher: `{op: "external"}` on-change events for edits made outside this worker
+(surfaces.md §12.2–§12.3).
+
+* Roots (fixed for the process lifetime, from the boot settings): `skills_folder`,
+  `local_skills_folder` and `agents_folder` (created when missing); `global_agents_folder` and
+  the agent-skills roots only when they already exist.
+* Only paths ending in `.md` count (so `<name>.md.tmp` staging files never do). A path is judged
+  relative to the deepest watched root holding it: skills roots classify it (§3.2: skill →
+  skills event, system prompt → system-prompts event, agent / ignored → nothing); agent-profile
+  roots count only direct `<id>.md` children (→ agents event); agent-skills roots count every
+  markdown file as a skills event.
+* Coalescing: after the first notification keep collecting for 300 ms, then judge each path
+  once and fire `{op: "external"}` once per kind collected.
+* Self-write suppression: a path this worker wrote or deleted within the last 5 s is skipped,
+  its mark consumed on first sighting; so the worker's own writes produce only their precise op.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio
+from anyio.abc import ObjectReceiveStream, ObjectSendStream
+
+from .atomic import SelfWrites
+from .roots import Kind, WatchRoot, classify, relative_parts, watch_roots
+
+if TYPE_CHECKING:
+    from ..directory import Directory
+
+log = logging.getLogger(__name__)
+
+WINDOW_S = 0.3
+SKILLS_EVENT = "directory::skills::on-change"
+PROMPTS_EVENT = "directory::system-prompts::on-change"
+AGENTS_EVENT = "directory::agents::on-change"
+EVENT_ORDER = (SKILLS_EVENT, PROMPTS_EVENT, AGENTS_EVENT)
+EXTERNAL = {"op": "external"}
+
+
+@dataclass(frozen=True)
+class _Root:
+    spec: WatchRoot
+    forms: tuple[Path, ...]
+    """The root as configured and with symlinks resolved (notifications may use either)."""
+
+
+class PathJudge:
+    """Maps a changed path to the trigger type it concerns (or None)."""
+
+    def __init__(self, roots: Iterable[WatchRoot]) -> None:
+        judged = []
+        for spec in roots:
+            forms = [spec.path]
+            try:
+                real = spec.path.resolve()
+            except (OSError, RuntimeError):
+                real = spec.path
+            if real != spec.path:
+                forms.append(real)
+            judged.append(_Root(spec, tuple(forms)))
+        self._roots = judged
+
+    def __call__(self, path: Path) -> str | None:
+        if not path.name.endswith(".md"):
+            return None
+        best: tuple[int, WatchRoot, tuple[str, ...]] | None = None
+        for root in self._roots:
+            for form in root.forms:
+                parts = relative_parts(form, path)
+                if parts and (best is None or len(form.parts) > best[0]):
+                    best = (len(form.parts), root.spec, parts)
+        if best is None:
+            return None
+        _, spec, parts = best
+        if spec.role == "agents":
+            return AGENTS_EVENT if len(parts) == 1 else None
+        if spec.role == "agent_skills":
+            return SKILLS_EVENT
+        kind = classify(parts)
+        if kind is Kind.SKILL:
+            return SKILLS_EVENT
+        if kind is Kind.SYSTEM_PROMPT:
+            return PROMPTS_EVENT
+        return None
+
+
+def external_events(paths: Iterable[Path], judge: Callable[[Path], str | None],
+                    marks: SelfWrites) -> list[str]:
+    """The trigger types to notify for one window: each path judged once, self-writes skipped
+    (their marks consumed), one entry per kind in a fixed order."""
+    kinds = set()
+    for path in sorted(set(paths)):
+        kind = judge(path)
+        if kind is None:
+            continue
+        if marks.consume(path):
+            continue
+        kinds.add(kind)
+    return [kind for kind in EVENT_ORDER if kind in kinds]
+
+
+class SkillsWatcher:
+    """One per Directory (`directory.service(SkillsWatcher)`); `start()` / `stop()` are the
+    Surface hooks."""
+
+    def __init__(self, directory: Directory) -> None:
+        self._directory = directory
+        self._task: asyncio.Task[None] | None = None
+        self._stop: anyio.Event | None = None
+        self.window_s = WINDOW_S
+        self.roots: list[WatchRoot] = []
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def _prepare_roots(self) -> list[WatchRoot]:
+        ready = []
+        for root in watch_roots(self._directory.boot_settings):
+            if root.create:
+                try:
+                    root.path.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    log.warning("watcher: cannot create %s: %s; not watched", root.path, exc)
+                    continue
+            if root.path.is_dir():
+                ready.append(root)
+        return ready
+
+    async def start(self) -> None:
+        if self.running:
+            return
+        self.roots = self._prepare_roots()
+        if not self.roots:
+            log.warning("watcher: no root to watch; external changes will not be reported")
+            return
+        self._stop = anyio.Event()
+        self._task = asyncio.get_running_loop().create_task(self._run(self._stop))
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if self._stop is not None:
+            self._stop.set()
+        if task is not None:
+            task.cancel()
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - stopping must not fail
+                pass
+
+    async def _run(self, stop: anyio.Event) -> None:
+        send, receive = anyio.create_memory_object_stream[set[Path]](max_buffer_size=math.inf)
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._pump, send, stop)
+                await self._coalesce(receive)
+        except Exception as exc:  # noqa: BLE001 - a watcher failure only disables the watcher
+            log.warning("watcher stopped: %s", exc)
+
+    async def _pump(self, send: ObjectSendStream[set[Path]], stop: anyio.Event) -> None:
+        from watchfiles import awatch
+
+        paths = [str(root.path) for root in self.roots]
+        async with send:
+            async for changes in awatch(
+                *paths, stop_event=stop, watch_filter=None, debounce=int(self.window_s * 1000),
+                step=20, recursive=True, ignore_permission_denied=True,
+            ):
+                await send.send({Path(path) for _change, path in changes})
+
+    async def _coalesce(self, receive: ObjectReceiveStream[set[Path]]) -> None:
+        judge = PathJudge(self.roots)
+        marks = self._directory.self_writes
+        async with receive:
+            async for first in receive:
+                window = set(first)
+                with anyio.move_on_after(self.window_s):
+                    async for more in receive:
+                        window |= more
+                for trigger_type in external_events(window, judge, marks):
+                    self._directory.engine.emit(trigger_type, dict(EXTERNAL))
+
+
+async def start_watcher(directory: Directory) -> None:
+    """Surface `on_start` hook: watch the roots of the boot settings."""
+    await directory.service(SkillsWatcher).start()
+
+
+async def stop_watcher(directory: Directory) -> None:
+    """Surface `on_stop` hook."""
+    await directory.service(SkillsWatcher).stop()
