@@ -12,19 +12,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from .errors import DirectoryError
+from .protocol.errors import EngineCallError
 
 log = logging.getLogger(__name__)
 
 DEFAULT_CALL_TIMEOUT_S = 30.0
 
-
-class EngineCallError(Exception):
-    """A call to another function failed: the callee's (or the transport's) ErrorBody."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
+__all__ = ["DEFAULT_CALL_TIMEOUT_S", "EngineCallError", "EnginePort", "StandaloneEngine", "normalize_record"]
 
 
 class EnginePort(Protocol):

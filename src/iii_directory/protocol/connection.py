@@ -1,0 +1,650 @@
+"""The worker side of one engine session, kept alive forever (protocol.md §3, §5, §6, §14).
+
+A `Connection` owns the registration state (trigger types, functions, bindings) and replays it
+on every new socket; it dispatches incoming `invokefunction` frames to a callback, each in its own
+task, and always replies; it makes outgoing calls with client-side timeouts and void calls; it
+keeps the subscriber tables of the trigger types this worker provides and fans events out as
+void calls; it answers JSON `ping` and reconnects with back-off, `reattach` and a full replay.
+
+Session order on every socket, after the engine's `workerregistered`: `reattach` (when there was
+an earlier session) → trigger types → functions → bindings (same ids) → frames queued while
+disconnected → the void `engine::workers::register` call.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+import websockets
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+
+from . import frames as fr
+from .backoff import Backoff
+from .errors import (
+    FUNCTION_NOT_FOUND,
+    INVOCATION_FAILED,
+    INVOCATION_STOPPED,
+    TIMEOUT,
+    EngineCallError,
+    NamespaceConflict,
+    error_body_of,
+)
+
+log = logging.getLogger("iii_directory.protocol")
+
+DEFAULT_URL = "ws://127.0.0.1:49134"
+DEFAULT_QUEUE_LIMIT = 1000
+DEFAULT_CALL_TIMEOUT_S = 30.0
+REGISTER_FUNCTION_ID = "engine::workers::register"
+NAMESPACE_CONFLICT = "WORKER_NAMESPACE_CONFLICT"
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """An incoming `invokefunction`, as handed to the invocation callback."""
+
+    invocation_id: str | None
+    function_id: str
+    data: Any
+    baggage: str | None = None
+    traceparent: str | None = None
+    metadata: Any = None
+    namespace: str | None = None
+    action: Any = None
+
+
+@dataclass(frozen=True)
+class Subscriber:
+    """One binding of another worker to a trigger type this worker provides."""
+
+    function_id: str
+    namespace: str | None = None
+    metadata: Any = None
+
+
+@dataclass
+class _Pending:
+    function_id: str
+    done: anyio.Event = field(default_factory=anyio.Event)
+    result: Any = None
+    error: EngineCallError | None = None
+
+    def settle(self, *, result: Any = None, error: EngineCallError | None = None) -> None:
+        if self.done.is_set():
+            return
+        self.result = result
+        self.error = error
+        self.done.set()
+
+
+InvokeHandler = Callable[[Invocation], Awaitable[Any]]
+SessionHook = Callable[[bool], Awaitable[None]]
+
+
+def validate_url(url: str) -> str:
+    """Return `url` when it is a usable `ws://` / `wss://` URL; raise ValueError naming the
+    problem otherwise."""
+    if not isinstance(url, str) or not url.strip():
+        raise ValueError("engine URL is empty")
+    url = url.strip()
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise ValueError(f"malformed engine URL {url!r}: {exc}") from None
+    if parts.scheme not in ("ws", "wss"):
+        raise ValueError(f"malformed engine URL {url!r}: the scheme must be ws:// or wss://")
+    if not parts.hostname:
+        raise ValueError(f"malformed engine URL {url!r}: no host")
+    if port == 0:
+        raise ValueError(f"malformed engine URL {url!r}: port 0")
+    return url
+
+
+class Connection:
+    """One logical engine connection that survives socket drops.
+
+    Registration methods (`register_function`, `register_trigger_type`, `bind`, …) update the
+    replayed state and, while a session is open, send the frame at once. `run()` connects and
+    serves until `stop()`; it raises `NamespaceConflict` when the engine refuses the worker name.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        worker_info: Mapping[str, Any],
+        on_invoke: InvokeHandler | None = None,
+        on_session: SessionHook | None = None,
+        token: str | None = None,
+        backoff: Backoff | None = None,
+        queue_limit: int = DEFAULT_QUEUE_LIMIT,
+        open_timeout: float = 10.0,
+        ping_interval: float | None = 20.0,
+    ) -> None:
+        self.url = validate_url(url)
+        self.worker_info = dict(worker_info)
+        self._on_invoke = on_invoke
+        self._on_session = on_session
+        self._token = token if token is not None else (os.environ.get("III_TOKEN") or None)
+        self.backoff = backoff or Backoff()
+        self.queue_limit = queue_limit
+        self.open_timeout = open_timeout
+        self.ping_interval = ping_interval
+
+        self._trigger_types: dict[str, dict[str, Any]] = {}
+        self._functions: dict[str, dict[str, Any]] = {}
+        self._bindings: dict[str, dict[str, Any]] = {}
+        self._subscribers: dict[str, dict[str, Subscriber]] = {}
+
+        self._outbox: deque[dict[str, Any]] = deque()
+        self._wakeup = anyio.Event()
+        self._send_lock = anyio.Lock()
+        self._pending: dict[str, _Pending] = {}
+        self._inflight: set[anyio.CancelScope] = set()
+        self._inflight_idle = anyio.Event()
+        self._inflight_idle.set()
+
+        self._ws: ClientConnection | None = None
+        self._session_open = False
+        self._session_no = 0
+        self._connected = anyio.Event()
+        self._stop = anyio.Event()
+        self._stopping = False
+        self._fatal: NamespaceConflict | None = None
+        self._task_group: anyio.abc.TaskGroup | None = None
+
+        self.worker_id: str | None = None
+        self.reattach_token: str | None = None
+        self.sessions = 0
+        """Number of sessions established so far (1 after the first handshake)."""
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def connected(self) -> bool:
+        return self._connected.is_set()
+
+    @property
+    def function_ids(self) -> list[str]:
+        return list(self._functions)
+
+    @property
+    def binding_ids(self) -> list[str]:
+        return list(self._bindings)
+
+    def subscribers(self, trigger_type: str) -> dict[str, Subscriber]:
+        """The current subscriber table of a provided trigger type (a copy)."""
+        return dict(self._subscribers.get(trigger_type, {}))
+
+    async def wait_connected(self) -> None:
+        """Wait until a session is established (returns at once when one is)."""
+        while not self._connected.is_set():
+            if self._fatal is not None:
+                raise self._fatal
+            await self._connected.wait()
+
+    # ---------------------------------------------------------- registrations
+
+    def register_trigger_type(self, body: Mapping[str, Any]) -> None:
+        frame = {"type": fr.REGISTER_TRIGGER_TYPE, **body}
+        self._trigger_types[str(frame["id"])] = frame
+        self._subscribers.setdefault(str(frame["id"]), {})
+        self._send_registration(frame)
+
+    def register_function(self, body: Mapping[str, Any]) -> None:
+        frame = {"type": fr.REGISTER_FUNCTION, **body}
+        self._functions[str(frame["id"])] = frame
+        self._send_registration(frame)
+
+    def unregister_function(self, function_id: str) -> None:
+        if self._functions.pop(function_id, None) is not None:
+            self._send_registration({"type": fr.UNREGISTER_FUNCTION, "id": function_id})
+
+    def bind(
+        self,
+        binding_id: str,
+        trigger_type: str,
+        function_id: str,
+        config: Mapping[str, Any] | None = None,
+        metadata: Any = None,
+    ) -> None:
+        """Register (or replace) a trigger binding with a stable id."""
+        frame: dict[str, Any] = {
+            "type": fr.REGISTER_TRIGGER,
+            "id": binding_id,
+            "trigger_type": trigger_type,
+            "function_id": function_id,
+            "config": dict(config or {}),
+        }
+        if metadata is not None:
+            frame["metadata"] = metadata
+        self._bindings[binding_id] = frame
+        self._send_registration(frame)
+
+    def unbind(self, binding_id: str) -> None:
+        frame = self._bindings.pop(binding_id, None)
+        if frame is not None:
+            self._send_registration({
+                "type": fr.UNREGISTER_TRIGGER, "id": binding_id, "trigger_type": frame["trigger_type"],
+            })
+
+    def _send_registration(self, frame: dict[str, Any]) -> None:
+        # While disconnected the replay carries the state; only an open session needs the frame.
+        if self._session_open:
+            self._push(frame)
+
+    # -------------------------------------------------------------- outgoing
+
+    async def call(
+        self,
+        function_id: str,
+        data: Any,
+        *,
+        timeout: float = DEFAULT_CALL_TIMEOUT_S,
+        namespace: str | None = None,
+        baggage: str | None = None,
+        traceparent: str | None = None,
+        metadata: Any = None,
+    ) -> Any:
+        """Invoke a function and wait for its result; `EngineCallError` on failure, code
+        `TIMEOUT` after `timeout` seconds (the engine never times out a call)."""
+        if self._stopping:
+            raise EngineCallError(INVOCATION_STOPPED, f"call to {function_id} refused: worker is shutting down")
+        invocation_id = str(uuid.uuid4())
+        pending = _Pending(function_id)
+        self._pending[invocation_id] = pending
+        try:
+            self._push(fr.invoke_frame(
+                function_id, data, invocation_id=invocation_id, namespace=namespace,
+                baggage=baggage, traceparent=traceparent, metadata=metadata,
+            ))
+            with anyio.move_on_after(timeout):
+                await pending.done.wait()
+            if not pending.done.is_set():
+                raise EngineCallError(TIMEOUT, f"invocation timed out after {round(timeout * 1000)}ms")
+        finally:
+            self._pending.pop(invocation_id, None)
+        if pending.error is not None:
+            raise pending.error
+        return pending.result
+
+    def fire(
+        self,
+        function_id: str,
+        data: Any,
+        *,
+        namespace: str | None = None,
+        baggage: str | None = None,
+        traceparent: str | None = None,
+        metadata: Any = None,
+    ) -> None:
+        """A void call: no invocation id, no reply, never waits."""
+        self._push(fr.invoke_frame(
+            function_id, data, void=True, namespace=namespace, baggage=baggage,
+            traceparent=traceparent, metadata=metadata,
+        ))
+
+    def emit(self, trigger_type: str, payload: Any) -> int:
+        """Fan an event out to every current subscriber of a provided trigger type as void
+        calls (binding namespace and metadata attached). Returns the number of subscribers."""
+        table = self._subscribers.get(trigger_type, {})
+        for subscriber in list(table.values()):
+            self.fire(subscriber.function_id, payload, namespace=subscriber.namespace,
+                      metadata=subscriber.metadata)
+        return len(table)
+
+    def _push(self, frame: dict[str, Any]) -> None:
+        """Queue a frame for the writer; beyond the queue limit the oldest frame is dropped."""
+        self._outbox.append(frame)
+        while len(self._outbox) > self.queue_limit:
+            dropped = self._outbox.popleft()
+            self._drop_queued(dropped, f"more than {self.queue_limit} frames queued while disconnected")
+        self._wakeup.set()
+
+    def _drop_queued(self, frame: dict[str, Any], why: str) -> None:
+        invocation_id = frame.get("invocation_id")
+        pending = self._pending.get(invocation_id) if isinstance(invocation_id, str) else None
+        if frame.get("type") == fr.INVOKE_FUNCTION and pending is not None:
+            pending.settle(error=EngineCallError(
+                INVOCATION_FAILED, f"call to {frame.get('function_id')} dropped: {why}"))
+        log.warning("dropped queued %s frame (%s): %s", frame.get("type"), frame.get("function_id", ""), why)
+
+    # ------------------------------------------------------------- lifecycle
+
+    async def run(self) -> None:
+        """Connect and serve until `stop()`; reconnect forever in between. Raises
+        `NamespaceConflict` when the engine refuses this worker's name (terminal)."""
+        async with anyio.create_task_group() as tg:
+            self._task_group = tg
+            try:
+                await self._connect_loop()
+            finally:
+                self._fail_pending(INVOCATION_STOPPED, "connection closed")
+                tg.cancel_scope.cancel()
+        if self._fatal is not None:
+            raise self._fatal
+
+    async def stop(self, grace: float = 10.0) -> None:
+        """Shut down cleanly: refuse new invocations, let in-flight ones finish within `grace`
+        seconds (the rest are answered `invocation_stopped`), fail pending outgoing calls, flush
+        the queue and close the socket."""
+        if self._stopping:
+            return
+        self._stopping = True
+        with anyio.move_on_after(grace):
+            await self._inflight_idle.wait()
+        for scope in list(self._inflight):
+            scope.cancel()
+        with anyio.move_on_after(min(grace, 2.0)):
+            await self._inflight_idle.wait()
+        self._fail_pending(INVOCATION_STOPPED, "worker is shutting down")
+        ws = self._ws
+        if ws is not None:
+            with anyio.move_on_after(min(grace, 2.0)):
+                await self._flush(ws)
+                await ws.close(1000, "worker shutting down")
+        self._stop.set()
+        self._wakeup.set()
+
+    def _fail_pending(self, code: str, why: str) -> None:
+        for pending in list(self._pending.values()):
+            pending.settle(error=EngineCallError(code, f"call to {pending.function_id} failed: {why}"))
+
+    async def _connect_loop(self) -> None:
+        headers = {"Authorization": f"Bearer {self._token}"} if self._token else None
+        while not self._stopping:
+            log.info("connecting to engine at %s", self.url)
+            try:
+                ws = await connect(
+                    self.url,
+                    additional_headers=headers,
+                    max_size=fr.MAX_FRAME_BYTES,
+                    open_timeout=self.open_timeout,
+                    ping_interval=self.ping_interval,
+                    compression=None,
+                )
+            except InvalidURI as exc:
+                raise ValueError(f"malformed engine URL {self.url!r}: {exc}") from None
+            except (OSError, InvalidHandshake, TimeoutError, websockets.WebSocketException) as exc:
+                delay = self.backoff.next_delay()
+                log.warning("engine at %s unreachable (%s); retrying in %.1fs", self.url, exc or type(exc).__name__, delay)
+                await self._sleep(delay)
+                continue
+            reason = "closed"
+            try:
+                reason = await self._session(ws)
+            finally:
+                self._end_session()
+            if self._fatal is not None or self._stopping:
+                return
+            delay = self.backoff.next_delay()
+            log.warning("disconnected from engine (%s); reconnecting in %.1fs", reason, delay)
+            await self._sleep(delay)
+
+    async def _sleep(self, delay: float) -> None:
+        with anyio.move_on_after(delay):
+            await self._stop.wait()
+
+    def _end_session(self) -> None:
+        self._ws = None
+        self._session_open = False
+        if self._connected.is_set():
+            self._connected = anyio.Event()
+        # Subscriber tables die with the session; the engine re-forwards live bindings.
+        for table in self._subscribers.values():
+            table.clear()
+        # Registrations are replayed from state; results belong to the dead session.
+        kept = [f for f in self._outbox if f.get("type") == fr.INVOKE_FUNCTION]
+        self._outbox.clear()
+        self._outbox.extend(kept)
+
+    async def _session(self, ws: ClientConnection) -> str:
+        """Serve one socket until it closes; returns a description of why it ended."""
+        self._ws = ws
+        self._session_no += 1
+        session_no = self._session_no
+        async with anyio.create_task_group() as tg:
+            try:
+                async for raw in ws:
+                    try:
+                        frame = fr.decode(raw)
+                    except fr.FrameError as exc:
+                        log.warning("dropped frame from engine (%s): %s", exc, fr.describe(raw))
+                        continue
+                    if frame is None:
+                        continue
+                    await self._dispatch(frame, ws, session_no, tg)
+                    if self._fatal is not None:
+                        await ws.close(1000, "namespace conflict")
+                        break
+                reason = f"code {ws.close_code}" + (f" {ws.close_reason}" if ws.close_reason else "")
+            except ConnectionClosed as exc:
+                reason = str(exc) or "connection closed"
+            tg.cancel_scope.cancel()
+        return reason
+
+    async def _handshake(self, frame: dict[str, Any], ws: ClientConnection,
+                         tg: anyio.abc.TaskGroup) -> None:
+        previous = (self.worker_id, self.reattach_token) if self.sessions else None
+        async with self._send_lock:
+            self._session_open = True
+            # Snapshot synchronously: anything registered from now on goes through the outbox.
+            replay: list[dict[str, Any]] = []
+            if previous is not None and previous[0]:
+                reattach: dict[str, Any] = {"type": fr.REATTACH, "previous_worker_id": previous[0]}
+                if previous[1]:
+                    reattach["reattach_token"] = previous[1]
+                replay.append(reattach)
+            replay.extend(self._trigger_types.values())
+            replay.extend(self._functions.values())
+            replay.extend(self._bindings.values())
+            for item in replay:
+                await ws.send(fr.encode(item))
+            while self._outbox:
+                await self._send_one(ws, self._outbox.popleft())
+            await ws.send(fr.encode(fr.invoke_frame(REGISTER_FUNCTION_ID, dict(self.worker_info), void=True)))
+        self.worker_id = str(frame.get("worker_id") or "")
+        token = frame.get("reattach_token")
+        self.reattach_token = token if isinstance(token, str) and token else None
+        self.sessions += 1
+        self.backoff.reset()
+        self._connected.set()
+        log.info("connected to engine at %s as worker %s%s", self.url, self.worker_id,
+                 " (reattached and replayed)" if previous else "")
+        tg.start_soon(self._writer, ws)
+        if self._on_session is not None and self._task_group is not None:
+            self._task_group.start_soon(self._run_session_hook, previous is not None)
+
+    async def _run_session_hook(self, reattached: bool) -> None:
+        try:
+            assert self._on_session is not None
+            await self._on_session(reattached)
+        except Exception:  # noqa: BLE001 - a hook failure must not end the session
+            log.exception("session hook failed")
+
+    async def _writer(self, ws: ClientConnection) -> None:
+        while True:
+            await self._wakeup.wait()
+            self._wakeup = anyio.Event()
+            try:
+                await self._flush(ws)
+            except ConnectionClosed:
+                return
+
+    async def _flush(self, ws: ClientConnection) -> None:
+        async with self._send_lock:
+            while self._outbox and self._ws is ws:
+                frame = self._outbox.popleft()
+                try:
+                    await self._send_one(ws, frame)
+                except ConnectionClosed:
+                    self._outbox.appendleft(frame)
+                    raise
+
+    async def _send_one(self, ws: ClientConnection, frame: dict[str, Any]) -> None:
+        try:
+            text = fr.encode(frame)
+        except (TypeError, ValueError) as exc:
+            log.error("cannot encode %s frame: %s", frame.get("type"), exc)
+            if frame.get("type") == fr.INVOCATION_RESULT:
+                text = fr.encode(fr.result_frame(
+                    str(frame.get("invocation_id")), str(frame.get("function_id")),
+                    error={"code": INVOCATION_FAILED, "message": f"result is not JSON-serialisable: {exc}"},
+                ))
+            else:
+                return
+        await ws.send(text)
+
+    # -------------------------------------------------------------- incoming
+
+    async def _dispatch(self, frame: dict[str, Any], ws: ClientConnection, session_no: int,
+                        tg: anyio.abc.TaskGroup) -> None:
+        kind = frame["type"]
+        if kind == fr.WORKER_REGISTERED:
+            if not self._session_open:
+                await self._handshake(frame, ws, tg)
+            return
+        if kind == fr.PING:
+            async with self._send_lock:
+                await ws.send(fr.encode({"type": fr.PONG}))
+            return
+        if kind == fr.INVOKE_FUNCTION:
+            if self._task_group is not None:
+                self._task_group.start_soon(self._serve_invocation, frame, session_no)
+            return
+        if kind == fr.INVOCATION_RESULT:
+            self._settle(frame)
+            return
+        if kind == fr.REGISTER_TRIGGER:
+            self._add_subscriber(frame)
+            return
+        if kind == fr.UNREGISTER_TRIGGER:
+            self._remove_subscriber(frame)
+            return
+        if kind == fr.TRIGGER_REGISTRATION_RESULT:
+            if frame.get("error") is not None:
+                err = EngineCallError.from_body(frame.get("error"))
+                log.warning("binding %s (%s → %s) refused: %s", frame.get("id"), frame.get("trigger_type"),
+                            frame.get("function_id"), err)
+            return
+        if kind == fr.REGISTRATION_REJECTED:
+            self._rejected(frame)
+            return
+        if kind == fr.ERROR:
+            err = EngineCallError.from_body(frame.get("error"))
+            log.error("engine refused the connection: %s", err)
+            return
+        if kind == fr.PONG:
+            return
+        log.debug("ignored %s frame from engine", kind)
+
+    def _settle(self, frame: dict[str, Any]) -> None:
+        invocation_id = frame.get("invocation_id")
+        pending = self._pending.get(invocation_id) if isinstance(invocation_id, str) else None
+        if pending is None:
+            log.debug("result for unknown invocation %s dropped", invocation_id)
+            return
+        if frame.get("error") is not None:
+            pending.settle(error=EngineCallError.from_body(frame["error"]))
+        else:
+            pending.settle(result=frame.get("result"))
+
+    def _add_subscriber(self, frame: dict[str, Any]) -> None:
+        binding_id = frame.get("id")
+        trigger_type = frame.get("trigger_type")
+        function_id = frame.get("function_id")
+        reply: dict[str, Any] = {
+            "type": fr.TRIGGER_REGISTRATION_RESULT, "id": binding_id,
+            "trigger_type": trigger_type, "function_id": function_id,
+        }
+        if not isinstance(binding_id, str) or not isinstance(function_id, str):
+            reply["error"] = {"code": "invalid_trigger", "message": "registertrigger needs string id and function_id"}
+        elif trigger_type not in self._trigger_types:
+            reply["error"] = {"code": "trigger_type_not_found",
+                              "message": f"trigger type '{trigger_type}' is not provided by this worker"}
+        else:
+            namespace = frame.get("namespace")
+            self._subscribers.setdefault(trigger_type, {})[binding_id] = Subscriber(
+                function_id=function_id,
+                namespace=namespace if isinstance(namespace, str) and namespace else None,
+                metadata=frame.get("metadata"),
+            )
+        self._push(reply)
+
+    def _remove_subscriber(self, frame: dict[str, Any]) -> None:
+        binding_id = frame.get("id")
+        trigger_type = frame.get("trigger_type")
+        tables = [self._subscribers.get(trigger_type, {})] if trigger_type else list(self._subscribers.values())
+        for table in tables:
+            table.pop(binding_id, None)  # type: ignore[arg-type]
+
+    def _rejected(self, frame: dict[str, Any]) -> None:
+        code = frame.get("code")
+        if code == NAMESPACE_CONFLICT:
+            message = (f"engine refused worker name {frame.get('worker_name')!r} in namespace "
+                       f"{frame.get('namespace')!r}: already held by worker {frame.get('owner_worker_id')}")
+            log.error("%s (%s); not reconnecting", message, code)
+            self._fatal = NamespaceConflict(message)
+            self._stopping = True
+            self._stop.set()
+            return
+        log.error("engine rejected registration of %s in namespace %s (%s; owner %s)",
+                  frame.get("function_id"), frame.get("namespace"), code, frame.get("owner_worker_id"))
+
+    async def _serve_invocation(self, frame: dict[str, Any], session_no: int) -> None:
+        raw_id = frame.get("invocation_id")
+        invocation_id = raw_id if isinstance(raw_id, str) and raw_id else None
+        function_id = frame.get("function_id")
+        traceparent = frame.get("traceparent") if isinstance(frame.get("traceparent"), str) else None
+        result: Any = None
+        error: dict[str, Any] | None = None
+        if not isinstance(function_id, str) or function_id not in self._functions:
+            error = {"code": FUNCTION_NOT_FOUND, "message": f"Function '{function_id}' not found"}
+        elif self._stopping or self._on_invoke is None:
+            error = {"code": INVOCATION_STOPPED, "message": f"worker is shutting down; {function_id} not run"}
+        else:
+            baggage = frame.get("baggage")
+            namespace = frame.get("namespace")
+            invocation = Invocation(
+                invocation_id=invocation_id,
+                function_id=function_id,
+                data=frame.get("data"),
+                baggage=baggage if isinstance(baggage, str) else None,
+                traceparent=traceparent,
+                metadata=frame.get("metadata"),
+                namespace=namespace if isinstance(namespace, str) else None,
+                action=frame.get("action"),
+            )
+            scope = anyio.CancelScope()
+            self._inflight.add(scope)
+            self._inflight_idle = anyio.Event() if self._inflight_idle.is_set() else self._inflight_idle
+            try:
+                with scope:
+                    try:
+                        result = await self._on_invoke(invocation)
+                    except Exception as exc:  # noqa: BLE001 - every failure is answered
+                        error = error_body_of(exc)
+                if scope.cancelled_caught:
+                    error = {"code": INVOCATION_STOPPED,
+                             "message": f"worker shut down before {function_id} finished"}
+            finally:
+                self._inflight.discard(scope)
+                if not self._inflight:
+                    self._inflight_idle.set()
+        if invocation_id is None:
+            return
+        if session_no != self._session_no or not self._session_open:
+            log.info("result of %s (%s) dropped: the session it came from is gone", function_id, invocation_id)
+            return
+        self._push(fr.result_frame(invocation_id, str(function_id), result=result, error=error,
+                                   traceparent=traceparent))

@@ -1,0 +1,290 @@
+"""The worker: the function table wired to the engine connection.
+
+* `LiveEngine` — the `EnginePort` adapter over a `protocol.Connection` (calls, void calls,
+  trigger fan-out, live binding changes). Calls to `engine::*` and `configuration::*` are sent in
+  namespace `default`; other calls in the worker's own namespace when it has one.
+* `register_table` — trigger types first, then functions, then the bindings whose
+  `enabled(settings)` holds.
+* `Worker` — boot order: connect (the connection sends `engine::workers::register`) →
+  configuration boot (`config_boot`) → registrations → `Directory.start()` hooks. After a
+  reattach the connection replays everything and the worker refreshes its catalog once.
+* `serve_main(url, config)` — the `iii-directory serve` entry point.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import platform
+import signal
+import sys
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+
+from . import DESCRIPTION, WORKER_NAME, __version__
+from .config import InvalidSettings, Settings, config_id, project_root
+from .config_boot import RetryPolicy, boot_settings, read_seed
+from .context import CallInfo
+from .directory import Directory
+from .functions import build_table
+from .port import DEFAULT_CALL_TIMEOUT_S
+from .protocol.backoff import Backoff
+from .protocol.connection import DEFAULT_URL, Connection, Invocation, validate_url
+from .protocol.errors import NamespaceConflict
+from .table import FunctionTable
+
+log = logging.getLogger("iii_directory.worker")
+
+ENGINE_PREFIXES = ("engine::", "configuration::")
+CATALOG_REFRESH_FUNCTION = "directory::on-functions-change"
+DEFAULT_SHUTDOWN_GRACE_S = 10.0
+
+
+def env_text(name: str) -> str | None:
+    """An environment variable, trimmed; blank counts as unset."""
+    value = os.environ.get(name, "").strip()
+    return value or None
+
+
+def worker_info(name: str | None = None, namespace: str | None = None) -> dict[str, Any]:
+    """The `engine::workers::register` payload (protocol.md §3)."""
+    project = project_root().name or None
+    return {
+        "runtime": "python",
+        "version": __version__,
+        "name": name or env_text("III_WORKER_NAME") or WORKER_NAME,
+        "os": f"{platform.system()} {platform.release()} ({platform.machine()})",
+        "pid": os.getpid(),
+        "isolation": env_text("III_ISOLATION"),
+        "namespace": namespace,
+        "telemetry": {"language": "python", "project_name": project, "framework": "iii-directory"},
+        "description": DESCRIPTION,
+    }
+
+
+class LiveEngine:
+    """`EnginePort` over the live connection (see `iii_directory.port`)."""
+
+    standalone = False
+
+    def __init__(self, connection: Connection, namespace: str | None = None) -> None:
+        self.connection = connection
+        self.namespace = namespace
+        self._binding_ids: dict[str, str] = {}
+
+    def _namespace_for(self, function_id: str, namespace: str | None) -> str | None:
+        if function_id.startswith(ENGINE_PREFIXES):
+            return "default"
+        return namespace or self.namespace
+
+    async def call(
+        self,
+        function_id: str,
+        data: Any,
+        *,
+        timeout: float = DEFAULT_CALL_TIMEOUT_S,
+        namespace: str | None = None,
+        baggage: str | None = None,
+        traceparent: str | None = None,
+    ) -> Any:
+        return await self.connection.call(
+            function_id, data, timeout=timeout, namespace=self._namespace_for(function_id, namespace),
+            baggage=baggage, traceparent=traceparent,
+        )
+
+    async def fire(
+        self,
+        function_id: str,
+        data: Any,
+        *,
+        namespace: str | None = None,
+        baggage: str | None = None,
+        traceparent: str | None = None,
+    ) -> None:
+        self.connection.fire(function_id, data, namespace=self._namespace_for(function_id, namespace),
+                             baggage=baggage, traceparent=traceparent)
+
+    def emit(self, trigger_type: str, payload: Mapping[str, Any]) -> None:
+        self.connection.emit(trigger_type, dict(payload))
+
+    def binding_id(self, key: str) -> str:
+        """The binding id for a key: a UUID chosen once and kept for the process lifetime."""
+        return self._binding_ids.setdefault(key, str(uuid.uuid4()))
+
+    def bind(self, key: str, trigger_type: str, function_id: str, config: Mapping[str, Any], active: bool) -> None:
+        binding_id = self.binding_id(key)
+        if active:
+            self.connection.bind(binding_id, trigger_type, function_id, dict(config))
+        else:
+            self.connection.unbind(binding_id)
+
+    async def set_binding(self, key: str, trigger_type: str, function_id: str,
+                          config: Mapping[str, Any], active: bool) -> None:
+        self.bind(key, trigger_type, function_id, config, active)
+
+
+def register_table(connection: Connection, engine: LiveEngine, table: FunctionTable, settings: Settings) -> None:
+    """Send (and keep for replay) every registration of the table: trigger types, functions,
+    then the bindings enabled for `settings`."""
+    for trigger_type in table.trigger_types:
+        connection.register_trigger_type(trigger_type.registration())
+    for spec in table.functions.values():
+        connection.register_function(spec.registration())
+    for binding in table.bindings:
+        if binding.enabled(settings):
+            engine.bind(binding.key, binding.trigger_type, binding.function_id, binding.config(settings), True)
+
+
+async def invoke(directory: Directory, invocation: Invocation) -> Any:
+    """Run one incoming invocation through `Directory.invoke` (validation, handler,
+    serialisation); a `DirectoryError` travels as its coded ErrorBody."""
+    info = CallInfo(baggage=invocation.baggage, traceparent=invocation.traceparent, metadata=invocation.metadata)
+    return await directory.invoke(invocation.function_id, invocation.data, info)
+
+
+class Worker:
+    """One `iii-directory serve` process: connection, configuration, registrations, hooks."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        config_path: str | None = None,
+        table: FunctionTable | None = None,
+        backoff: Backoff | None = None,
+        retry: RetryPolicy = RetryPolicy(),
+        shutdown_grace_s: float = DEFAULT_SHUTDOWN_GRACE_S,
+        ping_interval: float | None = 20.0,
+        name: str | None = None,
+    ) -> None:
+        self.url = validate_url(url)
+        self.config_path = config_path
+        self.table = table or build_table()
+        self.retry = retry
+        self.shutdown_grace_s = shutdown_grace_s
+        self.namespace = env_text("III_NAMESPACE")
+        self.connection = Connection(
+            self.url,
+            worker_info=worker_info(name, self.namespace),
+            on_invoke=self._on_invoke,
+            on_session=self._on_session,
+            backoff=backoff,
+            ping_interval=ping_interval,
+        )
+        self.engine = LiveEngine(self.connection, self.namespace)
+        self.directory: Directory | None = None
+        self.ready = anyio.Event()
+        self._stop = anyio.Event()
+        self._fatal: BaseException | None = None
+
+    async def _on_invoke(self, invocation: Invocation) -> Any:
+        if self.directory is None:  # functions are registered only once the directory exists
+            raise RuntimeError("worker is still booting")
+        return await invoke(self.directory, invocation)
+
+    async def _on_session(self, reattached: bool) -> None:
+        if not reattached or self.directory is None:
+            return
+        if CATALOG_REFRESH_FUNCTION in self.table.functions:
+            try:
+                await self.directory.invoke(CATALOG_REFRESH_FUNCTION, {"event": "reattached"})
+            except Exception as exc:  # noqa: BLE001 - a refresh failure is only logged
+                log.warning("catalog refresh after reattach failed: %s", exc)
+
+    def stop(self) -> None:
+        """Ask the worker to shut down (returns at once; `run()` finishes the shutdown)."""
+        self._stop.set()
+
+    async def run(self) -> None:
+        """Serve until `stop()`. Raises NamespaceConflict (the engine refused the worker name)
+        or InvalidSettings (the stored configuration does not parse)."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._run_connection)
+            tg.start_soon(self._boot)
+            await self._stop.wait()
+            await self.connection.stop(self.shutdown_grace_s)
+            if self.directory is not None:
+                await self.directory.stop()
+            tg.cancel_scope.cancel()
+        if self._fatal is not None:
+            raise self._fatal
+        log.info("iii-directory stopped")
+
+    async def _run_connection(self) -> None:
+        try:
+            await self.connection.run()
+        except (NamespaceConflict, ValueError) as exc:
+            self._fatal = exc
+        self._stop.set()
+
+    async def _boot(self) -> None:
+        try:
+            await self.connection.wait_connected()
+            seed = read_seed(self.config_path)
+            settings = await boot_settings(self.engine.call, config_id(), seed, self.retry)
+        except InvalidSettings as exc:
+            log.error("stored configuration is invalid: %s", exc)
+            self._fatal = exc
+            self._stop.set()
+            return
+        except NamespaceConflict:
+            return
+        directory = Directory(settings=settings, engine=self.engine, table=self.table)
+        register_table(self.connection, self.engine, self.table, settings)
+        self.directory = directory
+        log.info("registered %d functions, %d trigger types", len(self.table.functions), len(self.table.trigger_types))
+        await directory.start()
+        self.ready.set()
+
+
+def resolve_url(url: str | None) -> str:
+    """`--url`, else `III_URL`, else `ws://127.0.0.1:49134`."""
+    return (url or "").strip() or env_text("III_URL") or DEFAULT_URL
+
+
+async def _watch_signals(worker: Worker) -> None:
+    try:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for signum in signals:
+                log.info("received %s; shutting down", signal.Signals(signum).name)
+                worker.stop()
+                return
+    except NotImplementedError:  # platforms without signal receivers (Windows)
+        await anyio.sleep_forever()
+
+
+def serve_main(url: str | None, config: str | None) -> int:
+    """Run `iii-directory serve`; returns the process exit code."""
+    target = resolve_url(url)
+    try:
+        validate_url(target)
+    except ValueError as exc:
+        print(f"iii-directory: {exc}", file=sys.stderr)
+        return 2
+
+    async def main() -> None:
+        worker = Worker(target, config_path=config)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_watch_signals, worker)
+            try:
+                await worker.run()
+            finally:
+                tg.cancel_scope.cancel()
+
+    try:
+        anyio.run(main)
+    except NamespaceConflict as exc:
+        print(f"iii-directory: {exc}", file=sys.stderr)
+        return 1
+    except InvalidSettings as exc:
+        print(f"iii-directory: invalid configuration: {exc}", file=sys.stderr)
+        return 1
+    except ValueError as exc:
+        print(f"iii-directory: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 0
