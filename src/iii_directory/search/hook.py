@@ -101,12 +101,8 @@ _WORD_EDGE_EXTRA = frozenset(":_-")
 
 def trim_word(word: str) -> str:
     """Strip leading and trailing characters other than alphanumerics, `:`, `_` and `-`."""
-    start, end = 0, len(word)
-    while start < end and not (word[start].isalnum() or word[start] in _WORD_EDGE_EXTRA):
-        start += 1
-    while end > start and not (word[end - 1].isalnum() or word[end - 1] in _WORD_EDGE_EXTRA):
-        end -= 1
-    return word[start:end]
+    edge = "".join(c for c in set(word) if not (c.isalnum() or c in _WORD_EDGE_EXTRA))
+    return word.strip(edge) if edge else word
 
 
 def named_ids(window: Iterable[Any]) -> Iterator[str]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from iii_directory.search.hook import (
     DiscoveryReason,
@@ -124,3 +126,21 @@ def test_named_ids_reads_only_words_with_separator() -> None:
 def test_surface_width_counts_distinct_worker_namespaces() -> None:
     names = [SEARCH, "web::fetch", "web::crawl", "mail::send", "a::b::c", "engine::x", "plain", "::odd"]
     assert surface_width(names) == 3
+
+
+def _trim_reference(word: str) -> str:
+    def keep(c: str) -> bool:
+        return c.isalnum() or c in ":_-"
+
+    start, end = 0, len(word)
+    while start < end and not keep(word[start]):
+        start += 1
+    while end > start and not keep(word[end - 1]):
+        end -= 1
+    return word[start:end]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab1é_-:.,()`'\"«»*/") + ["\u0663", "\u00b2"]), max_size=30))
+def test_trim_word_matches_the_character_rule(word: str) -> None:
+    assert trim_word(word) == _trim_reference(word)
