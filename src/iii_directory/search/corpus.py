@@ -1,0 +1,174 @@
+"""The canonical corpus of the live catalog (search.md §3.3–§3.5) and its lexical index.
+
+A `Tool` is one searchable function: its id, slim description and slimmed parameters. The
+corpus is the sorted tuple of tools, fingerprinted by the SHA-256 of its compact JSON. A
+`DocumentSet` is any rankable collection of documents (the corpus, a registry pool, the installed
+skills, the registered triggers) with its BM25 index built once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import _rank
+
+from .exclusions import is_excluded
+from .text import bm25_document, searchable_text, slim_description
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+def namespace_of(function_id: str) -> str | None:
+    """The text before the first `::`; None for ids without a namespace."""
+    head, sep, _ = function_id.partition("::")
+    return head if sep and head else None
+
+
+def sort_keys(value: Any) -> Any:
+    """`value` with every object's keys sorted, recursively."""
+    if isinstance(value, Mapping):
+        return {key: sort_keys(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [sort_keys(item) for item in value]
+    return value
+
+
+def slim_parameters(parameters: Any) -> dict[str, Any]:
+    """`{"type": "object", "properties": {<key>: {} …}, "required": <array, if an array>}`."""
+    schema = parameters if isinstance(parameters, Mapping) else {}
+    properties = schema.get("properties")
+    keys = list(properties) if isinstance(properties, Mapping) else []
+    slim: dict[str, Any] = {"type": "object", "properties": {str(key): {} for key in keys}}
+    required = schema.get("required")
+    if isinstance(required, list):
+        slim["required"] = required
+    return sort_keys(slim)
+
+
+def compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One canonical function: `name`, slim `description`, slim `parameters`."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+
+    @property
+    def parameter_names(self) -> list[str]:
+        properties = self.parameters.get("properties")
+        return sorted(properties) if isinstance(properties, Mapping) else []
+
+    @property
+    def searchable(self) -> str:
+        """The dense document and reranker passage (§3.4)."""
+        return searchable_text(self.name, self.description, self.parameter_names)
+
+    @property
+    def bm25(self) -> str:
+        return bm25_document(self.name, self.searchable)
+
+    def record(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+
+def tool_from_schema(name: str, description: Any, parameters: Any) -> Tool:
+    """A ToolSchema `{name, description, parameters}` made canonical."""
+    text = description if isinstance(description, str) else ""
+    return Tool(name=name, description=slim_description(text), parameters=slim_parameters(parameters))
+
+
+def canonical_corpus(tools: Iterable[Tool]) -> tuple[Tool, ...]:
+    """Excluded tools removed; sorted by name, ties by the full serialised JSON."""
+    kept = [tool for tool in tools if not is_excluded(tool.name)]
+    kept.sort(key=lambda tool: (tool.name, compact_json(tool.record())))
+    return tuple(kept)
+
+
+def fingerprint(tools: Sequence[Tool]) -> str:
+    """SHA-256 hex of the compact JSON of the corpus (fields `name, description, parameters`)."""
+    payload = compact_json([tool.record() for tool in tools])
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Document:
+    """A rankable document: `id`, the `searchable` text (dense lane, judge, reranker) and the
+    `lexical` text (BM25)."""
+
+    id: str
+    searchable: str
+    lexical: str
+
+
+@dataclass
+class DocumentSet:
+    """Documents in a fixed order with their BM25 index, built once."""
+
+    documents: tuple[Document, ...]
+    index: _rank.BM25Index = field(init=False)
+    positions: dict[str, int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.index = _rank.BM25Index([_rank.tokenize(d.lexical) for d in self.documents],
+                                     BM25_K1, BM25_B)
+        self.positions = {}
+        for position, document in enumerate(self.documents):
+            self.positions.setdefault(document.id, position)
+
+    def __len__(self) -> int:
+        return len(self.documents)
+
+    @property
+    def ids(self) -> list[str]:
+        return [d.id for d in self.documents]
+
+    def bm25(self, terms: Sequence[str], min_matched: int = 2) -> list[tuple[str, float, int]]:
+        """Raw BM25 `(id, score, matched distinct terms)`: score > 0, at least `min_matched`
+        distinct query terms, by score descending, ties in document order."""
+        if not terms or not self.documents:
+            return []
+        hits = self.index.search(list(terms), None, min_matched)
+        return [(self.documents[i].id, score, matched) for i, score, matched in hits if score > 0.0]
+
+
+def tool_documents(tools: Iterable[Tool]) -> tuple[Document, ...]:
+    return tuple(Document(tool.name, tool.searchable, tool.bm25) for tool in tools)
+
+
+@dataclass
+class Corpus:
+    """An activated catalog: the canonical tools, their fingerprint and lexical index, and the
+    raw id set the engine listed (excluded ids included; the judge is detected there)."""
+
+    tools: tuple[Tool, ...]
+    raw_ids: frozenset[str] = frozenset()
+    fingerprint: str = field(init=False)
+    documents: DocumentSet = field(init=False)
+    by_id: dict[str, Tool] = field(init=False)
+    namespaces: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.fingerprint = fingerprint(self.tools)
+        self.documents = DocumentSet(tool_documents(self.tools))
+        self.by_id = {tool.name: tool for tool in self.tools}
+        self.namespaces = frozenset(ns for ns in (namespace_of(t.name) for t in self.tools) if ns)
+
+    @classmethod
+    def build(cls, tools: Iterable[Tool], raw_ids: Iterable[str] = ()) -> Corpus:
+        return cls(canonical_corpus(tools), frozenset(raw_ids))
+
+    @classmethod
+    def empty(cls) -> Corpus:
+        return cls(())
+
+    def __len__(self) -> int:
+        return len(self.tools)

@@ -1,0 +1,96 @@
+"""Per-capability ranking lanes (search.md §5.1, §5.4, §5.5).
+
+A ranking is a list of `(id, score)` pairs, best first. Lanes are built from:
+* the lexical ranking — BM25 (two distinct matched terms) with coverage pruning;
+* the dense ranking — cosine similarity, admitted when its best cosine reaches 0.30, cut to the
+  documents close to the best semantic match;
+* their weighted reciprocal-rank fusion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import _rank
+
+from .corpus import DocumentSet
+
+Ranking = list[tuple[str, float]]
+
+MIN_MATCHED_TERMS = 2
+PRUNE_SCORE_FLOOR = 0.5
+PRUNE_CO_RELEVANT = 0.85
+ADMISSION_COSINE = 0.30
+DENSE_DEPTH = 24
+DENSE_GAP = 0.10
+DENSE_K = 64
+FUSION_WEIGHT = 1.0
+RRF_K = 60
+
+
+def coverage_prune(hits: Sequence[tuple[str, float, int]]) -> Ranking:
+    """Keep a hit iff `score ≥ 0.5·S` and (`matched ≥ M` or `score ≥ 0.85·S`), where S and M are
+    the leader's score and matched-term count. Family members riding the namespace token plus one
+    generic word sit at 44–57 % of a name-boosted leader; co-relevant functions at ≥ 85 %."""
+    if not hits:
+        return []
+    _, leader_score, leader_matched = hits[0]
+    return [
+        (doc_id, score)
+        for doc_id, score, matched in hits
+        if score >= PRUNE_SCORE_FLOOR * leader_score
+        and (matched >= leader_matched or score >= PRUNE_CO_RELEVANT * leader_score)
+    ]
+
+
+def lexical_ranking(documents: DocumentSet, terms: Sequence[str]) -> Ranking:
+    """The lane's lexical ranking: BM25 with the two-term minimum, then coverage pruning."""
+    return coverage_prune(documents.bm25(terms, MIN_MATCHED_TERMS))
+
+
+def raw_bm25(documents: DocumentSet, terms: Sequence[str]) -> Ranking:
+    """BM25 with the two-term minimum and no pruning (the judge shortlist)."""
+    return [(doc_id, score) for doc_id, score, _ in documents.bm25(terms, MIN_MATCHED_TERMS)]
+
+
+def weighted_rrf(first: Ranking, second: Ranking, weight: float = FUSION_WEIGHT) -> Ranking:
+    """`score(id) = 1/(60 + rank_first) + weight/(60 + rank_second)` over 1-based first-occurrence
+    ranks (a missing list adds 0); sorted by score, then rank in `first`, then rank in `second`,
+    then id."""
+    if not first and not second:
+        return []
+    fused = _rank.rrf([[i for i, _ in first], [i for i, _ in second]], [1.0, weight], RRF_K)
+    return [(str(doc_id), float(score)) for doc_id, score in fused]
+
+
+def is_admitted(dense: Ranking) -> bool:
+    """A lane takes the dense ranking when its best cosine is ≥ 0.30 (inclusive)."""
+    return bool(dense) and dense[0][1] >= ADMISSION_COSINE
+
+
+def dense_cut(dense: Ranking, gap: float = DENSE_GAP, depth: int = DENSE_DEPTH) -> Ranking:
+    """The first `depth` (24) dense hits whose cosine ≥ max(0.30, top cosine − `gap` (0.10))."""
+    if not dense:
+        return []
+    floor = max(ADMISSION_COSINE, dense[0][1] - gap)
+    return [(doc_id, cos) for doc_id, cos in dense if cos >= floor][:depth]
+
+
+def hybrid_lane(lexical: Ranking, dense: Ranking) -> Ranking:
+    """Default hybrid lane (no reranker): an admitted lane fuses its lexical ranking with the
+    dense cut; a non-admitted lane keeps its lexical ranking."""
+    if not is_admitted(dense):
+        return lexical
+    return weighted_rrf(lexical, dense_cut(dense))
+
+
+def exact_lane(capability: str, known: set[str] | dict[str, object] | DocumentSet,
+               score: float = 0.0) -> Ranking | None:
+    """`[(id, score)]` when the trimmed capability is exactly a known id, else None. Exact-id
+    lanes bypass every model in every mode."""
+    wanted = capability.strip()
+    if isinstance(known, DocumentSet):
+        hit = wanted in known.positions
+    else:
+        hit = wanted in known
+    return [(wanted, score)] if hit else None

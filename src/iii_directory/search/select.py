@@ -1,0 +1,111 @@
+"""Batching, selection and grouping of installed candidates (search.md §7).
+
+Per batch: namespace floor (skipped for judged batches) → round-robin merge across the lanes
+(budget 12) → worker cap `max(6, 2 × lanes)`. Batches concatenate in order without duplicates;
+grouping emits `{namespace, functions}` in first-seen order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TypeVar
+
+from .corpus import namespace_of
+from .lanes import Ranking
+
+BATCH_SIZE = 6
+MAX_CAPABILITIES = 18
+SELECTION_BUDGET = 12
+NAMESPACE_FLOOR = 0.4
+MIN_WORKER_CAP = 6
+
+T = TypeVar("T")
+
+
+def batches(items: Sequence[T], size: int = BATCH_SIZE) -> list[list[T]]:
+    """`items` split into consecutive batches of `size`."""
+    return [list(items[i:i + size]) for i in range(0, len(items), size)]
+
+
+def namespace_floor(lane: Ranking, floor: float = NAMESPACE_FLOOR) -> Ranking:
+    """Keep the functions of namespaces whose best score ≥ `floor` × the lane's top score; drop
+    ids without a namespace. Junk tails sat at ≤ 37 % of a clear leader; ambiguous queries score
+    flat at ≥ 70 %."""
+    if not lane:
+        return []
+    top = lane[0][1]
+    best: dict[str, float] = {}
+    for doc_id, score in lane:
+        namespace = namespace_of(doc_id)
+        if namespace is not None and namespace not in best:
+            best[namespace] = score
+    kept = {ns for ns, score in best.items() if score >= floor * top}
+    return [(doc_id, score) for doc_id, score in lane if namespace_of(doc_id) in kept]
+
+
+def round_robin(lanes: Sequence[Sequence[T]], budget: int, *, key=lambda item: item) -> list[T]:
+    """Round r takes the r-th entry of every lane in lane order, skipping entries already taken
+    (by `key`); stops at `budget` or when no lane has an r-th entry. Every lane gets a candidate
+    before any gets a second."""
+    taken: list[T] = []
+    seen: set = set()
+    depth = max((len(lane) for lane in lanes), default=0)
+    for r in range(depth):
+        for lane in lanes:
+            if r >= len(lane):
+                continue
+            item = lane[r]
+            marker = key(item)
+            if marker in seen:
+                continue
+            seen.add(marker)
+            taken.append(item)
+            if len(taken) >= budget:
+                return taken
+    return taken
+
+
+def worker_cap(ids: Sequence[str], lanes: int) -> list[str]:
+    """Admit a function if its namespace is already admitted or fewer than `max(6, 2 × lanes)`
+    namespaces are; ids without a namespace are dropped."""
+    cap = max(MIN_WORKER_CAP, 2 * lanes)
+    admitted: set[str] = set()
+    kept: list[str] = []
+    for doc_id in ids:
+        namespace = namespace_of(doc_id)
+        if namespace is None:
+            continue
+        if namespace in admitted or len(admitted) < cap:
+            admitted.add(namespace)
+            kept.append(doc_id)
+    return kept
+
+
+def select_batch(lanes: Sequence[Ranking], *, judged: bool = False) -> list[str]:
+    """The selection of one batch: floor (unless judged) → round robin (12) → worker cap."""
+    floored = [lane if judged else namespace_floor(lane) for lane in lanes]
+    merged = round_robin([[doc_id for doc_id, _ in lane] for lane in floored], SELECTION_BUDGET)
+    return worker_cap(merged, len(lanes))
+
+
+def concatenate(selections: Sequence[Sequence[str]]) -> list[str]:
+    """The batches' selections in batch order, duplicates removed (up to 36 ids)."""
+    seen: dict[str, None] = {}
+    for selection in selections:
+        for doc_id in selection:
+            seen.setdefault(doc_id, None)
+    return list(seen)
+
+
+def group_by_namespace(ids: Sequence[str], descriptions: Mapping[str, str]) -> list[dict]:
+    """`[{namespace, functions: [{function_id, description}]}]`: ids unknown to `descriptions`
+    or without a namespace are skipped; namespaces in first-seen order, rank order within."""
+    groups: dict[str, list[dict[str, str]]] = {}
+    for doc_id in ids:
+        namespace = namespace_of(doc_id)
+        if namespace is None or doc_id not in descriptions:
+            continue
+        groups.setdefault(namespace, []).append(
+            {"function_id": doc_id, "description": descriptions[doc_id]}
+        )
+    return [{"namespace": ns, "functions": functions} for ns, functions in groups.items()]

@@ -1,0 +1,81 @@
+"""Text projections of functions and capabilities (search.md §3.4, §4).
+
+* slim description — the first sentence of the first line, at most 160 bytes;
+* searchable text — `"{name} {slim}"` plus every request-property key (sorted): the dense document;
+* BM25 document — the name twice more in front of the searchable text (term-frequency boost);
+* capability compaction (2048 bytes) and the intrinsic-summary filter.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+SLIM_DESCRIPTION_BYTES = 160
+CAPABILITY_BYTES = 2048
+SIDE_DOCUMENT_BYTES = 300
+
+BROWSER_FETCH_BOOST = "default static web page webpage website RSS Atom API content scrape scraping"
+"""Extra words of the `browser::fetch` BM25 document (kept for parity with the reference)."""
+
+_SENTENCE_END = re.compile(r"[.?!](?=\s|$)")
+
+SUMMARY_TERMS = frozenset({"summarize", "summarise", "summary", "summarization"})
+PROVIDED_TERMS = frozenset({"provided", "text", "content"})
+
+
+def truncate_bytes(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` UTF-8 bytes on a character boundary (no ellipsis)."""
+    encoded = text.encode("utf-8")
+    if len(encoded) <= limit:
+        return text
+    return encoded[:limit].decode("utf-8", errors="ignore")
+
+
+def slim_description(description: str | None) -> str:
+    """First line, cut after the first `.`, `?` or `!` followed by whitespace or the line end
+    (punctuation kept), trimmed, at most 160 bytes.
+
+    `Create a pull request? This sentence is contract detail.` → `Create a pull request?`
+    """
+    if not description:
+        return ""
+    line = description.strip().split("\n", 1)[0].split("\r", 1)[0]
+    match = _SENTENCE_END.search(line)
+    if match:
+        line = line[: match.end()]
+    return truncate_bytes(line.strip(), SLIM_DESCRIPTION_BYTES).rstrip()
+
+
+def searchable_text(name: str, slim: str, parameter_keys: Iterable[str]) -> str:
+    """`"{name} {slim}"` followed by `" " + key` for every request-property key, sorted."""
+    text = f"{name} {slim}"
+    for key in sorted(parameter_keys):
+        text += f" {key}"
+    return text
+
+
+def bm25_document(name: str, searchable: str) -> str:
+    """`"{name} {name} {searchable}"` — the name three times in all; `browser::fetch` also gets
+    the hand boost words."""
+    document = f"{name} {name} {searchable}"
+    if name == "browser::fetch":
+        document += f" {BROWSER_FETCH_BOOST}"
+    return document
+
+
+def compact_capability(capability: str) -> str:
+    """A capability trimmed and cut to 2048 bytes (character boundary)."""
+    return truncate_bytes(capability.strip(), CAPABILITY_BYTES).strip()
+
+
+def is_intrinsic(terms: Iterable[str]) -> bool:
+    """A summarize-the-provided-text request: its terms hold a summary word **and** one of
+    `provided`, `text`, `content`. Such capabilities are never searched."""
+    found = set(terms)
+    return bool(found & SUMMARY_TERMS) and bool(found & PROVIDED_TERMS)
+
+
+def side_document(text: str) -> str:
+    """A side-lane ranking document: at most 300 bytes, character boundary, trimmed."""
+    return truncate_bytes(text.strip(), SIDE_DOCUMENT_BYTES).strip()

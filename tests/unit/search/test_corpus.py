@@ -1,0 +1,67 @@
+"""Canonical corpus, fingerprint and the lexical index (search.md §3.3, §3.5, §5.1)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from iii_directory.search.corpus import (
+    Corpus,
+    Document,
+    DocumentSet,
+    canonical_corpus,
+    fingerprint,
+    namespace_of,
+    slim_parameters,
+    tool_from_schema,
+)
+
+
+def test_slim_parameters_keeps_keys_and_required_array() -> None:
+    schema = {"type": "object", "properties": {"b": {"type": "string"}, "a": {"type": "int"}},
+              "required": ["b"], "additionalProperties": False}
+    assert slim_parameters(schema) == {"properties": {"a": {}, "b": {}}, "required": ["b"],
+                                       "type": "object"}
+    assert list(slim_parameters(schema)) == ["properties", "required", "type"]
+    assert slim_parameters({"required": "x"}) == {"properties": {}, "type": "object"}
+    assert slim_parameters(None) == {"properties": {}, "type": "object"}
+
+
+def test_canonical_corpus_sorts_and_excludes() -> None:
+    tools = [tool_from_schema("b::x", "B.", {}), tool_from_schema("a::y", "A. More.", {}),
+             tool_from_schema("engine::functions::list", "List.", {}),
+             tool_from_schema("directory::search_functions", "Search.", {})]
+    corpus = canonical_corpus(tools)
+    assert [t.name for t in corpus] == ["a::y", "b::x"]
+    assert corpus[0].description == "A."
+
+
+def test_fingerprint_is_sha256_of_compact_json_and_stable() -> None:
+    tools = canonical_corpus([tool_from_schema("a::b", "Do it.", {"properties": {"x": {}}})])
+    expected = hashlib.sha256(json.dumps(
+        [{"name": "a::b", "description": "Do it.",
+          "parameters": {"properties": {"x": {}}, "type": "object"}}],
+        separators=(",", ":")).encode()).hexdigest()
+    assert fingerprint(tools) == expected
+    shuffled = canonical_corpus([tool_from_schema("z::z", "", {}), tool_from_schema("a::b", "Do it.", {"properties": {"x": {"type": "string"}}})])
+    again = canonical_corpus([tool_from_schema("a::b", "Do it. Details change nothing.", {"properties": {"x": {}}}), tool_from_schema("z::z", "", {})])
+    assert fingerprint(shuffled) == fingerprint(again)
+
+
+def test_corpus_namespaces_and_lookup() -> None:
+    corpus = Corpus.build([tool_from_schema("mail::send", "Send.", {}),
+                           tool_from_schema("plain", "No namespace.", {})], raw_ids=["x"])
+    assert corpus.namespaces == frozenset({"mail"})
+    assert corpus.by_id["mail::send"].description == "Send."
+    assert namespace_of("plain") is None
+    assert namespace_of("a::b::c") == "a"
+
+
+def test_document_set_bm25_requires_two_terms_and_breaks_ties_by_order() -> None:
+    docs = DocumentSet((Document("a::one", "", "alpha beta"), Document("b::two", "", "alpha beta"),
+                        Document("c::three", "", "alpha gamma")))
+    hits = docs.bm25(["alpha", "beta"])
+    assert [h[0] for h in hits] == ["a::one", "b::two"]
+    assert all(h[2] == 2 for h in hits)
+    assert docs.bm25(["alpha"]) == []
+    assert [h[0] for h in docs.bm25(["alpha"], min_matched=1)] == ["a::one", "b::two", "c::three"]

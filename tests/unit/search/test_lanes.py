@@ -1,0 +1,85 @@
+"""Lanes: coverage pruning, fusion, admission, the dense cut, exact ids (search.md §5)."""
+
+from __future__ import annotations
+
+import pytest
+
+from iii_directory.search.corpus import Document, DocumentSet
+from iii_directory.search.lanes import (
+    coverage_prune,
+    dense_cut,
+    exact_lane,
+    hybrid_lane,
+    is_admitted,
+    lexical_ranking,
+    weighted_rrf,
+)
+
+
+def test_coverage_pruning_thresholds() -> None:
+    hits = [("a", 10.0, 3), ("b", 5.0, 3), ("c", 4.99, 3), ("d", 8.5, 2), ("e", 8.49, 2)]
+    kept = [doc_id for doc_id, _ in coverage_prune(hits)]
+    # b: exactly half with the leader's coverage; c: below half; d: 85 % with fewer terms;
+    # e: just under 85 % with fewer terms.
+    assert kept == ["a", "b", "d"]
+
+
+def test_coverage_pruning_of_empty() -> None:
+    assert coverage_prune([]) == []
+
+
+def test_lexical_ranking_prunes_family_members() -> None:
+    docs = DocumentSet((
+        Document("calendar::event::create", "", "calendar event create calendar event create calendar event create new meeting"),
+        Document("calendar::event::delete", "", "calendar event delete calendar event delete calendar event delete remove"),
+    ))
+    ranking = lexical_ranking(docs, ["create", "calendar", "event"])
+    assert ranking[0][0] == "calendar::event::create"
+    assert [doc_id for doc_id, _ in ranking] == ["calendar::event::create"]
+
+
+def test_weighted_rrf_scores_and_tie_breaks() -> None:
+    a = [("x", 9.0), ("y", 8.0)]
+    b = [("y", 0.9), ("z", 0.8)]
+    fused = weighted_rrf(a, b, 1.0)
+    assert [doc_id for doc_id, _ in fused] == ["y", "x", "z"]
+    assert fused[0][1] == pytest.approx(1 / 62 + 1 / 61)
+    assert fused[1][1] == pytest.approx(1 / 61)
+    # x (rank 1 in A) and z (rank 2 in B) would tie only on equal scores; x's is higher anyway.
+    tie = weighted_rrf([("p", 1.0)], [("q", 1.0)], 1.0)
+    assert [doc_id for doc_id, _ in tie] == ["p", "q"]  # equal scores: rank in A wins
+
+
+def test_weighted_rrf_uses_first_occurrence() -> None:
+    fused = dict(weighted_rrf([("x", 1.0), ("x", 0.5)], [], 1.0))
+    assert fused == {"x": pytest.approx(1 / 61)}
+
+
+def test_admission_is_inclusive_at_030() -> None:
+    assert is_admitted([("a", 0.30)])
+    assert not is_admitted([("a", 0.2999)])
+    assert not is_admitted([])
+
+
+def test_dense_cut_uses_gap_floor_and_depth() -> None:
+    dense = [("a", 0.62), ("b", 0.53), ("c", 0.52), ("d", 0.31)]
+    assert [i for i, _ in dense_cut(dense)] == ["a", "b", "c"]
+    low = [("a", 0.35), ("b", 0.30), ("c", 0.29)]
+    assert [i for i, _ in dense_cut(low)] == ["a", "b"]
+    many = [(f"id{i:02d}", 0.9) for i in range(40)]
+    assert len(dense_cut(many)) == 24
+
+
+def test_hybrid_lane_keeps_lexical_when_not_admitted() -> None:
+    lexical = [("a", 3.0)]
+    assert hybrid_lane(lexical, [("b", 0.25)]) == lexical
+    fused = hybrid_lane(lexical, [("b", 0.5), ("a", 0.45)])
+    assert [doc_id for doc_id, _ in fused] == ["a", "b"]
+
+
+def test_exact_lane() -> None:
+    docs = DocumentSet((Document("email::send", "", "email send"),))
+    assert exact_lane("  email::send ", docs) == [("email::send", 0.0)]
+    assert exact_lane("email::send", docs, 1.0) == [("email::send", 1.0)]
+    assert exact_lane("send email", docs) is None
+    assert exact_lane("x::y", {"x::y"}) == [("x::y", 0.0)]

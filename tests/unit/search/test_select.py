@@ -1,0 +1,67 @@
+"""Batching, selection and grouping (search.md §7)."""
+
+from __future__ import annotations
+
+from iii_directory.search.select import (
+    batches,
+    concatenate,
+    group_by_namespace,
+    namespace_floor,
+    round_robin,
+    select_batch,
+    worker_cap,
+)
+
+
+def test_batches_of_six() -> None:
+    assert [len(b) for b in batches(list(range(14)))] == [6, 6, 2]
+    assert batches([]) == []
+
+
+def test_namespace_floor_at_040() -> None:
+    lane = [("a::x", 10.0), ("b::y", 4.0), ("c::z", 3.99), ("a::w", 1.0), ("plain", 9.0)]
+    kept = [i for i, _ in namespace_floor(lane)]
+    assert kept == ["a::x", "b::y", "a::w"]
+
+
+def test_namespace_floor_keeps_exact_lane_with_zero_score() -> None:
+    assert namespace_floor([("a::x", 0.0)]) == [("a::x", 0.0)]
+
+
+def test_round_robin_gives_every_lane_a_candidate_first() -> None:
+    lanes = [["a1", "a2", "a3"], ["b1", "a1", "b2"], ["c1"]]
+    assert round_robin(lanes, 12) == ["a1", "b1", "c1", "a2", "a3", "b2"]
+    assert round_robin(lanes, 2) == ["a1", "b1"]
+
+
+def test_round_robin_budget_12() -> None:
+    lanes = [[f"n{i}::f{j}" for j in range(10)] for i in range(3)]
+    merged = round_robin(lanes, 12)
+    assert len(merged) == 12
+    assert merged[:3] == ["n0::f0", "n1::f0", "n2::f0"]
+
+
+def test_worker_cap() -> None:
+    ids = [f"ns{i}::f" for i in range(8)] + ["ns0::g", "plain"]
+    assert worker_cap(ids, 1) == [f"ns{i}::f" for i in range(6)] + ["ns0::g"]
+    assert worker_cap(ids, 4) == ids[:-1]  # cap 8
+
+
+def test_select_batch_skips_floor_when_judged() -> None:
+    lane = [("a::x", 1.0), ("b::y", 0.1)]
+    assert select_batch([lane]) == ["a::x"]
+    assert select_batch([lane], judged=True) == ["a::x", "b::y"]
+
+
+def test_concatenate_dedupes_in_batch_order() -> None:
+    assert concatenate([["a::1", "b::1"], ["b::1", "c::1"]]) == ["a::1", "b::1", "c::1"]
+
+
+def test_grouping_in_first_seen_order() -> None:
+    descriptions = {"a::1": "A1.", "b::1": "B1.", "a::2": "A2."}
+    groups = group_by_namespace(["a::1", "b::1", "unknown::x", "a::2", "plain"], descriptions | {"plain": ""})
+    assert groups == [
+        {"namespace": "a", "functions": [{"function_id": "a::1", "description": "A1."},
+                                         {"function_id": "a::2", "description": "A2."}]},
+        {"namespace": "b", "functions": [{"function_id": "b::1", "description": "B1."}]},
+    ]
