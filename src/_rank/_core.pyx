@@ -8,7 +8,7 @@ exactly (same formulas, same summation order), and tests hold the two to the sam
 
 from libc.math cimport log
 from libc.stdint cimport int32_t, int64_t
-from libc.stdlib cimport calloc, free, malloc, qsort
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcmp, memcpy, memset
 
 from collections.abc import Sequence as _Sequence
@@ -214,16 +214,6 @@ cdef inline bint _worse(const Hit* a, const Hit* b) noexcept nogil:
     return a.score < b.score or (a.score == b.score and a.doc > b.doc)
 
 
-cdef int _hit_order(const void* pa, const void* pb) noexcept nogil:
-    cdef const Hit* a = <const Hit*>pa
-    cdef const Hit* b = <const Hit*>pb
-    if _worse(a, b):
-        return 1
-    if _worse(b, a):
-        return -1
-    return 0
-
-
 cdef void _sift_down(Hit* heap, Py_ssize_t size, Py_ssize_t i) noexcept nogil:
     """Restore a heap whose root is its worst hit."""
     cdef Py_ssize_t child
@@ -242,6 +232,34 @@ cdef void _sift_down(Hit* heap, Py_ssize_t size, Py_ssize_t i) noexcept nogil:
         i = child
 
 
+cdef void _sort_hits(Hit* hits, Py_ssize_t n, bint is_heap) noexcept nogil:
+    """Sort hits best first: insertion sort for short runs, else heap sort (no allocation)."""
+    cdef Py_ssize_t i, j, end
+    cdef Hit tmp
+    if n <= 24:
+        for i in range(1, n):
+            tmp = hits[i]
+            j = i - 1
+            while j >= 0 and _worse(&hits[j], &tmp):
+                hits[j + 1] = hits[j]
+                j -= 1
+            hits[j + 1] = tmp
+        return
+    if not is_heap:
+        i = n // 2 - 1
+        while i >= 0:
+            _sift_down(hits, n, i)
+            i -= 1
+    # the root is the worst hit: move it behind the shrinking heap, so the best ends up first
+    end = n - 1
+    while end > 0:
+        tmp = hits[0]
+        hits[0] = hits[end]
+        hits[end] = tmp
+        _sift_down(hits, end, 0)
+        end -= 1
+
+
 cdef inline double _idf(double n_docs, double df) noexcept nogil:
     """`ln((N - df + 0.5) / (df + 0.5) + 1)` — see `_reference.idf`."""
     return log((n_docs - df + 0.5) / (df + 0.5) + 1.0)
@@ -258,7 +276,7 @@ cdef Py_ssize_t _score(const int64_t* offsets, const int32_t* docs, const double
                        double* scores, int32_t* matched, int32_t* touched, Hit* hits) noexcept nogil:
     """Accumulate the query's postings, keep hits with enough matched terms, select and sort the
     best `k` (all when k < 0) into `hits`; returns their count. Leaves scores/matched zeroed."""
-    cdef Py_ssize_t t, p, nt = 0, nh = 0, i
+    cdef Py_ssize_t t, p, nt = 0, nh, i
     cdef int32_t d
     cdef int32_t term
     for t in range(nq):
@@ -272,29 +290,81 @@ cdef Py_ssize_t _score(const int64_t* offsets, const int32_t* docs, const double
             matched[d] += 1
     if k < 0 or k > nt:
         k = nt
+    if k <= 16:
+        nh = _select_sorted(touched, nt, scores, matched, min_matched, k, hits)
+    else:
+        nh = _select_heap(touched, nt, scores, matched, min_matched, k, hits)
     for i in range(nt):
         d = touched[i]
-        if matched[d] >= min_matched:
-            if nh < k:
-                hits[nh].score = scores[d]
-                hits[nh].doc = d
-                hits[nh].matched = matched[d]
-                nh += 1
-                if nh == k:  # heap becomes full: heapify with the worst hit at the root
-                    p = k // 2 - 1
-                    while p >= 0:
-                        _sift_down(hits, k, p)
-                        p -= 1
-            elif k > 0 and (scores[d] > hits[0].score
-                            or (scores[d] == hits[0].score and d < hits[0].doc)):
-                hits[0].score = scores[d]
-                hits[0].doc = d
-                hits[0].matched = matched[d]
-                _sift_down(hits, k, 0)
         scores[d] = 0.0
         matched[d] = 0
-    qsort(hits, <size_t>nh, sizeof(Hit), _hit_order)
     return nh
+
+
+cdef Py_ssize_t _select_sorted(const int32_t* touched, Py_ssize_t nt, const double* scores,
+                               const int32_t* matched, int32_t min_matched, Py_ssize_t k,
+                               Hit* hits) noexcept nogil:
+    """Top-k for small k: keep `hits[:nh]` sorted best first and insert each better candidate."""
+    cdef Py_ssize_t i, j, nh = 0
+    cdef int32_t d
+    cdef Hit c
+    for i in range(nt):
+        d = touched[i]
+        if matched[d] < min_matched:
+            continue
+        c.score = scores[d]
+        c.doc = d
+        c.matched = matched[d]
+        if nh == k:
+            if not _worse(&hits[k - 1], &c):
+                continue
+            j = k - 1
+        else:
+            j = nh
+            nh += 1
+        while j > 0 and _worse(&hits[j - 1], &c):
+            hits[j] = hits[j - 1]
+            j -= 1
+        hits[j] = c
+    return nh
+
+
+cdef Py_ssize_t _select_heap(const int32_t* touched, Py_ssize_t nt, const double* scores,
+                             const int32_t* matched, int32_t min_matched, Py_ssize_t k,
+                             Hit* hits) noexcept nogil:
+    """Top-k for large k: a heap whose root is the worst kept hit, then heap sort."""
+    cdef Py_ssize_t i, p, nh = 0
+    cdef int32_t d
+    for i in range(nt):
+        d = touched[i]
+        if matched[d] < min_matched:
+            continue
+        if nh < k:
+            hits[nh].score = scores[d]
+            hits[nh].doc = d
+            hits[nh].matched = matched[d]
+            nh += 1
+            if nh == k:  # the heap is full: heapify with the worst hit at the root
+                p = k // 2 - 1
+                while p >= 0:
+                    _sift_down(hits, k, p)
+                    p -= 1
+        elif scores[d] > hits[0].score or (scores[d] == hits[0].score and d < hits[0].doc):
+            hits[0].score = scores[d]
+            hits[0].doc = d
+            hits[0].matched = matched[d]
+            _sift_down(hits, k, 0)
+    _sort_hits(hits, nh, nh == k)
+    return nh
+
+
+cdef extern from "Python.h":
+    object PyTuple_Pack(Py_ssize_t n, object a, object b, object c)
+
+
+cdef inline object _hit_tuple(int32_t doc, double score, int32_t matched):
+    # one stable-ABI call instead of PyTuple_New plus three PyTuple_SetItem calls
+    return PyTuple_Pack(3, doc, score, matched)
 
 
 cdef class BM25Index:
@@ -541,7 +611,7 @@ cdef class BM25Index:
             else:
                 nh = _score(self._offsets, self._docs, self._weights, qterms, nq, mm, kk,
                             scores, matched, touched, hits)
-            return [(hits[i].doc, hits[i].score, hits[i].matched) for i in range(nh)]
+            return [_hit_tuple(hits[i].doc, hits[i].score, hits[i].matched) for i in range(nh)]
         finally:
             if own:
                 self._busy = False

@@ -252,6 +252,11 @@ class BM25Index:
     def __len__(self) -> int:
         return self._n
 
+    @property
+    def vocabulary_size(self) -> int:
+        """Number of distinct terms in the corpus."""
+        return len(self._postings)
+
     def search(
         self, terms: Sequence[str], k: int | None = None, min_matched: int = 1
     ) -> list[tuple[int, float, int]]:

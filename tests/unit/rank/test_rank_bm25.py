@@ -178,3 +178,9 @@ def test_concurrent_searches_agree(impl: ModuleType) -> None:
     with ThreadPoolExecutor(max_workers=4) as pool:
         for _ in range(3):
             assert list(pool.map(lambda q: index.search(q, k=10), queries)) == expected
+
+
+def test_vocabulary_size_and_parameters(impl: ModuleType) -> None:
+    index = impl.BM25Index(DOCS, k1=1.5, b=0.5)
+    assert index.vocabulary_size == 6
+    assert (index.k1, index.b) == (1.5, 0.5)

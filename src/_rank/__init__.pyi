@@ -1,0 +1,30 @@
+from collections.abc import Hashable, Sequence
+from typing import Any, TypeVar
+
+from . import dense as dense
+
+_K = TypeVar("_K", bound=Hashable)
+
+STOPWORDS: frozenset[str]
+IMPLEMENTATION: str
+
+def tokenize(text: str) -> list[str]: ...
+def tokenize_query(text: str) -> list[str]: ...
+def strip_json_keys(text: str) -> str: ...
+
+class BM25Index:
+    k1: float
+    b: float
+    avgdl: float
+    def __init__(self, documents: Sequence[Sequence[str]], k1: float = 1.2, b: float = 0.75) -> None: ...
+    def __len__(self) -> int: ...
+    @property
+    def vocabulary_size(self) -> int: ...
+    def search(
+        self, terms: Sequence[str], k: int | None = None, min_matched: int = 1
+    ) -> list[tuple[int, float, int]]: ...
+
+def rrf(
+    rankings: Sequence[Sequence[_K]], weights: Sequence[float] | None = None, k: float = 60
+) -> list[tuple[_K, float]]: ...
+def available() -> dict[str, Any]: ...
