@@ -1,7 +1,642 @@
-"""Surface module `agents` (being built; see the issue that owns it)."""
+"""`directory::agents::*` — list, get, create, update, delete, functions::add / remove
+(surfaces.md §8, §11.3).
+
+Every call re-scans `agents_folder` and `global_agents_folder`; bundled profiles fill in the ids
+no file uses. Writes are validated with the scanner's rules before anything touches disk, land
+atomically with a self-write mark, and fan out `directory::agents::on-change`. A bundled profile
+is copied to `<agents_folder>/<id>.md` on its first edit; a user-global profile is edited in place.
+"""
 
 from __future__ import annotations
 
-from ..table import Surface
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar, Literal
 
-SURFACE = Surface()
+import anyio
+from pydantic import Field
+
+from ..content import agents as store
+from ..content.atomic import atomic_delete, atomic_write
+from ..content.files import modified_at
+from ..content.functions_field import rewrite_functions
+from ..content.ids import normalize_skill_id
+from ..content.roots import EscapesRoot, contained_target
+from ..config import project_root
+from ..context import Context
+from ..errors import DirectoryError, invalid_input
+from ..models import Empty, Request, Response
+from ..table import FunctionSpec, Surface
+
+ON_CHANGE = "directory::agents::on-change"
+INFO_BATCH = 32
+INFO_TIMEOUT_S = 5.0
+
+_EXISTING_ID = "Existing agent profile id, as returned by `directory::agents::list`."
+_MODIFIED_AT = "File mtime as RFC 3339; empty for a bundled profile."
+_EXTENDS = "Parent profile id (`extends:`), as declared; `null` = none."
+
+
+# --- models ---------------------------------------------------------------------------------
+
+
+class AgentSource(Response):
+    omit_when_none: ClassVar[frozenset[str]] = frozenset({"kit", "worker", "version", "modified"})
+
+    kind: Literal["kit", "worker", "local", "global", "builtin"]
+    kit: str | None = Field(default=None, description="Owning kit (`<handle>/<name>`) when `kind` is `kit`.")
+    modified: bool | None = Field(default=None, description="The file differs from what its kit or worker wrote.")
+    version: str | None = Field(default=None, description="Version of the kit or worker that wrote the file.")
+    worker: str | None = Field(default=None, description="Owning worker when `kind` is `worker`.")
+
+
+class AgentEntry(Response):
+    omit_when_none: ClassVar[frozenset[str]] = frozenset({"composer_placeholder", "inheritance_error"})
+
+    builtin: bool = Field(
+        description="Bundled with the worker, no file behind it: editing it creates the local file "
+        "(which then shadows this entry); there is nothing to delete."
+    )
+    color: str | None = Field(description="Harness subagent color token for display identities; `null` = neutral.")
+    composer_placeholder: str | None = Field(
+        default=None,
+        description="Example request for the chat's empty composer, from this profile's OWN "
+        "frontmatter (never inherited through `extends`); omitted when absent or blank. "
+        "Presentation only — never part of the prompt.",
+    )
+    description: str
+    extends: str | None = Field(description=_EXTENDS)
+    function_count: int = Field(
+        ge=0,
+        description="Number of preloaded functions (contracts the harness pre-loads into the session "
+        "prompt), resolved through `extends`; `0` = none.",
+    )
+    hidden: bool = Field(description="Hidden from the chat's new-session gallery (still selectable by id).")
+    icon: str | None = Field(description="Harness subagent icon token for spawn display identities; `null` = caller picks.")
+    id: str = Field(
+        description="Flat agent profile id (the file stem) — what `harness::send { options: { agent } }` will take."
+    )
+    inheritance_error: str | None = Field(
+        default=None,
+        description="Set when the `extends` chain does not resolve (unknown parent, loop, too deep): "
+        "the row carries the profile's own fields only, and the harness refuses to run it until the "
+        "chain is fixed.",
+    )
+    logo: str | None = Field(description="Emoji logo, `null` when the agent profile has none.")
+    model: str | None = Field(
+        description="Model id for sessions using this profile, resolved through `extends`; `null` = the send decides."
+    )
+    modified_at: str = Field(description=_MODIFIED_AT)
+    name: str = Field(description="Display name from frontmatter (`name:`).")
+    reasoning_effort: str | None = Field(
+        description="Provider-native reasoning effort paired with `model`, resolved through `extends`; "
+        "`null` = the model/provider default."
+    )
+    skill_count: int | None = Field(
+        ge=0,
+        description="Number of preloaded skills (bodies the harness pre-loads into the session prompt), "
+        "resolved through `extends`; `null` = none.",
+    )
+    source: AgentSource = Field(
+        description="Where the file came from: an installed kit (`kits.lock`), a worker's skills bundle "
+        "(its completion marker), the project itself (`local`), the user-global root (`global`) or "
+        "the worker binary (`builtin`). `modified` says whether a kit's or worker's file was edited here."
+    )
+
+
+class ListAgentsOutput(Response):
+    agents: list[AgentEntry]
+
+
+class AgentGetInput(Request):
+    id: str
+    raw: bool | None = Field(
+        default=None,
+        description="When true, also return the exact on-disk file (frontmatter included) as `raw`, "
+        "ready for directory::agents::update.",
+    )
+
+
+class AgentGetOutput(Response):
+    omit_when_none: ClassVar[frozenset[str]] = frozenset(
+        {"composer_placeholder", "skills_index", "inheritance_error", "raw"}
+    )
+
+    builtin: bool = Field(description="Bundled with the worker, no file behind it (see `list`).")
+    color: str | None = Field(
+        description="Harness subagent color token (closed set, validated at write time); `null` = neutral."
+    )
+    composer_placeholder: str | None = Field(
+        default=None,
+        description="Example request for the chat's empty composer (see `list`): this profile's own "
+        "value, never inherited; omitted when absent or blank.",
+    )
+    description: str
+    extends: str | None = Field(description=_EXTENDS)
+    functions: list[str] = Field(
+        description="Preloaded functions, resolved through `extends` (the nearest profile with a "
+        "non-empty list): engine function ids whose contracts the harness pre-loads into the system prompt "
+        "of every session running as this profile, so the model calls them without discovery or a "
+        "contract lookup. Empty = none."
+    )
+    hidden: bool = Field(description="Hidden from the chat's new-session gallery (still selectable by id).")
+    icon: str | None = Field(
+        description="Harness subagent icon token (closed set, validated at write time); `null` = caller picks."
+    )
+    id: str
+    inheritance_error: str | None = Field(
+        default=None,
+        description="Set when the `extends` chain does not resolve (unknown parent, loop, deeper than 8): "
+        "`system_prompt` and the inherited fields then come from this file alone, `raw` still "
+        "round-trips so the chain can be fixed, and the harness refuses to run the profile meanwhile.",
+    )
+    logo: str | None
+    model: str | None = Field(
+        description="Model id for sessions using this profile, resolved through `extends`; `null` = the "
+        "send decides. Served verbatim — resolution against the live model catalog happens where it is used."
+    )
+    modified_at: str = Field(description=_MODIFIED_AT)
+    name: str
+    raw: str | None = Field(
+        default=None,
+        description="FULL on-disk file content (this profile's own file, ancestors excluded). Present "
+        "only when the request set `raw: true`.",
+    )
+    reasoning_effort: str | None = Field(
+        description="Provider-native reasoning effort paired with `model`, resolved through `extends`; "
+        "`null` = the model/provider default. Served verbatim and validated at use time."
+    )
+    skills: list[str] = Field(
+        description="Preloaded skills, resolved through `extends` (the union of the chain's lists, root "
+        "first): skill ids whose bodies the harness pre-loads into the system prompt of every session "
+        "running as this profile. Empty = none. Never a filter on the skills index."
+    )
+    skills_index: bool | None = Field(
+        default=None,
+        description="`false` = sessions running as this profile start without the names-only skills "
+        "index (`<available_skills>`), resolved through `extends`; omitted when no profile in the "
+        "chain sets it (on).",
+    )
+    source: AgentSource = Field(description="Where the file came from (see `list`).")
+    system_prompt: str = Field(
+        description="The RESOLVED identity: every ancestor's body root-first, then this file's body, "
+        "frontmatter stripped, joined by a blank line; blank bodies are skipped, so a profile with no "
+        "prompt of its own serves its parent chain unchanged and a prompt-less profile without "
+        '`extends` serves `""`. A profile that has a body and no `extends` serves that body verbatim.'
+    )
+    unknown_functions: list[str] = Field(
+        description="`functions` entries the engine does not currently know (not registered right now, "
+        "or a typo). Warnings — the profile still loads and the harness skips them; an empty list also "
+        "results when the engine could not be asked."
+    )
+    unknown_skills: list[str] = Field(
+        description="`skills` entries that resolve to no currently visible skill. Warnings — the agent "
+        "profile still loads and the harness renders them as unavailable."
+    )
+
+
+class AgentCreateInput(Request):
+    content: str = Field(
+        description="Full file content, frontmatter included; `name` is required, the body is the "
+        "system prompt and may be empty."
+    )
+    id: str = Field(
+        description="New profile id, used as the file stem; lowercase ASCII, digits, `-` and `_` only, "
+        "and not already taken."
+    )
+
+
+class AgentUpdateInput(Request):
+    content: str = Field(
+        description="FULL new file content, frontmatter block included — the string "
+        "`directory::agents::get { raw: true }` returns, edited."
+    )
+    id: str = Field(description=_EXISTING_ID)
+
+
+class AgentWriteOutput(Response):
+    bytes: int = Field(ge=0, description="Bytes written.")
+    description: str
+    id: str
+    logo: str | None
+    modified_at: str = Field(description="File mtime after the write, RFC 3339.")
+    name: str = Field(description="Display name parsed from the (new) frontmatter.")
+
+
+class AgentDeleteInput(Request):
+    id: str = Field(description=_EXISTING_ID)
+
+
+class AgentDeleteOutput(Response):
+    id: str
+
+
+class AgentFunctionsInput(Request):
+    functions: list[str] = Field(description="Engine function ids (e.g. `coder::tree`), verbatim, one per entry.")
+    id: str = Field(description=_EXISTING_ID)
+
+
+class AgentFunctionsOutput(Response):
+    added: list[str] = Field(description="Ids this call actually added (already-present ids are not repeated).")
+    bytes: int = Field(ge=0, description="Bytes on disk after the call.")
+    functions: list[str] = Field(
+        description="The profile's OWN `functions:` list after the write (not resolved through "
+        "`extends`), in file order."
+    )
+    id: str
+    modified_at: str = Field(description="File mtime after the call, RFC 3339.")
+    removed: list[str] = Field(description="Ids this call actually removed (absent ids are ignored).")
+    unchanged: bool = Field(description="True when the request changed nothing; the file was not rewritten.")
+
+
+# --- shared helpers -------------------------------------------------------------------------
+
+
+def _catalog(ctx: Context) -> store.Catalog:
+    settings = ctx.settings
+    return store.load_catalog(settings.path("agents_folder"), settings.path("global_agents_folder"))
+
+
+def _sources(ctx: Context) -> store.SourceLookup:
+    return store.SourceLookup(project_root(), ctx.settings.path("skills_folder"))
+
+
+def _source_model(source: store.Source) -> AgentSource:
+    return AgentSource(
+        kind=source.kind,  # type: ignore[arg-type]
+        kit=source.kit,
+        worker=source.worker,
+        version=source.version,
+        modified=source.modified,
+    )
+
+
+def _project_target(ctx: Context, agent_id: str) -> Path:
+    """`<agents_folder>/<id>.md`, refused when a symlink would carry the write elsewhere."""
+    try:
+        return contained_target(ctx.settings.path("agents_folder"), f"{agent_id}.md")
+    except EscapesRoot as exc:
+        raise DirectoryError.plain(f"refusing to write agent profile {agent_id!r}: {exc}") from None
+
+
+def _skipped_file(path: Path) -> DirectoryError:
+    return invalid_input(
+        "D414",
+        f"a file already exists at {path} (currently skipped by the scanner); edit or remove it on disk.",
+    )
+
+
+def _write_target(ctx: Context, profile: store.Profile) -> Path:
+    """The profile's own file, or — for a bundled profile — its shadow in `agents_folder`."""
+    if profile.path is not None:
+        return profile.path
+    target = _project_target(ctx, profile.id)
+    if os.path.lexists(target):
+        raise _skipped_file(target)
+    return target
+
+
+def _write_output(agent_id: str, fields: store.ProfileFields, written: int, path: Path) -> AgentWriteOutput:
+    return AgentWriteOutput(
+        id=agent_id,
+        name=fields.name,
+        description=fields.description,
+        logo=fields.logo,
+        bytes=written,
+        modified_at=modified_at(path),
+    )
+
+
+# --- list / get -----------------------------------------------------------------------------
+
+
+async def list_agents(ctx: Context, _req: Empty) -> ListAgentsOutput:
+    catalog = _catalog(ctx)
+    sources = _sources(ctx)
+    rows = []
+    for profile in catalog:
+        resolved = store.resolve(catalog, profile)
+        own = profile.fields
+        rows.append(
+            AgentEntry(
+                id=profile.id,
+                name=own.name,
+                description=own.description,
+                logo=own.logo,
+                skill_count=len(resolved.skills) or None,
+                function_count=len(resolved.functions),
+                model=resolved.model,
+                reasoning_effort=resolved.reasoning_effort,
+                icon=own.icon,
+                color=own.color,
+                extends=own.extends,
+                hidden=own.hidden,
+                composer_placeholder=own.composer_placeholder,
+                builtin=profile.builtin,
+                inheritance_error=resolved.inheritance_error,
+                source=_source_model(sources.source(profile)),
+                modified_at=profile.modified_at,
+            )
+        )
+    return ListAgentsOutput(agents=rows)
+
+
+async def unknown_skills(ctx: Context, skills: Sequence[str]) -> list[str]:
+    """Resolved skills that resolve to no visible skill (the `<id>/index` alias counts)."""
+    if not skills:
+        return []
+    from ..content.skills import load_view
+
+    view = await load_view(ctx)
+    unknown = []
+    for entry in skills:
+        try:
+            skill_id = normalize_skill_id(entry)
+        except DirectoryError:
+            unknown.append(entry)
+            continue
+        if view.lookup(skill_id) is None:
+            unknown.append(entry)
+    return unknown
+
+
+async def unknown_functions(ctx: Context, functions: Sequence[str]) -> list[str]:
+    """Resolved functions the engine does not know, asked with `engine::functions::info` in
+    batches of 32 (5 s each): an item with `error` or no item at all is unknown; a response
+    without a `functions` array marks nothing in its batch; any failed call ⇒ `[]`."""
+    unknown: list[str] = []
+    for start in range(0, len(functions), INFO_BATCH):
+        batch = list(functions[start : start + INFO_BATCH])
+        try:
+            with anyio.fail_after(INFO_TIMEOUT_S):
+                answer = await ctx.call(
+                    "engine::functions::info", {"function_ids": batch}, timeout=INFO_TIMEOUT_S
+                )
+        except Exception:  # noqa: BLE001 - the engine could not be asked: report nothing
+            return []
+        items = answer.get("functions") if isinstance(answer, dict) else None
+        if not isinstance(items, list):
+            continue
+        known = {
+            item["function_id"]
+            for item in items
+            if isinstance(item, dict) and isinstance(item.get("function_id"), str) and "error" not in item
+        }
+        unknown.extend(fid for fid in batch if fid not in known)
+    return unknown
+
+
+async def get_agent(ctx: Context, req: AgentGetInput) -> AgentGetOutput:
+    agent_id = store.check_id(req.id)
+    catalog = _catalog(ctx)
+    profile = catalog.get(agent_id)
+    if profile is None:
+        raise catalog.not_found(agent_id)
+    resolved = store.resolve(catalog, profile)
+    own = profile.fields
+    return AgentGetOutput(
+        id=profile.id,
+        name=own.name,
+        description=own.description,
+        logo=own.logo,
+        system_prompt=resolved.system_prompt,
+        skills=list(resolved.skills),
+        unknown_skills=await unknown_skills(ctx, resolved.skills),
+        functions=list(resolved.functions),
+        unknown_functions=await unknown_functions(ctx, resolved.functions),
+        model=resolved.model,
+        reasoning_effort=resolved.reasoning_effort,
+        icon=own.icon,
+        color=own.color,
+        extends=own.extends,
+        hidden=own.hidden,
+        composer_placeholder=own.composer_placeholder,
+        skills_index=resolved.skills_index,
+        builtin=profile.builtin,
+        inheritance_error=resolved.inheritance_error,
+        raw=profile.raw if req.raw else None,
+        source=_source_model(_sources(ctx).source(profile)),
+        modified_at=profile.modified_at,
+    )
+
+
+# --- create / update / delete ---------------------------------------------------------------
+
+
+async def create_agent(ctx: Context, req: AgentCreateInput) -> AgentWriteOutput:
+    agent_id = store.check_id(req.id)
+    existing = _catalog(ctx).get(agent_id)
+    if existing is not None and existing.path is not None:
+        where = f" as a user-global profile ({existing.path})" if existing.is_global else ""
+        raise invalid_input(
+            "D414",
+            f'agent profile "{agent_id}" already exists{where}.',
+            next_steps=store.AGENT_CREATE_CONFLICT_NEXT,
+        )
+    target = _project_target(ctx, agent_id)
+    if os.path.lexists(target):
+        raise _skipped_file(target)
+    fields = store.check_content(req.content)
+    written = atomic_write(target, req.content, ctx.directory.self_writes)
+    ctx.emit(ON_CHANGE, {"op": "create", "name": agent_id})
+    return _write_output(agent_id, fields, written, target)
+
+
+async def update_agent(ctx: Context, req: AgentUpdateInput) -> AgentWriteOutput:
+    agent_id = store.check_id(req.id)
+    catalog = _catalog(ctx)
+    profile = catalog.get(agent_id)
+    if profile is None:
+        raise catalog.not_found(agent_id)
+    target = _write_target(ctx, profile)
+    fields = store.check_content(req.content)
+    written = atomic_write(target, req.content, ctx.directory.self_writes)
+    ctx.emit(ON_CHANGE, {"op": "update", "name": agent_id})
+    return _write_output(agent_id, fields, written, target)
+
+
+async def delete_agent(ctx: Context, req: AgentDeleteInput) -> AgentDeleteOutput:
+    agent_id = store.check_id(req.id)
+    catalog = _catalog(ctx)
+    profile = catalog.get(agent_id)
+    if profile is None:
+        raise catalog.not_found(agent_id)
+    if profile.path is None:
+        raise invalid_input(
+            "D414",
+            f'agent profile "{agent_id}" is bundled with the worker and has no local file to delete.',
+            next_steps=store.AGENT_CREATE_CONFLICT_NEXT,
+        )
+    atomic_delete(profile.path, ctx.directory.self_writes)
+    ctx.emit(ON_CHANGE, {"op": "delete", "name": agent_id})
+    return AgentDeleteOutput(id=agent_id)
+
+
+# --- functions::add / remove ----------------------------------------------------------------
+
+
+def _requested_functions(entries: Sequence[str]) -> list[str]:
+    """Trimmed, de-duplicated request ids; D416 for a bad entry or an empty request."""
+    for entry in entries:
+        problem = store.function_id_problem(entry)
+        if problem:
+            raise invalid_input("D416", problem, next_steps=store.AGENT_FUNCTIONS_NEXT)
+    wanted = store.unique(entry.strip() for entry in entries)
+    if not wanted:
+        raise invalid_input(
+            "D416",
+            "`functions` must name at least one engine function id (e.g. `coder::tree`).",
+            next_steps=store.AGENT_FUNCTIONS_NEXT,
+        )
+    return wanted
+
+
+async def _edit_functions(ctx: Context, req: AgentFunctionsInput, *, add: bool) -> AgentFunctionsOutput:
+    agent_id = store.check_id(req.id)
+    wanted = _requested_functions(req.functions)
+    catalog = _catalog(ctx)
+    profile = catalog.get(agent_id)
+    if profile is None:
+        raise catalog.not_found(agent_id)
+    current = list(profile.fields.functions)
+    if add:
+        added = [fid for fid in wanted if fid not in current]
+        removed: list[str] = []
+        new = current + added
+    else:
+        added = []
+        removed = [fid for fid in wanted if fid in current]
+        new = [fid for fid in current if fid not in removed]
+    if new == current:
+        return AgentFunctionsOutput(
+            id=agent_id, functions=current, added=[], removed=[], unchanged=True,
+            bytes=profile.raw_bytes, modified_at=profile.modified_at,
+        )
+    target = _write_target(ctx, profile)
+    content = rewrite_functions(profile.raw, new)
+    fields = store.check_content(content)
+    written = atomic_write(target, content, ctx.directory.self_writes)
+    ctx.emit(ON_CHANGE, {"op": "update", "name": agent_id})
+    return AgentFunctionsOutput(
+        id=agent_id, functions=list(fields.functions), added=added, removed=removed,
+        unchanged=False, bytes=written, modified_at=modified_at(target),
+    )
+
+
+async def add_functions(ctx: Context, req: AgentFunctionsInput) -> AgentFunctionsOutput:
+    return await _edit_functions(ctx, req, add=True)
+
+
+async def remove_functions(ctx: Context, req: AgentFunctionsInput) -> AgentFunctionsOutput:
+    return await _edit_functions(ctx, req, add=False)
+
+
+# --- table ----------------------------------------------------------------------------------
+
+
+def _label(text: str) -> dict[str, dict[str, str]]:
+    return {"tool": {"label": text}}
+
+
+SURFACE = Surface(
+    functions=(
+        FunctionSpec(
+            id="directory::agents::list",
+            description=(
+                "List agent profiles (id, name, description, logo, icon, color, model, reasoning_effort, "
+                "skill_count, function_count, extends, hidden, composer_placeholder, source, modified_at) "
+                "from the agents folder plus the bundled ones (`builtin: true`). `source` says where each "
+                "file came from: kit, worker, local, global or builtin. Inherited fields resolve through "
+                "`extends` (composer_placeholder never inherits); skill_count null means no preloaded "
+                "skills, function_count counts the preloaded functions (contracts injected into new sessions)."
+            ),
+            request=Empty,
+            response=ListAgentsOutput,
+            handler=list_agents,
+        ),
+        FunctionSpec(
+            id="directory::agents::get",
+            description=(
+                "Fetch one agent profile by id: the system prompt resolved through its `extends` chain, "
+                "display fields, preloaded `skills` (skill ids whose bodies the harness pre-loads into the "
+                "session prompt) plus `unknown_skills`, preloaded `functions` (engine function ids the "
+                "harness pre-loads into the session prompt) plus `unknown_functions`, model, "
+                "reasoning_effort, `skills_index` (false = sessions start without the skills index), and "
+                "`inheritance_error` when the chain does not resolve. Pass raw: true for the exact on-disk "
+                "file to edit with directory::agents::update."
+            ),
+            request=AgentGetInput,
+            response=AgentGetOutput,
+            handler=get_agent,
+        ),
+        FunctionSpec(
+            id="directory::agents::create",
+            description=(
+                "Create a new agent profile at <agents_folder>/<id>.md from full-file markdown "
+                "(frontmatter with a non-empty `name`, emoji-only `logo`, optional `skills:` preloads, "
+                "`skills_index: false` to start sessions without the skills index, and `functions:` list "
+                "of engine function ids to pre-load into sessions; the body is the system prompt and may "
+                "be empty). Rejects ids or paths that already exist; a bundled id is shadowed."
+            ),
+            request=AgentCreateInput,
+            response=AgentWriteOutput,
+            handler=create_agent,
+            metadata=_label("Create agent profile"),
+        ),
+        FunctionSpec(
+            id="directory::agents::update",
+            description=(
+                "Overwrite one existing agent profile with full-file markdown (frontmatter with a "
+                "non-empty `name`, emoji-only `logo`, optional `skills:` and `functions:` lists and "
+                "`skills_index`; the body is the system prompt and may be empty). Updating a bundled "
+                "profile creates a local file that shadows it. To change only the preloaded functions, "
+                "prefer directory::agents::functions::add / remove."
+            ),
+            request=AgentUpdateInput,
+            response=AgentWriteOutput,
+            handler=update_agent,
+            metadata=_label("Update agent profile"),
+        ),
+        FunctionSpec(
+            id="directory::agents::delete",
+            description=(
+                "Delete one existing agent profile's markdown file by id. Deleting the local shadow of a "
+                "bundled profile falls back to the bundled copy; profiles that extend it stop resolving "
+                "until fixed."
+            ),
+            request=AgentDeleteInput,
+            response=AgentDeleteOutput,
+            handler=delete_agent,
+            metadata=_label("Delete agent profile"),
+        ),
+        FunctionSpec(
+            id="directory::agents::functions::add",
+            description=(
+                "Add preloaded functions to one existing agent profile: appends the given engine function "
+                "ids (e.g. `coder::tree`) to the profile's own `functions:` list — the contracts the "
+                "harness pre-loads into the system prompt of every new session running as this profile. "
+                "Ids already present are kept once; the rest of the file is untouched. Editing a bundled "
+                "profile creates the local file that shadows it."
+            ),
+            request=AgentFunctionsInput,
+            response=AgentFunctionsOutput,
+            handler=add_functions,
+            metadata=_label("Add agent profile functions"),
+        ),
+        FunctionSpec(
+            id="directory::agents::functions::remove",
+            description=(
+                "Remove preloaded functions from one existing agent profile: drops the given engine "
+                "function ids from the profile's own `functions:` list (ids not present are ignored); the "
+                "rest of the file is untouched. Only the profile's OWN list is edited; ids inherited "
+                "through `extends` stay (the resolved list is the union of the chain) and are removed on "
+                "the parent."
+            ),
+            request=AgentFunctionsInput,
+            response=AgentFunctionsOutput,
+            handler=remove_functions,
+            metadata=_label("Remove agent profile functions"),
+        ),
+    ),
+)
