@@ -41,6 +41,7 @@ import httpx
 
 from .. import __version__
 from ..errors import DirectoryError, invalid_input, not_found
+from ..search.exclusions import is_excluded
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -252,28 +253,6 @@ def normalize_page(body: Any) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 # The card (surfaces.md §10.2)
 
-_EXCLUDED_PREFIXES = (
-    "engine::functions::",
-    "engine::workers::",
-    "engine::triggers::",
-    "engine::registered-triggers::",
-    "engine::channels::",
-)
-
-
-def excluded_from_search(function_id: str, metadata: Any) -> bool:
-    """search.md §3.2 applied to a registry function: the search function itself, engine
-    control-plane prefixes, `state::claim-namespace`, `…::on-config-change`, internal ones."""
-    if isinstance(metadata, Mapping) and metadata.get("internal") is True:
-        return True
-    return (
-        function_id == "directory::search_functions"
-        or function_id.startswith(_EXCLUDED_PREFIXES)
-        or function_id == "state::claim-namespace"
-        or function_id.endswith("::on-config-change")
-    )
-
-
 def worker_detail(body: Any) -> dict[str, Any]:
     """`body.worker` when it is an object, else the body itself (flat payload)."""
     if not isinstance(body, Mapping):
@@ -313,7 +292,7 @@ def card_rows(entries: list[Any], *, functions: bool) -> list[dict[str, Any]]:
         if name is None:
             continue
         metadata = entry.get("metadata")
-        if functions and excluded_from_search(name, metadata):
+        if functions and is_excluded(name, metadata):
             continue
         if not functions and isinstance(metadata, Mapping) and metadata.get("internal") is True:
             continue

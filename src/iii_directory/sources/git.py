@@ -1,0 +1,172 @@
+"""Shallow git clones for repo downloads (surfaces.md §9.2 steps 1–4).
+
+Policy (bare error strings, no directory code):
+* the skill name is one path segment of ASCII letters, digits, `-`, `_`, `.`, not starting with
+  `.` and never `..` — it names both `skills/<skill>/` in the repo and the destination namespace;
+* the repo URL must start with `https://`, `ssh://` or `git@`; it may not start with `-`
+  (argument injection), contain `::` (transport tricks such as `ext::`) or use `file:`; so
+  `http://`, `git://` and local paths are refused. Nothing — no setting, no environment
+  variable — relaxes this. (Tests reach a loopback remote over real HTTPS with a test CA that git
+  trusts through its own `GIT_SSL_CAINFO`; see `iii_directory.testing.gitremote`.)
+* the branch is non-empty and cannot be mistaken for an option.
+
+`shallow_clone(repo, branch, timeout_ms)` runs
+`git -c protocol.ext.allow=never clone --depth 1 --branch <b> --quiet -- <repo> <tmp>` through
+GitPython in a worker thread with `GIT_TERMINAL_PROMPT=0` and `GIT_PROTOCOL_FROM_USER=0`,
+kills it after `download_timeout_ms`, and always removes the temporary directory.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import stat
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import git
+
+from ..errors import DirectoryError
+
+log = logging.getLogger(__name__)
+
+ALLOWED_SCHEMES = ("https://", "ssh://", "git@")
+_SKILL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+_KILL_GRACE_S = 10.0
+"""How long past the deadline the handler waits for the killed git before giving up on it."""
+
+
+def skill_name_problem(skill: str) -> str | None:
+    """The bare reason a repo skill name is refused, or None (§9.2 step 1)."""
+    if not skill:
+        return "skill name must be non-empty"
+    if "/" in skill or "\\" in skill:
+        return f"skill name may not contain '/' or '\\': \"{skill}\""
+    if ".." in skill:
+        return f"skill name may not contain '..': \"{skill}\""
+    if any(ch not in _SKILL_CHARS for ch in skill):
+        return (
+            "skill name may only contain ASCII letters, digits, '-', '_' and '.': "
+            f'"{skill}"'
+        )
+    if skill.startswith("."):
+        return f"skill name may not start with '.': \"{skill}\""
+    return None
+
+
+def repo_url_problem(repo: str) -> str | None:
+    """The bare reason a repo URL is refused, or None (§9.2 step 2)."""
+    if not repo:
+        return "repo must be non-empty"
+    if repo.startswith("-"):
+        return f"repo may not start with '-' (argument injection): \"{repo}\""
+    if "::" in repo:
+        return f"repo may not contain '::' (transport helpers such as ext:: are refused): \"{repo}\""
+    if repo.lower().startswith("file:"):
+        return f"repo may not be a file: URL: \"{repo}\""
+    if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in repo):
+        return f"repo may not contain whitespace or control characters: {repo!r}"
+    if not repo.startswith(ALLOWED_SCHEMES):
+        return f"repo must be an https://, ssh:// or git@ URL: \"{repo}\""
+    return None
+
+
+def branch_problem(branch: str) -> str | None:
+    """The bare reason a branch is refused, or None (§9.2 step 3)."""
+    if not branch:
+        return "branch must be non-empty"
+    if branch.startswith("-"):
+        return f"branch may not start with '-': \"{branch}\""
+    if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in branch):
+        return f"branch may not contain whitespace or control characters: {branch!r}"
+    return None
+
+
+def clone_environment() -> dict[str, str]:
+    """Extra environment for git: never prompt, no user-enabled protocols, ssh in batch mode."""
+    env = {"GIT_TERMINAL_PROMPT": "0", "GIT_PROTOCOL_FROM_USER": "0"}
+    if not os.environ.get("GIT_SSH_COMMAND") and not os.environ.get("GIT_SSH"):
+        env["GIT_SSH_COMMAND"] = "ssh -o BatchMode=yes"
+    return env
+
+
+def _git_executable() -> str:
+    return str(getattr(git.Git, "GIT_PYTHON_GIT_EXECUTABLE", None) or "git")
+
+
+def _run_clone(repo: str, branch: str, target: Path, timeout_ms: int) -> None:
+    """Blocking clone (runs in a worker thread); raises DirectoryError with the bare texts."""
+    timeout_s = timeout_ms / 1000.0
+    command = [
+        _git_executable(), "-c", "protocol.ext.allow=never", "clone", "--depth", "1",
+        "--branch", branch, "--quiet", "--", repo, str(target),
+    ]
+    started = time.monotonic()
+    try:
+        status, _out, err = git.Git().execute(
+            command,
+            with_extended_output=True,
+            with_exceptions=False,
+            kill_after_timeout=timeout_s,
+            env=clone_environment(),
+            stdout_as_string=True,
+        )
+    except git.GitCommandNotFound as exc:
+        raise DirectoryError.plain(f"spawn git: {exc.stderr.strip() or exc}") from None
+    except OSError as exc:
+        raise DirectoryError.plain(f"spawn git: {exc}") from None
+    stderr = err if isinstance(err, str) else (err or b"").decode("utf-8", "replace")
+    # GitPython replaces stderr with a "Timeout: …" text when its watchdog killed the process.
+    if stderr.startswith("Timeout:") and time.monotonic() - started >= timeout_s * 0.9:
+        raise DirectoryError.plain(f"git clone timed out after {timeout_ms} ms")
+    if status != 0:
+        raise DirectoryError.plain(
+            f"git clone --branch {branch} exited with {status}: {stderr.strip()}"
+        )
+
+
+def _remove_tree(path: Path) -> None:
+    """Remove a clone, read-only pack files included; never raises."""
+
+    def make_writable(func: Callable[..., Any], target: str, *_: Any) -> None:
+        try:
+            os.chmod(target, stat.S_IWRITE | stat.S_IREAD | stat.S_IEXEC)
+            func(target)
+        except OSError:
+            pass
+
+    try:
+        shutil.rmtree(path, onerror=make_writable)
+    except OSError:
+        log.warning("could not remove temporary clone %s", path)
+
+
+@asynccontextmanager
+async def shallow_clone(repo: str, branch: str, timeout_ms: int) -> AsyncIterator[Path]:
+    """Clone `repo` at `branch` (depth 1) into a fresh temporary directory and yield the
+    checkout; the directory is removed on exit, also after a failure or a timeout.
+
+    `repo` and `branch` must already satisfy `repo_url_problem` / `branch_problem`."""
+    for problem in (repo_url_problem(repo), branch_problem(branch)):
+        if problem:
+            raise DirectoryError.plain(problem)
+    temp_root = Path(tempfile.mkdtemp(prefix="iii-directory-clone-"))
+    target = temp_root / "repo"
+    timeout_s = timeout_ms / 1000.0
+    try:
+        try:
+            with anyio.fail_after(timeout_s + _KILL_GRACE_S):
+                await anyio.to_thread.run_sync(
+                    _run_clone, repo, branch, target, timeout_ms, abandon_on_cancel=True
+                )
+        except TimeoutError:
+            raise DirectoryError.plain(f"git clone timed out after {timeout_ms} ms") from None
+        yield target
+    finally:
+        await anyio.to_thread.run_sync(_remove_tree, temp_root)
