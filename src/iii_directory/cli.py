@@ -22,7 +22,8 @@ from typing import Any
 import anyio
 
 from . import DESCRIPTION, WORKER_NAME, __version__
-from .config import Settings, load_settings
+from .config import InvalidSettings, Settings, load_settings
+from .config_boot import read_seed
 from .errors import DirectoryError
 
 SUPPORTED_TARGETS = (
@@ -41,26 +42,6 @@ log = logging.getLogger("iii_directory")
 def example_catalog_path() -> Path:
     """The example catalog shipped in the package (the default for `call --catalog`)."""
     return Path(str(resources.files("iii_directory") / "data" / "example_catalog.json"))
-
-
-def read_seed(path: str | None) -> dict[str, Any] | None:
-    """Read a YAML configuration seed; a failure is a warning, not fatal."""
-    if not path:
-        return None
-    import yaml
-
-    try:
-        with open(path, encoding="utf-8") as handle:
-            value = yaml.safe_load(handle)
-    except (OSError, yaml.YAMLError) as exc:
-        log.warning("config seed %s unreadable (%s); relying on existing configuration entry", path, exc)
-        return None
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        log.warning("config seed %s is not a mapping; relying on existing configuration entry", path)
-        return None
-    return value
 
 
 def standalone_settings(config_path: str | None) -> Settings:
@@ -113,6 +94,9 @@ def cmd_call(args: argparse.Namespace) -> int:
         result = anyio.run(run_call, args.function_id, payload, args.config, args.catalog)
     except DirectoryError as exc:
         print(json.dumps(exc.to_wire(), ensure_ascii=False), file=sys.stderr)
+        return 1
+    except InvalidSettings as exc:
+        print(json.dumps({"code": "invocation_failed", "message": str(exc)}, ensure_ascii=False), file=sys.stderr)
         return 1
     print(json.dumps(result, ensure_ascii=False, indent=2))
     return 0

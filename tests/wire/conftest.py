@@ -51,15 +51,16 @@ class Wire:
         return self.client.subscribe(trigger_type)
 
 
-def fast_worker(url: str) -> Worker:
+def fast_worker(url: str, **overrides: Any) -> Worker:
     """A worker with test-speed back-off, retries and shutdown grace (defaults untouched)."""
-    return Worker(
-        url,
-        backoff=Backoff(base=0.05, cap=0.5),
-        retry=RetryPolicy(attempts=3, timeout_s=2.0, sleep_s=0.05),
-        shutdown_grace_s=2.0,
-        ping_interval=None,
-    )
+    options: dict[str, Any] = {
+        "backoff": Backoff(base=0.05, cap=0.5),
+        "retry": RetryPolicy(attempts=3, timeout_s=2.0, sleep_s=0.05),
+        "shutdown_grace_s": 2.0,
+        "ping_interval": None,
+    }
+    options.update(overrides)
+    return Worker(url, **options)
 
 
 async def wait_registered(engine: TestEngine, worker: Worker) -> None:

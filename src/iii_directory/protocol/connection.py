@@ -182,6 +182,11 @@ class Connection:
     def binding_ids(self) -> list[str]:
         return list(self._bindings)
 
+    @property
+    def in_flight(self) -> int:
+        """Number of incoming invocations whose handler is running."""
+        return len(self._inflight)
+
     def subscribers(self, trigger_type: str) -> dict[str, Subscriber]:
         """The current subscriber table of a provided trigger type (a copy)."""
         return dict(self._subscribers.get(trigger_type, {}))

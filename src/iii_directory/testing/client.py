@@ -66,12 +66,13 @@ class TestClient:
         self._handlers: dict[str, ClientHandler] = {}
         self.invocations: list[Invocation] = []
         self._stack: AsyncExitStack | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
         self._subs = itertools.count(1)
 
     async def __aenter__(self) -> TestClient:
         self._stack = AsyncExitStack()
-        tg = await self._stack.enter_async_context(anyio.create_task_group())
-        tg.start_soon(self.connection.run)
+        self._tg = await self._stack.enter_async_context(anyio.create_task_group())
+        self._tg.start_soon(self.connection.run)
         with anyio.fail_after(10):
             await self.connection.wait_connected()
         return self
@@ -80,11 +81,17 @@ class TestClient:
         await self.close()
 
     async def close(self) -> None:
+        """Stop the connection (shielded, bounded) and always leave the task group."""
         if self._stack is None:
             return
         stack, self._stack = self._stack, None
-        await self.connection.stop(grace=1.0)
-        await stack.aclose()
+        try:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(3):
+                await self.connection.stop(grace=1.0)
+        finally:
+            if self._tg is not None:
+                self._tg.cancel_scope.cancel()
+            await stack.aclose()
 
     @property
     def worker_id(self) -> str | None:
@@ -120,11 +127,13 @@ class TestClient:
 
     def subscribe(self, trigger_type: str, config: Any = None) -> EventLog:
         """Bind a fresh collector function to `trigger_type`; every delivered payload lands in
-        the returned list."""
+        the returned list (without the engine-inserted `_caller_worker_id`)."""
         log = EventLog()
         function_id = f"{self.name}::subscriber-{next(self._subs)}"
 
         async def collect(data: Any) -> dict[str, bool]:
+            if isinstance(data, dict):  # the engine's routing key, not part of the event
+                data = {k: v for k, v in data.items() if k != "_caller_worker_id"}
             log.add(data)
             return {"ok": True}
 

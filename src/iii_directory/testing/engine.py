@@ -40,6 +40,7 @@ from .configuration import ConfigurationStore, event_matches
 
 if TYPE_CHECKING:
     from .client import TestClient
+    from .peers import ComposeFake, ConsoleFake, HarnessFake, JudgeFake, WorkerOpsFake
 
 log = logging.getLogger("iii_directory.testing.engine")
 
@@ -287,18 +288,22 @@ class TestEngine:
         self._tg.start_soon(self._push_loop)
 
     async def stop(self) -> None:
-        for client in list(self._clients):
-            await client.close()
-        if self._server is not None:
-            self._server.close()
-            with anyio.move_on_after(5):
-                await self._server.wait_closed()
+        """Close clients, connections and the server; always leaves the task group, even when
+        the caller is being cancelled."""
+        try:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+                for client in list(self._clients):
+                    await client.close()
+                if self._server is not None:
+                    self._server.close()
+                    await self._server.wait_closed()
+        finally:
             self._server = None
-        if self._tg is not None:
-            self._tg.cancel_scope.cancel()
-        if self._stack is not None:
-            await self._stack.aclose()
-            self._stack = None
+            if self._tg is not None:
+                self._tg.cancel_scope.cancel()
+            if self._stack is not None:
+                stack, self._stack = self._stack, None
+                await stack.aclose()
 
     def _spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
         if self._tg is None:
@@ -476,6 +481,38 @@ class TestEngine:
     def frames_of(self, worker_id: str, *, direction: str = "in", kind: str | None = None) -> list[dict[str, Any]]:
         return [r.frame for r in self.frames if r.worker_id == worker_id and r.direction == direction
                 and (kind is None or r.frame.get("type") == kind)]
+
+    # ---------------------------------------------------- collaborator fakes
+
+    def install_compose(self, containers: Mapping[str, Mapping[str, Any]] | None = None) -> ComposeFake:
+        """Serve `compose::status / add / remove / operation` (see `peers.ComposeFake`)."""
+        from .peers import ComposeFake
+
+        return ComposeFake(self, containers)
+
+    def install_judge(self) -> JudgeFake:
+        """Serve `judge::evaluate` and `judge::models::list` (see `peers.JudgeFake`)."""
+        from .peers import JudgeFake
+
+        return JudgeFake(self)
+
+    def install_harness(self) -> HarnessFake:
+        """Provide `harness::hook::pre-generate` (see `peers.HarnessFake`)."""
+        from .peers import HarnessFake
+
+        return HarnessFake(self)
+
+    def install_console(self) -> ConsoleFake:
+        """Provide `console:script / style / module` (see `peers.ConsoleFake`)."""
+        from .peers import ConsoleFake
+
+        return ConsoleFake(self)
+
+    def install_worker_ops(self) -> WorkerOpsFake:
+        """Provide the `worker` trigger type (see `peers.WorkerOpsFake`)."""
+        from .peers import WorkerOpsFake
+
+        return WorkerOpsFake(self)
 
     def client(self, name: str | None = None, **kwargs: Any) -> TestClient:
         """A protocol client connected to this engine (use as `async with`)."""
