@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from iii_directory.port import EngineCallError
@@ -111,3 +112,15 @@ async def test_error_bodies_keep_their_codes(wire: Any, roots: dict[str, Path]) 
     got = await wire.call("directory::agents::get", {"id": "orphan"})
     assert got["inheritance_error"].startswith('D415 invalid_input: agent profile "orphan" extends unknown')
     assert got["system_prompt"] == "Own.\n"
+
+
+async def test_watcher_reports_external_edits_only(wire: Any, roots: dict[str, Path]) -> None:
+    events = wire.subscribe(ON_CHANGE)
+    await wire.call("directory::agents::create", {"id": "mine", "content": PROFILE})
+    await events.wait_for(1)
+    (roots["agents"] / "outside.md").write_text("---\nname: Outside\n---\n")
+    (roots["agents"] / "nested").mkdir()
+    (roots["agents"] / "nested" / "ignored.md").write_text("---\nname: Nested\n---\n")
+    await events.wait_for(2)
+    await anyio.sleep(0.8)
+    assert list(events) == [{"op": "create", "name": "mine"}, {"op": "external"}]

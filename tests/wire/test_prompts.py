@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from iii_directory.port import EngineCallError
@@ -83,3 +84,15 @@ async def test_error_bodies_keep_their_codes(wire: Any) -> None:
         await wire.call("directory::system-prompts::delete", {"name": "Bad/Name"})
     assert caught.value.code == "invocation_failed"
     assert "lowercase" in caught.value.message
+
+
+async def test_watcher_reports_external_prompt_edits_only(wire: Any, roots: dict[str, Path]) -> None:
+    events = wire.subscribe(ON_CHANGE)
+    await wire.call("directory::system-prompts::create", {"name": "mine", "content": PROMPT})
+    await events.wait_for(1)
+    # The directory exists already (create made it): a file in a brand-new directory can beat
+    # the recursive watch being installed on that directory.
+    (roots["skills"] / "system-prompts" / "outside.md").write_text(PROMPT)
+    await events.wait_for(2)
+    await anyio.sleep(0.8)
+    assert list(events) == [{"op": "create", "name": "mine"}, {"op": "external"}]

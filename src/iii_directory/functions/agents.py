@@ -253,13 +253,17 @@ class AgentFunctionsOutput(Response):
 # --- shared helpers -------------------------------------------------------------------------
 
 
-def _catalog(ctx: Context) -> store.Catalog:
+async def _catalog(ctx: Context) -> store.Catalog:
+    """The catalog of this call, scanned off the event loop."""
     settings = ctx.settings
-    return store.load_catalog(settings.path("agents_folder"), settings.path("global_agents_folder"))
+    return await anyio.to_thread.run_sync(
+        store.load_catalog, settings.path("agents_folder"), settings.path("global_agents_folder")
+    )
 
 
-def _sources(ctx: Context) -> store.SourceLookup:
-    return store.SourceLookup(project_root(), ctx.settings.path("skills_folder"))
+async def _sources(ctx: Context) -> store.SourceLookup:
+    """`kits.lock` and the completion markers of this call, read off the event loop."""
+    return await anyio.to_thread.run_sync(store.SourceLookup, project_root(), ctx.settings.path("skills_folder"))
 
 
 def _source_model(source: store.Source) -> AgentSource:
@@ -312,8 +316,8 @@ def _write_output(agent_id: str, fields: store.ProfileFields, written: int, path
 
 
 async def list_agents(ctx: Context, _req: Empty) -> ListAgentsOutput:
-    catalog = _catalog(ctx)
-    sources = _sources(ctx)
+    catalog = await _catalog(ctx)
+    sources = await _sources(ctx)
     rows = []
     for profile in catalog:
         resolved = store.resolve(catalog, profile)
@@ -389,7 +393,7 @@ async def unknown_functions(ctx: Context, functions: Sequence[str]) -> list[str]
 
 async def get_agent(ctx: Context, req: AgentGetInput) -> AgentGetOutput:
     agent_id = store.check_id(req.id)
-    catalog = _catalog(ctx)
+    catalog = await _catalog(ctx)
     profile = catalog.get(agent_id)
     if profile is None:
         raise catalog.not_found(agent_id)
@@ -416,7 +420,7 @@ async def get_agent(ctx: Context, req: AgentGetInput) -> AgentGetOutput:
         builtin=profile.builtin,
         inheritance_error=resolved.inheritance_error,
         raw=profile.raw if req.raw else None,
-        source=_source_model(_sources(ctx).source(profile)),
+        source=_source_model((await _sources(ctx)).source(profile)),
         modified_at=profile.modified_at,
     )
 
@@ -426,7 +430,7 @@ async def get_agent(ctx: Context, req: AgentGetInput) -> AgentGetOutput:
 
 async def create_agent(ctx: Context, req: AgentCreateInput) -> AgentWriteOutput:
     agent_id = store.check_id(req.id)
-    existing = _catalog(ctx).get(agent_id)
+    existing = (await _catalog(ctx)).get(agent_id)
     if existing is not None and existing.path is not None:
         where = f" as a user-global profile ({existing.path})" if existing.is_global else ""
         raise invalid_input(
@@ -445,7 +449,7 @@ async def create_agent(ctx: Context, req: AgentCreateInput) -> AgentWriteOutput:
 
 async def update_agent(ctx: Context, req: AgentUpdateInput) -> AgentWriteOutput:
     agent_id = store.check_id(req.id)
-    catalog = _catalog(ctx)
+    catalog = await _catalog(ctx)
     profile = catalog.get(agent_id)
     if profile is None:
         raise catalog.not_found(agent_id)
@@ -458,7 +462,7 @@ async def update_agent(ctx: Context, req: AgentUpdateInput) -> AgentWriteOutput:
 
 async def delete_agent(ctx: Context, req: AgentDeleteInput) -> AgentDeleteOutput:
     agent_id = store.check_id(req.id)
-    catalog = _catalog(ctx)
+    catalog = await _catalog(ctx)
     profile = catalog.get(agent_id)
     if profile is None:
         raise catalog.not_found(agent_id)
@@ -495,7 +499,7 @@ def _requested_functions(entries: Sequence[str]) -> list[str]:
 async def _edit_functions(ctx: Context, req: AgentFunctionsInput, *, add: bool) -> AgentFunctionsOutput:
     agent_id = store.check_id(req.id)
     wanted = _requested_functions(req.functions)
-    catalog = _catalog(ctx)
+    catalog = await _catalog(ctx)
     profile = catalog.get(agent_id)
     if profile is None:
         raise catalog.not_found(agent_id)

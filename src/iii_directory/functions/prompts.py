@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import ClassVar
 
+import anyio
 from pydantic import Field
 
 from ..content import prompts as store
@@ -117,13 +118,16 @@ class SystemPromptDeleteOutput(Response):
 # --- handlers -------------------------------------------------------------------------------
 
 
-def _scan(ctx: Context) -> list[store.PromptFile]:
+async def _scan(ctx: Context) -> list[store.PromptFile]:
+    """The merged scan of this call, off the event loop (it walks the whole skills tree)."""
     settings = ctx.settings
-    return store.scan_prompts(settings.path("skills_folder"), settings.path("local_skills_folder"))
+    return await anyio.to_thread.run_sync(
+        store.scan_prompts, settings.path("skills_folder"), settings.path("local_skills_folder")
+    )
 
 
 async def list_prompts(ctx: Context, _req: Empty) -> ListSystemPromptsOutput:
-    entries = _scan(ctx)
+    entries = await _scan(ctx)
     rows = [
         SystemPromptEntry(
             name=e.name, description=e.description, modified_at=modified_at(e.path), builtin=False
@@ -142,7 +146,7 @@ async def list_prompts(ctx: Context, _req: Empty) -> ListSystemPromptsOutput:
 
 async def get_prompt(ctx: Context, req: SystemPromptGetInput) -> SystemPromptGetOutput:
     name = store.check_name(req.name)
-    entries = _scan(ctx)
+    entries = await _scan(ctx)
     entry = store.find(entries, name)
     if entry is not None:
         content = read_capped(entry.path)
@@ -184,7 +188,7 @@ def _create_target(ctx: Context, name: str) -> Path:
 
 async def create_prompt(ctx: Context, req: SystemPromptCreateInput) -> SystemPromptCreateOutput:
     name = store.check_name(req.name)
-    if store.find(_scan(ctx), name) is not None:
+    if store.find(await _scan(ctx), name) is not None:
         raise invalid_input(
             "D214",
             f'system prompt "{name}" already exists.',
@@ -205,7 +209,7 @@ async def create_prompt(ctx: Context, req: SystemPromptCreateInput) -> SystemPro
 
 async def update_prompt(ctx: Context, req: SystemPromptUpdateInput) -> SystemPromptUpdateOutput:
     name = store.check_name(req.name)
-    entries = _scan(ctx)
+    entries = await _scan(ctx)
     entry = store.find(entries, name)
     if entry is not None:
         store.check_size_and_body(req.content)
@@ -232,7 +236,7 @@ async def update_prompt(ctx: Context, req: SystemPromptUpdateInput) -> SystemPro
 
 async def delete_prompt(ctx: Context, req: SystemPromptDeleteInput) -> SystemPromptDeleteOutput:
     name = store.check_name(req.name)
-    entries = _scan(ctx)
+    entries = await _scan(ctx)
     entry = store.find(entries, name)
     if entry is None:
         raise store.not_found_error(name, entries)
