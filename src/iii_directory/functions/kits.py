@@ -1,7 +1,329 @@
-"""Surface module `kits` (being built; see the issue that owns it)."""
+"""Surface `kits`: `directory::download-kit`, `directory::kits::*` and the trigger type
+`directory::kits::on-change` (kits.md §8–§10).
+
+Request models and handlers only; the flows live in `iii_directory.kits.service`.
+"""
 
 from __future__ import annotations
 
-from ..table import Surface
+from typing import TYPE_CHECKING
 
-SURFACE = Surface()
+from pydantic import Field
+
+from ..context import Context
+from ..kits.apply import GivenDecision
+from ..kits.records import (
+    CheckUpdatesResult,
+    DiffResult,
+    DiscardResult,
+    FlowResult,
+    GetResult,
+    IgnoreResult,
+    ListResult,
+    PlanResult,
+)
+from ..kits.service import KITS_ON_CHANGE, KitsService, Session, engine_caller
+from ..models import Empty, OptionalText, Request
+from ..table import FunctionSpec, Surface, TriggerTypeSpec
+
+if TYPE_CHECKING:
+    from ..directory import Directory
+
+
+def _session(ctx: Context) -> Session:
+    return Session(settings=ctx.settings, call=engine_caller(ctx.call))
+
+
+def _service(ctx: Context) -> KitsService:
+    return ctx.directory.service(KitsService)
+
+
+# ---------------------------------------------------------------------------------------------
+# Requests
+
+KIT_ID_TEXT = "Installed kit, `<author>/<kit>`."
+
+
+class DownloadKitRequest(Request):
+    kit: str = Field(
+        description=(
+            "`<author>/<kit>`, optionally `@<version|tag|range>` (default: the installed kit's "
+            "`requested`, else `latest`)."
+        )
+    )
+    apply: bool | None = Field(
+        None,
+        description=(
+            "Apply right away when the plan has no warnings, no blocking issue and no file that "
+            "needs a decision (for scripts). Otherwise the plan waits for review."
+        ),
+    )
+
+
+class MergedDecision(Request):
+    choice: str
+    content: str | None = None
+
+
+class ApplyRequest(Request):
+    plan_id: str
+    decisions: dict[str, str | MergedDecision] | None = Field(
+        None,
+        description=(
+            'Per-file choices by install path: `"overwrite" | "keep" | "kit" | "mine" | "merged" | '
+            '"remove"`, or `{ "choice": "merged", "content": "…" }`. Files left out take the '
+            "plan's `default`."
+        ),
+    )
+    remove_workers: list[str] | None = Field(
+        None,
+        description=(
+            "Workers the kit no longer declares (update) or declares (removal) to remove from "
+            "the compose file. Never removed otherwise."
+        ),
+    )
+
+
+class PlanUpdateRequest(Request):
+    kit: str = Field(description=KIT_ID_TEXT)
+    version: OptionalText = Field(
+        None, description="Target version, tag or range (default: what the kit was installed with)."
+    )
+
+
+class KitRequest(Request):
+    kit: str = Field(description=KIT_ID_TEXT)
+
+
+class PlanIdRequest(Request):
+    plan_id: str
+
+
+class PlanRequest(Request):
+    plan_id: str
+    contents: bool | None = Field(
+        None, description="Include file bodies (`blobs` by sha256, `ours` and `merged` by path)."
+    )
+
+
+class GetRequest(Request):
+    kit: str = Field(description=KIT_ID_TEXT)
+    registry: bool | None = Field(
+        None, description="Also fetch the installed version's registry detail and README."
+    )
+
+
+class DiffRequest(Request):
+    kit: str = Field(description=KIT_ID_TEXT)
+    path: str = Field(
+        description="Install path from `directory::kits::get` (`agents/<id>.md`, `skills/…`)."
+    )
+
+
+class IgnoreRequest(Request):
+    kit: str = Field(description=KIT_ID_TEXT)
+    version: str = Field(description="Version to skip in update checks.")
+    ignore: bool | None = Field(
+        None, description="`false` takes the version back off the list (default `true`)."
+    )
+
+
+class CheckUpdatesRequest(Request):
+    kit: OptionalText = Field(
+        None, description="Check only this installed kit (default: every installed kit)."
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Handlers
+
+
+async def download_kit(ctx: Context, req: DownloadKitRequest) -> FlowResult:
+    return await _service(ctx).download_kit(_session(ctx), req.kit, bool(req.apply))
+
+
+async def apply(ctx: Context, req: ApplyRequest) -> FlowResult:
+    decisions = None
+    if req.decisions is not None:
+        decisions = {
+            path: GivenDecision(value) if isinstance(value, str) else GivenDecision(value.choice, value.content)
+            for path, value in req.decisions.items()
+        }
+    return await _service(ctx).apply(_session(ctx), req.plan_id, decisions, req.remove_workers)
+
+
+async def plan_update(ctx: Context, req: PlanUpdateRequest) -> FlowResult:
+    return await _service(ctx).plan_update(_session(ctx), req.kit, req.version)
+
+
+async def remove(ctx: Context, req: KitRequest) -> FlowResult:
+    return await _service(ctx).remove(_session(ctx), req.kit)
+
+
+async def discard(ctx: Context, req: PlanIdRequest) -> DiscardResult:
+    return _service(ctx).discard(req.plan_id)
+
+
+async def list_kits(ctx: Context, _req: Empty) -> ListResult:
+    return _service(ctx).list(ctx.settings)
+
+
+async def get(ctx: Context, req: GetRequest) -> GetResult:
+    return await _service(ctx).get(ctx.settings, req.kit, bool(req.registry))
+
+
+async def diff(ctx: Context, req: DiffRequest) -> DiffResult:
+    return await _service(ctx).diff(ctx.settings, req.kit, req.path)
+
+
+async def plan(ctx: Context, req: PlanRequest) -> PlanResult:
+    return _service(ctx).plan(req.plan_id, bool(req.contents))
+
+
+async def ignore(ctx: Context, req: IgnoreRequest) -> IgnoreResult:
+    return _service(ctx).ignore(req.kit, req.version, req.ignore is not False)
+
+
+async def check_updates(ctx: Context, req: CheckUpdatesRequest) -> CheckUpdatesResult:
+    return await _service(ctx).check_updates(ctx.settings, req.kit)
+
+
+# ---------------------------------------------------------------------------------------------
+# Background
+
+
+async def start_update_checks(directory: Directory) -> None:
+    """Schedule the boot-time and six-hourly update check (kits.md §9.1)."""
+    service = directory.service(KitsService)
+    service.spawn(service.scheduled_checks(), "scheduled-checks")
+
+
+async def stop(directory: Directory) -> None:
+    await directory.service(KitsService).stop()
+
+
+def _label(text: str) -> dict[str, object]:
+    return {"tool": {"label": text}}
+
+
+SURFACE = Surface(
+    functions=(
+        FunctionSpec(
+            id="directory::download-kit",
+            description=(
+                "Plan the install of a kit — agent profiles, skills and registry workers published "
+                "as <author>/<kit>[@version|tag|range] — without writing anything; an installed kit "
+                "gets an update plan. The plan lists every file, collisions with existing profiles "
+                "(kit profiles win, with a warning), worker changes and the functions the profiles "
+                "preload. Review it in the ADE (Directory → Kits) or apply it with "
+                "directory::kits::apply plan_id=…. apply=true applies at once only when the plan "
+                "has no warnings, blocks or pending decisions."
+            ),
+            request=DownloadKitRequest, response=FlowResult, handler=download_kit,
+            metadata=_label("Download kit"),
+        ),
+        FunctionSpec(
+            id="directory::kits::apply",
+            description=(
+                "Apply a kit plan from directory::download-kit / plan-update / remove: re-checks the "
+                "project, downloads the kit (counted), adds or moves its workers through Compose, "
+                "writes the files atomically and records kits.lock last. decisions maps install "
+                "paths to overwrite|keep|kit|mine|merged|remove (or {choice: merged, content}); "
+                "files left out take the plan's default. If the project changed since the plan, "
+                "nothing is applied and a fresh plan comes back (status replanned)."
+            ),
+            request=ApplyRequest, response=FlowResult, handler=apply,
+            metadata=_label("Apply kit plan"),
+        ),
+        FunctionSpec(
+            id="directory::kits::check-updates",
+            description=(
+                "Ask the registry whether installed kits (or one) have a newer release matching "
+                "what they were installed with. Ignored versions are skipped. Also runs at boot "
+                "and every 6 hours."
+            ),
+            request=CheckUpdatesRequest, response=CheckUpdatesResult, handler=check_updates,
+        ),
+        FunctionSpec(
+            id="directory::kits::diff",
+            description=(
+                "The two sides of an installed kit file: `base` (what the kit installed, from the "
+                "registry) and `local` (the file on disk), for a \"view my changes\" diff."
+            ),
+            request=DiffRequest, response=DiffResult, handler=diff,
+        ),
+        FunctionSpec(
+            id="directory::kits::discard",
+            description="Discard a pending kit plan.",
+            request=PlanIdRequest, response=DiscardResult, handler=discard,
+            metadata=_label("Discard kit plan"),
+        ),
+        FunctionSpec(
+            id="directory::kits::get",
+            description=(
+                "One installed kit: every file with its state (intact, edited, missing, skipped), "
+                "its workers as Compose has them, and with registry=true the installed version's "
+                "detail and README."
+            ),
+            request=GetRequest, response=GetResult, handler=get,
+        ),
+        FunctionSpec(
+            id="directory::kits::ignore",
+            description=(
+                "Skip (or, with ignore=false, stop skipping) one version of an installed kit in "
+                "update checks; recorded in kits.lock ignored_versions."
+            ),
+            request=IgnoreRequest, response=IgnoreResult, handler=ignore,
+            metadata=_label("Ignore kit version"),
+        ),
+        FunctionSpec(
+            id="directory::kits::list",
+            description=(
+                "Installed kits (version, file states, worker ranges, available update) and the "
+                "plans waiting for review. `attention` counts both."
+            ),
+            request=Empty, response=ListResult, handler=list_kits,
+        ),
+        FunctionSpec(
+            id="directory::kits::plan",
+            description=(
+                "Read a pending kit plan, with contents=true the file bodies it refers to (kit "
+                "blobs by sha256, local files and merge results by install path)."
+            ),
+            request=PlanRequest, response=PlanResult, handler=plan,
+        ),
+        FunctionSpec(
+            id="directory::kits::plan-update",
+            description=(
+                "Plan the update of an installed kit to `version` (default: the newest release "
+                "matching what it was installed with). Files you edited are merged three-way; "
+                "conflicts need a decision before directory::kits::apply."
+            ),
+            request=PlanUpdateRequest, response=FlowResult, handler=plan_update,
+            metadata=_label("Plan kit update"),
+        ),
+        FunctionSpec(
+            id="directory::kits::remove",
+            description=(
+                "Plan the removal of an installed kit: its files (edited ones are kept unless "
+                "chosen) and, only if ticked in apply's remove_workers, its workers. Apply with "
+                "directory::kits::apply."
+            ),
+            request=KitRequest, response=FlowResult, handler=remove,
+            metadata=_label("Plan kit removal"),
+        ),
+    ),
+    trigger_types=(
+        TriggerTypeSpec(
+            id=KITS_ON_CHANGE,
+            description=(
+                "Fires when kit state changes: a plan is created or discarded ({ op: \"plan\" | "
+                "\"discard\", kit, plan_id }), an apply makes progress or finishes ({ op: "
+                "\"progress\", plan_id, steps } / { op: \"apply\", kit, plan_id }), or an update "
+                "check finds a different set of available updates ({ op: \"updates\" })."
+            ),
+        ),
+    ),
+    on_start=(start_update_checks,),
+    on_stop=(stop,),
+)

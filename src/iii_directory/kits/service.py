@@ -1,0 +1,631 @@
+"""The kit flows (kits.md §8, §9): plan, apply, replan, list, get, diff, discard, ignore and
+update checks, with their events on `directory::kits::on-change`.
+
+`KitsService` is the per-Directory state of the subsystem (`directory.service(KitsService)`):
+the registry client, the apply lock (one apply at a time per process), the clock, Compose
+polling settings and background tasks. Each flow receives a `Session` — the settings snapshot
+of the call and the function used to call Compose — so handlers never touch the socket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ..config import Settings
+from ..errors import DirectoryError
+from .apply import (
+    ApplyDeps,
+    GivenDecision,
+    Stale,
+    applied_message,
+    apply_plan,
+    plan_missing,
+)
+from .clock import Clock, stamp, utc_now
+from .compose import POLL_INTERVAL_S, Caller, Compose, kit_root, read_declared
+from .lock import Lock, LockedKit, file_state, load_lock, lock_path, read_lock, write_lock
+from ..sources.markers import all_markers
+from .paths import decode, file_id, is_valid_install_path, kind_of, local_sha, read_local, sha256_hex
+from .plan import ProjectView, Target, auto_applicable, build_install, build_remove, build_update, planned_message
+from .records import (
+    CheckUpdatesResult,
+    DiffResult,
+    DiscardResult,
+    FileCounts,
+    FileRow,
+    FlowResult,
+    GetResult,
+    IgnoreResult,
+    KitRow,
+    KitUpdateRow,
+    ListResult,
+    PlanRecord,
+    PlanResult,
+    PlanSummary,
+    Progress,
+    UpdateCache,
+    WorkerStatus,
+)
+from .ref import (
+    KitRef,
+    RefError,
+    VersionRef,
+    parse_kit_id,
+    parse_kit_ref,
+    parse_version_ref,
+    requested_for,
+    satisfies,
+    version_ref_from_requested,
+)
+from .registry import KitRegistry, kit_page, worker_page
+from .store import PlanStore, new_plan_id
+from .updates import available_map, filtered, queries, read_cache, refilter, write_cache
+
+if TYPE_CHECKING:
+    from ..directory import Directory
+
+log = logging.getLogger(__name__)
+
+KITS_ON_CHANGE = "directory::kits::on-change"
+AGENTS_ON_CHANGE = "directory::agents::on-change"
+SKILLS_ON_CHANGE = "directory::skills::on-change"
+NEXT_INSTALLED = "Next: call directory::kits::list to see installed kits."
+UPDATE_INTERVAL_S = 6 * 3600.0
+FIRST_CHECK_DELAY_S = 15.0
+
+
+@dataclass
+class Session:
+    """What one flow needs from its call: the settings snapshot and a Compose caller."""
+
+    settings: Settings
+    call: Caller
+
+
+def ref_error(exc: RefError, usage: str) -> DirectoryError:
+    return DirectoryError("D511", f"D511 invalid_input: {exc}. Use {usage}.")
+
+
+def not_installed(kit: str, *, with_next: bool = True) -> DirectoryError:
+    text = f'D510 not_found: kit "{kit}" is not installed in this project.'
+    return DirectoryError("D510", f"{text} {NEXT_INSTALLED}" if with_next else text)
+
+
+class KitsService:
+    def __init__(self, directory: Directory) -> None:
+        self.directory = directory
+        self.registry: KitRegistry = directory.service(KitRegistry)
+        self.clock: Clock = utc_now
+        self.poll_interval_s: float = POLL_INTERVAL_S
+        self.update_interval_s: float = UPDATE_INTERVAL_S
+        self.first_check_delay_s: float = FIRST_CHECK_DELAY_S
+        self.workers_changed_listeners: list[Callable[[], None]] = []
+        """Called after an apply added, updated or removed workers (installed-workers caches)."""
+        self._apply_lock = anyio.Lock()
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    @staticmethod
+    def root() -> Path:
+        return kit_root()
+
+    def store(self, root: Path) -> PlanStore:
+        return PlanStore(root, self.directory.self_writes)
+
+    def compose(self, session: Session) -> Compose:
+        return Compose(session.call, poll_interval_s=self.poll_interval_s)
+
+    def emit(self, trigger_type: str, payload: dict[str, Any]) -> None:
+        try:
+            self.directory.engine.emit(trigger_type, payload)
+        except Exception:  # noqa: BLE001 - events are fire-and-forget
+            log.exception("emit %s failed", trigger_type)
+
+    def spawn(self, work: Coroutine[Any, Any, Any], name: str) -> None:
+        """Run background work; failures are logged only."""
+
+        async def guarded() -> None:
+            try:
+                await work
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001
+                log.exception("kits background task %s failed", name)
+
+        task = asyncio.get_running_loop().create_task(guarded(), name=f"kits:{name}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def drain(self) -> None:
+        """Wait for the background tasks started so far (tests, shutdown)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def stop(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await self.registry.aclose()
+
+    async def view(self, session: Session, lock: Lock, *, check_compose: bool) -> ProjectView:
+        settings = session.settings
+        compose_error = await self.compose(session).status() if check_compose else None
+        return ProjectView(
+            settings=settings,
+            lock=lock,
+            declared=read_declared(),
+            compose_error=compose_error,
+            markers=all_markers(settings.path("skills_folder")),
+        )
+
+    async def _target(self, settings: Settings, kit: str, version: str, detail: Any) -> Target:
+        files = await self.registry.files(settings, kit, version)
+        try:
+            functions = await self.registry.functions(settings, kit, version)
+        except DirectoryError:
+            functions = []
+        return Target(detail=detail, files=files, functions=functions)
+
+    async def _old_detail(self, settings: Settings, kit: str, version: str) -> Any:
+        try:
+            return await self.registry.detail(settings, kit, version)
+        except DirectoryError:
+            return None
+
+    def _blob_fetcher(self, settings: Settings) -> Callable[[str], Awaitable[str | None]]:
+        async def fetch(sha: str) -> str | None:
+            try:
+                return await self.registry.blob(settings, sha)
+            except DirectoryError:
+                return None
+
+        return fetch
+
+    async def _build(
+        self, session: Session, ref: KitRef, version: VersionRef, requested: str, lock: Lock,
+        *, plan_id: str,
+    ) -> tuple[PlanRecord | None, str]:
+        """Resolve and build an install or update plan; (None, version) when the lock already
+        has the resolved version."""
+        settings = session.settings
+        detail = await self.registry.resolve(settings, ref, version)
+        installed = lock.get(ref.kit)
+        view = await self.view(session, lock, check_compose=True)
+        if installed is not None and installed.version == detail.version:
+            return None, detail.version
+        target = await self._target(settings, ref.kit, detail.version, detail)
+        now = self.clock()
+        if installed is None:
+            return build_install(ref.handle, ref.name, requested, target, view, plan_id, now), detail.version
+        old = await self._old_detail(settings, ref.kit, installed.version)
+        record = await build_update(
+            ref.handle, ref.name, requested, installed, target, old, view, plan_id, now,
+            self._blob_fetcher(settings),
+        )
+        return record, detail.version
+
+    def _publish(self, root: Path, record: PlanRecord, *, supersede: bool) -> None:
+        store = self.store(root)
+        store.save(record)
+        plan = record.plan
+        if supersede:
+            store.supersede(plan.kit, plan.kind, plan.plan_id, self.clock())
+        self.emit(KITS_ON_CHANGE, {"op": "plan", "kit": plan.kit, "plan_id": plan.plan_id, "kind": plan.kind})
+
+    # -- download-kit, plan-update, remove ------------------------------------------------
+
+    async def download_kit(self, session: Session, raw: str, apply: bool) -> FlowResult:
+        try:
+            ref = parse_kit_ref(raw)
+        except RefError as exc:
+            raise ref_error(exc, "kit=<author>/<kit>[@<version|tag|range>]") from None
+        root = self.root()
+        lock = load_lock(root)
+        installed = lock.get(ref.kit)
+        if ref.version is not None:
+            version = ref.version
+        elif installed is not None:
+            try:
+                version = version_ref_from_requested(installed.requested)
+            except RefError as exc:
+                raise ref_error(exc, "kit=<author>/<kit>[@<version|tag|range>]") from None
+        else:
+            version = VersionRef("tag", "latest")
+        requested = requested_for(ref.version, installed.requested if installed else None)
+        record, resolved = await self._build(session, ref, version, requested, lock, plan_id=new_plan_id())
+        if record is None:
+            return FlowResult(status="up_to_date", kit=ref.kit, message=f"{ref.kit} {resolved} is already installed.")
+        self._publish(root, record, supersede=True)
+        plan = record.plan
+        if apply and auto_applicable(plan):
+            return await self.apply(session, plan.plan_id, None, None, progress_as=("", raw.strip()))
+        prefix = "Not applied automatically: the plan needs review. " if apply else ""
+        return FlowResult(status="planned", kit=ref.kit, message=prefix + planned_message(plan), plan=plan)
+
+    def _installed(self, raw: str) -> tuple[KitRef, Path, Lock, LockedKit]:
+        try:
+            ref = parse_kit_id(raw)
+        except RefError as exc:
+            raise ref_error(exc, "kit=<author>/<kit>") from None
+        root = self.root()
+        lock = load_lock(root)
+        installed = lock.get(ref.kit)
+        if installed is None:
+            raise not_installed(ref.kit)
+        return ref, root, lock, installed
+
+    async def plan_update(self, session: Session, raw: str, version_text: str | None) -> FlowResult:
+        ref, root, lock, installed = self._installed(raw)
+        try:
+            if version_text is not None:
+                version = parse_version_ref(version_text)
+                requested = requested_for(version, None)
+            else:
+                version = version_ref_from_requested(installed.requested)
+                requested = installed.requested
+        except RefError as exc:
+            raise ref_error(exc, "version=<version|tag|range>") from None
+        settings = session.settings
+        detail = await self.registry.resolve(settings, ref, version)
+        if detail.version == installed.version:
+            return FlowResult(
+                status="up_to_date", kit=ref.kit,
+                message=f'{ref.kit} {installed.version} is up to date for "{requested}".',
+            )
+        view = await self.view(session, lock, check_compose=True)
+        target = await self._target(settings, ref.kit, detail.version, detail)
+        old = await self._old_detail(settings, ref.kit, installed.version)
+        record = await build_update(
+            ref.handle, ref.name, requested, installed, target, old, view, new_plan_id(),
+            self.clock(), self._blob_fetcher(settings),
+        )
+        self._publish(root, record, supersede=True)
+        return FlowResult(status="planned", kit=ref.kit, message=planned_message(record.plan), plan=record.plan)
+
+    async def remove(self, session: Session, raw: str) -> FlowResult:
+        ref, root, lock, installed = self._installed(raw)
+        # Removal plans never block on Compose; an apply that removes workers checks it then.
+        view = await self.view(session, lock, check_compose=False)
+        record = build_remove(ref.kit, installed, view, new_plan_id(), self.clock())
+        self._publish(root, record, supersede=True)
+        return FlowResult(status="planned", kit=ref.kit, message=planned_message(record.plan), plan=record.plan)
+
+    # -- apply ----------------------------------------------------------------------------
+
+    async def apply(
+        self,
+        session: Session,
+        plan_id: str,
+        decisions: dict[str, GivenDecision] | None,
+        remove_workers: list[str] | None,
+        *,
+        progress_as: tuple[str, str] | None = None,
+    ) -> FlowResult:
+        async with self._apply_lock:
+            root = self.root()
+            store = self.store(root)
+            record = store.load(plan_id)
+            if record is None:
+                raise plan_missing(plan_id)
+            plan = record.plan
+            event_plan, event_kit = progress_as or (plan.plan_id, plan.kit)
+
+            async def on_progress(progress: Progress) -> None:
+                self.emit(KITS_ON_CHANGE, {
+                    "op": "progress", "plan_id": event_plan, "kit": event_kit,
+                    "steps": [s.model_dump(mode="json") for s in progress.steps],
+                    "error": progress.error,
+                })
+
+            deps = ApplyDeps(
+                settings=session.settings, root=root, store=store, registry=self.registry,
+                compose=self.compose(session), marks=self.directory.self_writes,
+                clock=self.clock, on_progress=on_progress,
+            )
+            try:
+                report = await apply_plan(record, deps, decisions, remove_workers)
+            except Stale as stale:
+                return await self._replan(session, root, record, stale.reason)
+        self._after_apply(session, report)
+        return FlowResult(status="applied", kit=plan.kit, message=applied_message(report), report=report)
+
+    async def _replan(self, session: Session, root: Path, old: PlanRecord, reason: str) -> FlowResult:
+        """The project changed since `old` was made: drop it and plan the same change again."""
+        store = self.store(root)
+        store.delete(old.plan.plan_id)
+        plan = old.plan
+        lock = load_lock(root)
+        handle, _, name = plan.kit.partition("/")
+        if plan.kind == "remove":
+            installed = lock.get(plan.kit)
+            if installed is None:
+                raise not_installed(plan.kit)
+            view = await self.view(session, lock, check_compose=False)
+            record: PlanRecord | None = build_remove(plan.kit, installed, view, new_plan_id(), self.clock())
+        else:
+            try:
+                version = VersionRef("exact", plan.to) if plan.to else version_ref_from_requested(plan.requested)
+            except RefError as exc:
+                raise ref_error(exc, "kit=<author>/<kit>[@<version|tag|range>]") from None
+            record, resolved = await self._build(
+                session, KitRef(handle, name), version, plan.requested, lock, plan_id=new_plan_id()
+            )
+            if record is None:
+                return FlowResult(
+                    status="up_to_date", kit=plan.kit,
+                    message=f"Not applied: {reason}. {plan.kit} {resolved} is already installed.",
+                )
+        assert record is not None
+        self._publish(root, record, supersede=False)
+        return FlowResult(
+            status="replanned", kit=plan.kit,
+            message=f"Not applied: {reason}. {planned_message(record.plan)}", plan=record.plan,
+        )
+
+    def _after_apply(self, session: Session, report: Any) -> None:
+        payload = {"op": "kit", "kit": report.kit, "plan_id": report.plan_id}
+        if report.agents_changed:
+            self.emit(AGENTS_ON_CHANGE, payload)
+        if report.skills_changed:
+            self.emit(SKILLS_ON_CHANGE, payload)
+        self.emit(KITS_ON_CHANGE, {"op": "apply", "kit": report.kit, "plan_id": report.plan_id, "kind": report.kind})
+        if report.workers_added or report.workers_updated or report.workers_removed:
+            self._workers_changed()
+        moved = [*report.workers_added, *report.workers_updated]
+        if moved:
+            self.spawn(self._download_bundles(moved), "bundles")
+        if report.kind != "remove":
+            self.spawn(self._check_quietly(session.settings, report.kit), "check-updates")
+
+    def _workers_changed(self) -> None:
+        for listener in list(self.workers_changed_listeners):
+            try:
+                listener()
+            except Exception:  # noqa: BLE001
+                log.exception("workers-changed listener failed")
+
+    async def _download_bundles(self, workers: list[str]) -> None:
+        """Fetch the skill bundles of added / updated workers (tag `latest`); the download
+        skips kit-owned profiles and fires its own on-change events."""
+        function_id = "directory::skills::download"
+        if function_id not in self.directory.table.functions:
+            return
+        wrote = False
+        for worker in workers:
+            try:
+                result = await self.directory.invoke(function_id, {"worker": worker, "tag": "latest"})
+            except DirectoryError as exc:
+                log.info("skill bundle of %s not downloaded: %s", worker, exc.message)
+                continue
+            if isinstance(result, dict) and any(
+                result.get(key) for key in ("skills_written", "agents_written", "system_prompts_written")
+            ):
+                wrote = True
+        if wrote:
+            self._workers_changed()
+
+    async def _check_quietly(self, settings: Settings, kit: str) -> None:
+        try:
+            await self.check_updates(settings, kit, event_kit=True)
+        except DirectoryError as exc:
+            log.info("update check for %s failed: %s", kit, exc.message)
+
+    # -- plan, discard --------------------------------------------------------------------
+
+    def plan(self, plan_id: str, contents: bool) -> PlanResult:
+        record = self.store(self.root()).load(plan_id)
+        if record is None:
+            raise plan_missing(plan_id)
+        return PlanResult(plan=record.plan, progress=record.progress, contents=record.contents if contents else None)
+
+    def discard(self, plan_id: str) -> DiscardResult:
+        store = self.store(self.root())
+        try:
+            record = store.load(plan_id)
+        except DirectoryError:
+            record = None
+        discarded = store.delete(plan_id)
+        if discarded:
+            self.emit(KITS_ON_CHANGE, {"op": "discard", "plan_id": plan_id, "kit": record.plan.kit if record else None})
+        return DiscardResult(plan_id=plan_id, discarded=discarded)
+
+    # -- list, get, diff ------------------------------------------------------------------
+
+    def _row(self, settings: Settings, kit: str, entry: LockedKit, cache: UpdateCache,
+             pending: list[PlanRecord]) -> KitRow:
+        counts = FileCounts()
+        for path, locked in entry.files.items():
+            if path.startswith("agents/"):
+                counts.agents += 1
+            else:
+                counts.skills += 1
+            state = file_state(locked, local_sha(settings, path))
+            setattr(counts, state, getattr(counts, state) + 1)
+        update = cache.kits.get(kit)
+        return KitRow(
+            kit=kit, version=entry.version, requested=entry.requested,
+            installed_at=entry.installed_at, workers=dict(sorted(entry.workers.items())),
+            files=counts, update=update if update is not None and update.current == entry.version else None,
+            registry_url=kit_page(settings, kit),
+            pending=[r.plan.plan_id for r in pending if r.plan.kit == kit],
+        )
+
+    def list(self, settings: Settings) -> ListResult:
+        root = self.root()
+        lock = load_lock(root)
+        pending = self.store(root).list(self.clock())
+        cache = read_cache(root)
+        rows = [self._row(settings, kit, lock.kits[kit], cache, pending) for kit in sorted(lock.kits)]
+        pending_updates = {r.plan.kit for r in pending if r.plan.kind == "update"}
+        attention = len(pending) + sum(
+            1 for row in rows if row.update and row.update.available and row.kit not in pending_updates
+        )
+        summaries = [
+            PlanSummary(
+                plan_id=r.plan.plan_id, kind=r.plan.kind, kit=r.plan.kit, from_=r.plan.from_, to=r.plan.to,
+                major=r.plan.major, counts=r.plan.counts, warnings=len(r.plan.warnings),
+                blocking=len(r.plan.blocking), created_at=r.plan.created_at, expires_at=r.plan.expires_at,
+            )
+            for r in pending
+        ]
+        return ListResult(
+            kits=rows, pending=summaries, updates_checked_at=cache.checked_at,
+            updates_error=cache.error, attention=attention, lock_path=str(lock_path(root)),
+        )
+
+    async def get(self, settings: Settings, raw: str, with_registry: bool) -> GetResult:
+        ref, root, _lock, entry = self._installed(raw)
+        pending = self.store(root).list(self.clock())
+        row = self._row(settings, ref.kit, entry, read_cache(root), pending)
+        file_list: list[FileRow] = []
+        for path, locked in sorted(entry.files.items()):
+            sha = local_sha(settings, path)
+            file_list.append(FileRow(
+                path=path, kind=kind_of(path), id=file_id(path) if is_valid_install_path(path) else path,
+                state=file_state(locked, sha), sha256=locked.sha256, local_sha256=sha,
+            ))
+        declared = read_declared()
+        worker_status = []
+        for name, rng in sorted(entry.workers.items()):
+            decl = declared.get(name)
+            installed = decl.installed if decl else None
+            worker_status.append(WorkerStatus(
+                name=name, range=rng, declared=decl.selector if decl else None, installed=installed,
+                satisfied=satisfies(rng, installed) if installed else None,
+                path=bool(decl and decl.path_worker), registry_url=worker_page(settings, name),
+            ))
+        detail = readme = None
+        if with_registry:
+            try:
+                detail = await self.registry.detail(settings, ref.kit, entry.version)
+            except DirectoryError:
+                detail = None
+            try:
+                readme = await self.registry.readme(settings, ref.kit, entry.version)
+            except DirectoryError:
+                readme = None
+        return GetResult(
+            **row.model_dump(), file_list=file_list, detail=detail, readme=readme,
+            worker_status=worker_status,
+        )
+
+    async def diff(self, settings: Settings, raw: str, path: str) -> DiffResult:
+        ref, _root, _lock, entry = self._installed(raw)
+        locked = entry.files.get(path)
+        if locked is None:
+            raise DirectoryError("D510", f"D510 not_found: {path} is not a file of {ref.kit}.")
+        base = await self.registry.blob(settings, locked.sha256)
+        data = read_local(settings, path)
+        local = decode(data)
+        return DiffResult(
+            kit=ref.kit, path=path, base=base, local=local,
+            state=file_state(locked, sha256_hex(data) if data is not None else None),
+        )
+
+    # -- ignore, check-updates ------------------------------------------------------------
+
+    def ignore(self, raw: str, version: str, ignore: bool) -> IgnoreResult:
+        try:
+            ref = parse_kit_id(raw)
+        except RefError as exc:
+            raise ref_error(exc, "kit=<author>/<kit>") from None
+        root = self.root()
+        lock = load_lock(root)
+        entry = lock.get(ref.kit)
+        if entry is None:
+            raise not_installed(ref.kit, with_next=False)
+        versions = [v for v in entry.ignored_versions if v != version]
+        if ignore:
+            versions = sorted([*versions, version])
+        entry.ignored_versions = versions
+        write_lock(root, lock, self.directory.self_writes)
+        if ignore:
+            store = self.store(root)
+            for record in store.list(self.clock()):
+                if record.plan.kit == ref.kit and record.plan.kind == "update" and record.plan.to == version:
+                    store.delete(record.plan.plan_id)
+        cache = read_cache(root)
+        if ref.kit in cache.kits:
+            cache.kits[ref.kit] = refilter(cache.kits[ref.kit], version, ignore)
+            write_cache(root, cache, self.directory.self_writes)
+        self.emit(KITS_ON_CHANGE, {"op": "updates", "kit": ref.kit})
+        return IgnoreResult(kit=ref.kit, ignored_versions=versions)
+
+    async def check_updates(self, settings: Settings, kit: str | None = None, *, event_kit: bool = False) -> CheckUpdatesResult:
+        root = self.root()
+        lock = load_lock(root)
+        only: str | None = None
+        if kit is not None:
+            try:
+                only = parse_kit_id(kit).kit
+            except RefError as exc:
+                raise ref_error(exc, "kit=<author>/<kit>") from None
+            if only not in lock.kits:
+                raise not_installed(only)
+        previous = read_cache(root)
+        fresh = UpdateCache(checked_at=stamp(self.clock()), kits=dict(previous.kits) if only else {})
+        try:
+            answers = await self.registry.updates(settings, queries(lock, only))
+        except DirectoryError as exc:
+            failed = UpdateCache(checked_at=fresh.checked_at, kits=dict(previous.kits), error=exc.message)
+            write_cache(root, failed, self.directory.self_writes)
+            raise
+        for answer in answers:
+            entry = lock.get(answer.kit)
+            if entry is None or (only is not None and answer.kit != only):
+                continue
+            fresh.kits[answer.kit] = filtered(answer, entry)
+        fresh.kits = {k: v for k, v in sorted(fresh.kits.items()) if k in lock.kits}
+        changed = available_map(fresh) != available_map(previous)
+        write_cache(root, fresh, self.directory.self_writes)
+        if changed:
+            payload: dict[str, Any] = {"op": "updates"}
+            if event_kit and only:
+                payload["kit"] = only
+            self.emit(KITS_ON_CHANGE, payload)
+        return CheckUpdatesResult(
+            checked_at=fresh.checked_at,
+            available=sum(1 for u in fresh.kits.values() if u.available),
+            kits=[KitUpdateRow(kit=k, **u.model_dump()) for k, u in fresh.kits.items()],
+            error=None,
+        )
+
+    # -- schedule -------------------------------------------------------------------------
+
+    async def scheduled_checks(self) -> None:
+        """15 s after start, then every 6 hours, while the lock lists at least one kit."""
+        await anyio.sleep(self.first_check_delay_s)
+        while True:
+            settings = self.directory.settings
+            try:
+                if read_lock_kits(self.root()):
+                    await self.check_updates(settings)
+            except DirectoryError as exc:
+                log.info("scheduled kit update check failed: %s", exc.message)
+            except Exception:  # noqa: BLE001 - never let the schedule die
+                log.exception("scheduled kit update check failed")
+            await anyio.sleep(self.update_interval_s)
+
+
+def read_lock_kits(root: Path) -> bool:
+    return bool(read_lock(root).kits)
+
+
+def engine_caller(call: Callable[..., Awaitable[Any]]) -> Caller:
+    """Adapt `ctx.call` / `engine.call` to the Compose caller signature."""
+
+    async def caller(function_id: str, data: dict[str, Any], timeout: float, namespace: str | None) -> Any:
+        return await call(function_id, data, timeout=timeout, namespace=namespace)
+
+    return caller
+
+
+__all__ = ["KitsService", "Session", "engine_caller"]
