@@ -1,5 +1,6 @@
-"""Agent profiles on disk: validation, the scan, the catalog with bundled profiles, inheritance
-over `extends`, and `source` attribution (surfaces.md §3.9, §4.3, §4.5, §8.2).
+"""Agent profiles on disk: validation, the scan, the catalog with bundled profiles, and
+inheritance over `extends` (surfaces.md §3.9, §4.3, §4.5). `source` attribution lives in
+`agent_sources`, the `functions` rewrite in `functions_field`.
 
 A profile is a direct `<id>.md` child of `agents_folder` or `global_agents_folder` (per id the
 first root wins); the id is the file stem and follows the name rule. Frontmatter is required and
@@ -10,21 +11,17 @@ profiles whose id no file uses.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..errors import DirectoryError, invalid_input, not_found, quote
 from . import bundled
-from .files import MAX_FILE_BYTES, modified_at
+from .files import MAX_FILE_BYTES, modified_at, read_capped
 from .ids import closest, name_problem
 from .markdown import FrontmatterError, parse_frontmatter
 from .roots import really_within, same_path
@@ -37,7 +34,6 @@ MAX_LOGO_BYTES = 16
 MAX_PLACEHOLDER_CHARS = 200
 MAX_EXTENDS_DEPTH = 8
 MISSING_FRONTMATTER = "missing YAML frontmatter (expected --- ... --- block at file start)"
-COMPLETION_MARKER = ".iii-skill-complete"
 
 AGENT_NOT_FOUND_NEXT: tuple[tuple[str, str], ...] = (
     ("directory::agents::list", "browse agent profile ids"),
@@ -148,7 +144,12 @@ def _closed_set(front: Mapping[str, Any], key: str, allowed: Sequence[str]) -> s
 def unique(items: Iterable[str]) -> list[str]:
     """`items` with later duplicates dropped, order kept."""
     seen: set[str] = set()
-    return [item for item in items if not (item in seen or seen.add(item))]
+    kept = []
+    for item in items:
+        if item not in seen:
+            seen.add(item)
+            kept.append(item)
+    return kept
 
 
 def normalize_placeholder(value: str) -> str | None:
@@ -274,16 +275,9 @@ def profile_files(root: Path) -> list[tuple[str, Path]]:
 def read_profile_file(path: Path) -> str:
     """The file's text; ProfileError when it is oversized, unreadable or not UTF-8."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise ProfileError(f"read {path}: {exc.strerror or exc}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise ProfileError(f"file {path} is too large (max {MAX_FILE_BYTES} bytes)")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ProfileError(f"read {path}: invalid UTF-8 ({exc.reason})") from None
+        return read_capped(path)
+    except DirectoryError as exc:
+        raise ProfileError(exc.message) from None
 
 
 def scan_root(root: Path, *, is_global: bool) -> dict[str, Profile]:
@@ -324,7 +318,7 @@ class Catalog:
     def get(self, agent_id: str) -> Profile | None:
         return self.profiles.get(agent_id)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Profile]:
         return iter(self.profiles.values())
 
     def not_found(self, agent_id: str) -> DirectoryError:
@@ -432,109 +426,3 @@ def resolve(catalog: Catalog, profile: Profile) -> Resolved:
         reasoning_effort=_nearest(f.reasoning_effort for f in self_first),
         skills_index=_nearest(f.skills_index for f in self_first),
     )
-
-
-# --- source attribution (§8.2, kits.md §4) -----------------------------------------------
-
-
-@dataclass(frozen=True)
-class Source:
-    kind: str
-    kit: str | None = None
-    worker: str | None = None
-    version: str | None = None
-    modified: bool | None = None
-
-
-@dataclass(frozen=True)
-class Owner:
-    """Who wrote a project profile: a kit (`kit`) or a worker's skills bundle (`worker`)."""
-
-    kit: str | None
-    worker: str | None
-    version: str | None
-    sha256: str | None
-
-
-def kit_owned_agents(project_root: Path) -> dict[str, Owner]:
-    """Agent id → the first kit (sorted by id) with a non-skipped `agents/<id>.md` entry in
-    `<project root>/kits.lock`. Lenient: a missing, unreadable, unparsable or unsupported lock
-    owns nothing. Scalars are read as strings so versions such as `1.10` survive."""
-    try:
-        text = (project_root / "kits.lock").read_text(encoding="utf-8")
-        data = yaml.load(text, Loader=yaml.BaseLoader)  # noqa: S506 - strings only, no tags
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return {}
-    if not isinstance(data, dict) or str(data.get("version", "")).strip() != "1":
-        return {}
-    kits = data.get("kits")
-    owners: dict[str, Owner] = {}
-    if not isinstance(kits, dict):
-        return owners
-    for kit in sorted(k for k in kits if isinstance(k, str)):
-        entry = kits[kit]
-        if not isinstance(entry, dict) or not isinstance(entry.get("files"), dict):
-            continue
-        version = entry.get("version") if isinstance(entry.get("version"), str) else None
-        for install_path, locked in entry["files"].items():
-            if not (isinstance(install_path, str) and install_path.startswith("agents/")):
-                continue
-            stem = install_path[len("agents/"):]
-            if "/" in stem or not stem.endswith(".md"):
-                continue
-            locked = locked if isinstance(locked, dict) else {}
-            if str(locked.get("skipped", "false")).strip().lower() in ("true", "yes", "on"):
-                continue
-            sha = locked.get("sha256") if isinstance(locked.get("sha256"), str) else None
-            owners.setdefault(stem[: -len(".md")], Owner(kit, None, version, sha))
-    return owners
-
-
-def worker_owned_agents(skills_root: Path) -> dict[str, Owner]:
-    """Agent id → the first completion marker (by worker directory name) whose `agents` map
-    lists it (surfaces.md §9.5). Unreadable markers are ignored."""
-    owners: dict[str, Owner] = {}
-    try:
-        dirs = sorted(entry.name for entry in os.scandir(skills_root) if entry.is_dir())
-    except OSError:
-        return owners
-    for name in dirs:
-        try:
-            marker = json.loads((skills_root / name / COMPLETION_MARKER).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError):
-            continue
-        if not isinstance(marker, dict) or not isinstance(marker.get("agents"), dict):
-            continue
-        worker = marker.get("worker") if isinstance(marker.get("worker"), str) else name
-        version = marker.get("version") if isinstance(marker.get("version"), str) else None
-        for agent_id, sha in marker["agents"].items():
-            if isinstance(agent_id, str):
-                owners.setdefault(agent_id, Owner(None, worker, version, sha if isinstance(sha, str) else None))
-    return owners
-
-
-def sha256_hex(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-class SourceLookup:
-    """Reads `kits.lock` and the completion markers once per call and attributes profiles."""
-
-    def __init__(self, project_root: Path, skills_root: Path) -> None:
-        self._kits = kit_owned_agents(project_root)
-        self._workers = worker_owned_agents(skills_root)
-
-    def source(self, profile: Profile) -> Source:
-        if profile.builtin:
-            return Source("builtin")
-        if profile.is_global:
-            return Source("global")
-        owner = self._kits.get(profile.id)
-        if owner is not None:
-            return Source("kit", kit=owner.kit, version=owner.version,
-                          modified=sha256_hex(profile.raw) != owner.sha256)
-        owner = self._workers.get(profile.id)
-        if owner is not None:
-            return Source("worker", worker=owner.worker, version=owner.version,
-                          modified=sha256_hex(profile.raw) != owner.sha256)
-        return Source("local")

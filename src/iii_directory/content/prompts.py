@@ -27,7 +27,6 @@ from .files import MAX_FILE_BYTES, body_is_empty, read_head
 from .ids import closest, name_problem
 from .markdown import FrontmatterError, parse_frontmatter
 from .roots import (
-    SYSTEM_PROMPTS_SEGMENT,
     Kind,
     classify,
     lexically_within,

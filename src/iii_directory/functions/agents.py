@@ -18,6 +18,7 @@ import anyio
 from pydantic import Field
 
 from ..content import agents as store
+from ..content.agent_sources import Source, SourceLookup
 from ..content.atomic import atomic_delete, atomic_write
 from ..content.files import modified_at
 from ..content.functions_field import rewrite_functions
@@ -261,12 +262,12 @@ async def _catalog(ctx: Context) -> store.Catalog:
     )
 
 
-async def _sources(ctx: Context) -> store.SourceLookup:
+async def _sources(ctx: Context) -> SourceLookup:
     """`kits.lock` and the completion markers of this call, read off the event loop."""
-    return await anyio.to_thread.run_sync(store.SourceLookup, project_root(), ctx.settings.path("skills_folder"))
+    return await anyio.to_thread.run_sync(SourceLookup, project_root(), ctx.settings.path("skills_folder"))
 
 
-def _source_model(source: store.Source) -> AgentSource:
+def _source_model(source: Source) -> AgentSource:
     return AgentSource(
         kind=source.kind,  # type: ignore[arg-type]
         kit=source.kit,
