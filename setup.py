@@ -72,7 +72,9 @@ def extensions() -> list[Extension]:
 
     compile_args: list[str] = []
     if sys.platform != "win32":
-        compile_args = ["-O3"]
+        # -ffp-contract=off: no fused multiply-add, so BM25 weights round exactly like the
+        # plain-Python reference on every CPU (aarch64 and armv7 would otherwise fuse).
+        compile_args = ["-O3", "-ffp-contract=off"]
     ext = Extension(
         "_rank._core",
         sources=["src/_rank/_core.pyx"],

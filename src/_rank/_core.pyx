@@ -398,6 +398,9 @@ cdef class BM25Index:
         self._n_terms = 0
 
     def __dealloc__(self):
+        self._release()
+
+    cdef void _release(self) noexcept:
         free(self._offsets)
         free(self._docs)
         free(self._weights)
@@ -405,9 +408,18 @@ cdef class BM25Index:
         free(self._matched)
         free(self._touched)
         free(self._hits)
+        self._offsets = NULL
+        self._docs = NULL
+        self._weights = NULL
+        self._scores = NULL
+        self._matched = NULL
+        self._touched = NULL
+        self._hits = NULL
 
     def __init__(self, documents, k1=1.2, b=0.75):
-        self.k1, self.b = check_params(k1, b)
+        if self._busy:
+            raise RuntimeError("cannot re-initialise a BM25Index while it is being searched")
+        k1_value, b_value = check_params(k1, b)
         if isinstance(documents, (str, bytes)) or not _is_sequence(documents):
             raise TypeError(
                 f"documents must be a sequence of term sequences, got {type(documents).__name__}")
@@ -438,10 +450,13 @@ cdef class BM25Index:
             position += 1
         if position != n:
             raise ValueError("documents changed length while the index was built")
-        self._vocab = vocab
+        self._release()  # __init__ called again on a built index
+        self._vocab = None
+        self.k1, self.b = k1_value, b_value
         self._n = n
         self._n_terms = len(vocab)
         self._build(doc_terms, lengths)
+        self._vocab = vocab  # set last: an index whose build failed answers nothing
 
     cdef int _build(self, list doc_terms, list lengths) except -1:
         cdef Py_ssize_t n = self._n, n_terms = self._n_terms, total = len(doc_terms)
@@ -541,6 +556,8 @@ cdef class BM25Index:
         if min_matched < 0:
             raise ValueError(f"min_matched must be >= 0, got {min_matched}")
         mm = max(1, min(min_matched, 2147483647))
+        if self._vocab is None:
+            raise RuntimeError("BM25Index was not initialised (its build failed or never ran)")
         cdef Py_ssize_t nq_raw = len(terms)
         cdef int32_t small[32]
         cdef int32_t* qterms = small

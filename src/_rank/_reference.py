@@ -225,12 +225,13 @@ class BM25Index:
     """
 
     def __init__(self, documents: Sequence[Sequence[str]], k1: float = 1.2, b: float = 0.75) -> None:
-        self.k1, self.b = check_params(k1, b)
+        k1, b = check_params(k1, b)
         if isinstance(documents, (str, bytes)) or not isinstance(documents, Sequence):
             raise TypeError(
                 f"documents must be a sequence of term sequences, got {type(documents).__name__}"
             )
         docs = [check_document(i, d) for i, d in enumerate(documents)]
+        self.k1, self.b = k1, b
         self._n = len(docs)
         total = sum(len(d) for d in docs)
         avgdl = total / self._n if self._n else 0.0

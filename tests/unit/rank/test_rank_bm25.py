@@ -184,3 +184,28 @@ def test_vocabulary_size_and_parameters(impl: ModuleType) -> None:
     index = impl.BM25Index(DOCS, k1=1.5, b=0.5)
     assert index.vocabulary_size == 6
     assert (index.k1, index.b) == (1.5, 0.5)
+
+
+def test_reinitialising_rebuilds(impl: ModuleType) -> None:
+    index = impl.BM25Index(DOCS)
+    index.__init__([["other"]])
+    assert len(index) == 1 and index.search(["send"]) == [] and index.search(["other"])[0][0] == 0
+
+
+def test_rejected_reinitialisation_keeps_the_index(impl: ModuleType) -> None:
+    index = impl.BM25Index(DOCS)
+    before = index.search(["send", "email"])
+    with pytest.raises(TypeError):
+        index.__init__([["a", 1]], k1=2.0)
+    assert index.search(["send", "email"]) == before and index.k1 == 1.2
+
+
+def test_uninitialised_compiled_index_refuses_searches() -> None:
+    from .conftest import COMPILED
+
+    if COMPILED is None:
+        pytest.skip("the compiled core is not built")
+    index = COMPILED.BM25Index.__new__(COMPILED.BM25Index)
+    with pytest.raises(RuntimeError, match="not initialised"):
+        index.search(["a"])
+    assert len(index) == 0
