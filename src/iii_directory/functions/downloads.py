@@ -267,23 +267,26 @@ class AutoDownloader:
         return []
 
     async def reconcile(self, settings: Settings | None = None) -> list[str]:
-        """Download every missing bundle (`iii`, then the compose containers); returns the
-        names that were installed."""
+        """Download every missing bundle — the engine namespace `iii` first (before asking
+        Compose, so a slow Compose never delays it), then the compose containers by name;
+        returns the names that were installed."""
         settings = settings or self.directory.settings
-        names = [ENGINE_NAMESPACE]
-        for name in await self._containers():
-            if name not in names:
-                names.append(name)
-        installed = []
-        for name in names:
+        installed: list[str] = []
+
+        async def consider(name: str) -> None:
             if worker_name_problem(name):
-                continue
+                return
             if (local_skills_root(settings) / name).is_dir():
-                continue
+                return
             if has_marker(skills_root(settings), name):
-                continue
+                return
             if await self.auto_download(name):
                 installed.append(name)
+
+        await consider(ENGINE_NAMESPACE)
+        for name in await self._containers():
+            if name != ENGINE_NAMESPACE:
+                await consider(name)
         if installed:
             self.directory.service(InstalledWorkers).invalidate()
         return installed
