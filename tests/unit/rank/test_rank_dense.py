@@ -139,13 +139,13 @@ def test_small_k_empty_index_and_k_above_size() -> None:
 
 @pytest.mark.timeout(120)
 def test_hnsw_agrees_with_exact() -> None:
-    vectors = clustered(6000)
+    vectors = clustered(2000)
     queries = clustered(50, seed=1)
-    hnsw = dense.VectorIndex(threshold=5000, threads=1)
-    hnsw.add(vectors[:4000])
+    hnsw = dense.VectorIndex(threshold=1500, threads=1)
+    hnsw.add(vectors[:1000])
     assert hnsw.backend == "exact"
-    hnsw.add(vectors[4000:])
-    assert hnsw.backend == "hnsw" and len(hnsw) == 6000
+    hnsw.add(vectors[1000:])
+    assert hnsw.backend == "hnsw" and len(hnsw) == 2000
     exact = dense.VectorIndex(threshold=10**9)
     exact.add(vectors)
     got_ids, got_scores = hnsw.search(queries, k=10)
@@ -154,10 +154,14 @@ def test_hnsw_agrees_with_exact() -> None:
     assert recall >= 0.95
     assert np.all(np.diff(got_scores, axis=1) <= 1e-6)  # sorted best first
     assert np.allclose(got_scores[:, 0], want_scores[:, 0], atol=1e-5)
-    more = clustered(3000, seed=2)
+    more = clustered(1200, seed=2)
     hnsw.add(more)  # grows past the graph's initial capacity
-    assert len(hnsw) == 9000
-    assert hnsw.search(more[:1], k=1)[0].tolist() == [[6000]]
+    assert len(hnsw) == 3200
+    assert hnsw.search(more[:1], k=1)[0].tolist() == [[2000]]
+
+
+def test_default_threshold_is_five_thousand() -> None:
+    assert dense.HNSW_THRESHOLD == 5000 and dense.VectorIndex().threshold == 5000
 
 
 def test_without_hnswlib_search_stays_exact(monkeypatch: pytest.MonkeyPatch) -> None:
