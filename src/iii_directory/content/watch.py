@@ -11,6 +11,8 @@
   markdown file as a skills event.
 * Coalescing: after the first notification keep collecting for 300 ms, then judge each path
   once and fire `{op: "external"}` once per kind collected.
+* A directory that appeared (`mkdir -p ns && cp …`, `cp -r bundle skills/`) is walked at the end
+  of the window: files written into it before the recursive watch reached it are judged too.
 * Self-write suppression: a path this worker wrote or deleted within the last 5 s is skipped,
   its mark consumed on first sighting; so the worker's own writes produce only their precise op.
 """
@@ -21,7 +23,7 @@ import asyncio
 import logging
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,7 +31,7 @@ import anyio
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
 from .atomic import SelfWrites
-from .roots import Kind, WatchRoot, classify, relative_parts, watch_roots
+from .roots import Kind, WatchRoot, classify, relative_parts, walk_markdown, watch_roots
 
 if TYPE_CHECKING:
     from ..directory import Directory
@@ -37,11 +39,20 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 WINDOW_S = 0.3
+MAX_WALKED_PER_WINDOW = 10_000
 SKILLS_EVENT = "directory::skills::on-change"
 PROMPTS_EVENT = "directory::system-prompts::on-change"
 AGENTS_EVENT = "directory::agents::on-change"
 EVENT_ORDER = (SKILLS_EVENT, PROMPTS_EVENT, AGENTS_EVENT)
 EXTERNAL = {"op": "external"}
+
+
+@dataclass
+class _Batch:
+    """Changed paths of one notification batch; `added` are the ones reported as created."""
+
+    paths: set[Path] = field(default_factory=set)
+    added: set[Path] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -106,6 +117,19 @@ def external_events(paths: Iterable[Path], judge: Callable[[Path], str | None],
     return [kind for kind in EVENT_ORDER if kind in kinds]
 
 
+def expand_new_directories(added: Iterable[Path], limit: int = MAX_WALKED_PER_WINDOW) -> set[Path]:
+    """The markdown files now under directories reported as added (bounded)."""
+    found: set[Path] = set()
+    for path in added:
+        if path.name.endswith(".md") or not path.is_dir() or path.is_symlink():
+            continue
+        for item in walk_markdown(path):
+            found.add(item.path)
+            if len(found) >= limit:
+                return found
+    return found
+
+
 class SkillsWatcher:
     """One per Directory (`directory.service(SkillsWatcher)`); `start()` / `stop()` are the
     Surface hooks."""
@@ -116,6 +140,8 @@ class SkillsWatcher:
         self._stop: anyio.Event | None = None
         self.window_s = WINDOW_S
         self.roots: list[WatchRoot] = []
+        self.windows = 0
+        """Coalescing windows judged so far (lets tests wait for a burst to be processed)."""
 
     @property
     def running(self) -> bool:
@@ -156,7 +182,7 @@ class SkillsWatcher:
                 pass
 
     async def _run(self, stop: anyio.Event) -> None:
-        send, receive = anyio.create_memory_object_stream[set[Path]](max_buffer_size=math.inf)
+        send, receive = anyio.create_memory_object_stream[_Batch](max_buffer_size=math.inf)
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(self._pump, send, stop)
@@ -164,8 +190,8 @@ class SkillsWatcher:
         except Exception as exc:  # noqa: BLE001 - a watcher failure only disables the watcher
             log.warning("watcher stopped: %s", exc)
 
-    async def _pump(self, send: ObjectSendStream[set[Path]], stop: anyio.Event) -> None:
-        from watchfiles import awatch
+    async def _pump(self, send: ObjectSendStream[_Batch], stop: anyio.Event) -> None:
+        from watchfiles import Change, awatch
 
         paths = [str(root.path) for root in self.roots]
         async with send:
@@ -173,19 +199,29 @@ class SkillsWatcher:
                 *paths, stop_event=stop, watch_filter=None, debounce=int(self.window_s * 1000),
                 step=20, recursive=True, ignore_permission_denied=True,
             ):
-                await send.send({Path(path) for _change, path in changes})
+                batch = _Batch()
+                for change, path in changes:
+                    batch.paths.add(Path(path))
+                    if change == Change.added:
+                        batch.added.add(Path(path))
+                await send.send(batch)
 
-    async def _coalesce(self, receive: ObjectReceiveStream[set[Path]]) -> None:
+    async def _coalesce(self, receive: ObjectReceiveStream[_Batch]) -> None:
         judge = PathJudge(self.roots)
         marks = self._directory.self_writes
         async with receive:
             async for first in receive:
-                window = set(first)
+                window = _Batch(set(first.paths), set(first.added))
                 with anyio.move_on_after(self.window_s):
                     async for more in receive:
-                        window |= more
-                for trigger_type in external_events(window, judge, marks):
+                        window.paths |= more.paths
+                        window.added |= more.added
+                paths = window.paths | await anyio.to_thread.run_sync(
+                    expand_new_directories, window.added
+                )
+                for trigger_type in external_events(paths, judge, marks):
                     self._directory.engine.emit(trigger_type, dict(EXTERNAL))
+                self.windows += 1
 
 
 async def start_watcher(directory: Directory) -> None:
