@@ -60,8 +60,8 @@ ENGINE_NAMESPACE = "iii"
 class DownloadInput(Request):
     branch: str | None = Field(
         default=None,
-        description='Source A: branch to clone. Defaults to `"main"`. Pass `"master"` (or any other '
-        "branch name) for repos whose default branch is not `main`.",
+        description='Source A: branch to clone. Defaults to `"main"`. Pass `"master"` (or any '
+        "other branch name) for repos whose default branch is not `main`.",
     )
     repo: str | None = Field(
         default=None, description="Source A: GitHub repo URL. Pair with `skill`."
@@ -174,22 +174,14 @@ async def download(ctx: Context, req: DownloadInput) -> DownloadOutput:
 
 
 async def download_from_registry(ctx: Context, req: RegistryDownloadInput) -> DownloadOutput:
-    worker = req.worker.strip()
-    if not worker:
-        raise DirectoryError.plain("worker name must be non-empty")
-    source = validate_download_request(worker=worker, version=req.version, tag=req.tag)
+    """Converted to the flexible form and validated the same way (§9.1)."""
+    source = validate_download_request(worker=req.worker, version=req.version, tag=req.tag)
     return await _run(ctx, source)
 
 
 async def download_from_repo(ctx: Context, req: RepoDownloadInput) -> DownloadOutput:
-    repo, skill = req.repo.strip(), req.skill.strip()
-    if not repo:
-        raise DirectoryError.plain("repo must be non-empty")
-    if not skill:
-        raise DirectoryError.plain("skill name must be non-empty")
-    if req.branch is not None and not req.branch.strip():
-        raise DirectoryError.plain("branch must be non-empty")
-    source = validate_download_request(repo=repo, skill=skill, branch=req.branch)
+    """Converted to the flexible form and validated the same way (§9.1)."""
+    source = validate_download_request(repo=req.repo, skill=req.skill, branch=req.branch)
     return await _run(ctx, source)
 
 

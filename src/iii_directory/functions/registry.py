@@ -1,4 +1,4 @@
-"""`directory::registry::workers::{list,info}` — the workers-registry proxy (surfaces.md §10.1–10.2).
+"""`directory::registry::workers::{list,info}`: the workers-registry proxy (surfaces.md §10.1–2).
 
 Both answer through `sources.registry.RegistryClient` (TTL cache, whole-request deadline, coded
 errors). `list` forwards `search` / `cursor` only when present; `info` merges the worker envelope
@@ -67,7 +67,9 @@ class Worker(Response):
     repo: str | None = None
     supported_targets: list[str] = Field(default_factory=list)
     total_downloads: int = Field(default=0, ge=0)
-    type: str | None = Field(default=None, description="Worker kind — `binary`, `image`, or `engine`.")
+    type: str | None = Field(
+        default=None, description="Worker kind — `binary`, `image`, or `engine`."
+    )
     version: str | None = Field(
         default=None,
         description="Latest published version (worker-list) or the resolved version (worker-info, "
@@ -89,12 +91,13 @@ class WorkerListInput(Request):
 
     cursor: OptionalText = Field(
         default=None,
-        description="Cursor from a previous call's `pagination.next_cursor`; omit for the first page.",
+        description="Cursor from a previous call's `pagination.next_cursor`; omit for the first "
+        "page.",
     )
     search: OptionalText = Field(
         default=None,
-        description="Optional free-text query, fuzzy-matched by the registry; omitted means ordered "
-        "by downloads.",
+        description="Optional free-text query, fuzzy-matched by the registry; omitted means "
+        "ordered by downloads.",
     )
 
 
@@ -136,8 +139,8 @@ class WorkerInfoInput(Request):
     name: str = Field(description='Worker name in the registry (e.g. `"resend"`).')
     readme: bool = Field(
         default=False,
-        description="Include the README markdown (10–25 KB for most workers). Off by default: the "
-        "card is for judging fit before `compose::add`; the README is for setup prose and "
+        description="Include the README markdown (10–25 KB for most workers). Off by default: "
+        "the card is for judging fit before `compose::add`; the README is for setup prose and "
         "examples.",
     )
     tag: OptionalText = None

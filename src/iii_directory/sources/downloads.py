@@ -87,7 +87,9 @@ def validate_download_request(
             "specify either {repo, skill, branch?} OR {worker, version?|tag?}, not both"
         )
     if not repo_group and not registry_group:
-        raise DirectoryError.plain("specify either {repo, skill, branch?} OR {worker, version?|tag?}")
+        raise DirectoryError.plain(
+            "specify either {repo, skill, branch?} OR {worker, version?|tag?}"
+        )
     if repo_group:
         if repo is None:
             raise DirectoryError.plain("repo is required when skill is set")

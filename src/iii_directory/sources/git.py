@@ -67,7 +67,10 @@ def repo_url_problem(repo: str) -> str | None:
     if repo.startswith("-"):
         return f"repo may not start with '-' (argument injection): \"{repo}\""
     if "::" in repo:
-        return f"repo may not contain '::' (transport helpers such as ext:: are refused): \"{repo}\""
+        return (
+            "repo may not contain '::' (transport helpers such as ext:: are refused): "
+            f'"{repo}"'
+        )
     if repo.lower().startswith("file:"):
         return f"repo may not be a file: URL: \"{repo}\""
     if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in repo):

@@ -192,7 +192,7 @@ async def test_name_mismatch_and_bad_names(dl_directory: Directory,
     for name, message in [
         ("Shell", 'worker name must start with a lowercase ASCII letter or digit: "Shell"'),
         ("a/../b", "worker name may only contain lowercase letters, digits, '-', '_': \"a/../b\""),
-        ("  ", "worker name must be non-empty"),
+        ("  ", "specify either {repo, skill, branch?} OR {worker, version?|tag?}"),
     ]:
         with pytest.raises(DirectoryError) as info:
             await dl_directory.invoke("directory::skills::download_from_registry",
