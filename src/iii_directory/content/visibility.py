@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ..config import Settings, project_root
-from .markdown import FrontmatterError, load_yaml
+from ..config import Settings
+from ..kits.lock import read_lock
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -36,7 +36,6 @@ log = logging.getLogger(__name__)
 COMPOSE_STATUS = "compose::status"
 COMPOSE_STATUS_TIMEOUT_S = 5.0
 ALWAYS_VISIBLE_NAMESPACES: frozenset[str] = frozenset({"directory", "iii"})
-KITS_LOCK_MAX_BYTES = 4 * 1024 * 1024
 
 
 def parse_installed(payload: Any) -> frozenset[str] | None:
@@ -137,39 +136,10 @@ class InstalledWorkers:
 # --- kits.lock (lenient) -------------------------------------------------------------------
 
 
-def kits_lock_path() -> Path:
-    return project_root() / "kits.lock"
-
-
-def kit_namespaces(path: Path | None = None) -> frozenset[str]:
-    """Installed kit ids (`<handle>/<kit>`) from `kits.lock`, read leniently: a missing,
-    unreadable, unparsable or unsupported lock counts as no kits (kits.md §3.1)."""
-    lock = path or kits_lock_path()
-    try:
-        if lock.stat().st_size > KITS_LOCK_MAX_BYTES:
-            log.warning("ignoring %s: larger than %d bytes", lock, KITS_LOCK_MAX_BYTES)
-            return frozenset()
-        text = lock.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return frozenset()
-    except (OSError, UnicodeDecodeError) as exc:
-        log.warning("ignoring unreadable %s: %s", lock, exc)
-        return frozenset()
-    if not text.strip():
-        return frozenset()
-    try:
-        data = load_yaml(text, max_bytes=KITS_LOCK_MAX_BYTES)
-    except FrontmatterError as exc:
-        log.warning("ignoring invalid %s: %s", lock, exc)
-        return frozenset()
-    if not isinstance(data, Mapping) or data.get("version") != 1:
-        return frozenset()
-    kits = data.get("kits")
-    if not isinstance(kits, Mapping):
-        return frozenset()
-    return frozenset(
-        k for k in kits if isinstance(k, str) and k.count("/") == 1 and all(k.split("/"))
-    )
+def kit_namespaces(root: Path | None = None) -> frozenset[str]:
+    """Installed kit ids (`<handle>/<kit>`) from `<project root>/kits.lock`, read leniently: a
+    missing, unreadable, unparsable or unsupported lock counts as no kits (kits.md §3.1)."""
+    return frozenset(read_lock(root).namespaces())
 
 
 # --- the filter ----------------------------------------------------------------------------

@@ -109,14 +109,15 @@ async def test_compose_call_is_routed(make_directory: Any, peer: PeerEngine,
 
 def test_kit_namespaces_are_read_leniently(roots: dict[str, Path]) -> None:
     lock = roots["project"] / "kits.lock"
-    assert kit_namespaces(lock) == frozenset()
+    assert kit_namespaces() == frozenset()
     write(roots["project"], "kits.lock",
-          "# kits.lock\nversion: 1\nkits:\n  acme/team:\n    version: 1.0.0\n  bad: {}\n")
+          "# kits.lock\nversion: 1\nkits:\n  acme/team:\n    version: 1.0.0\n")
     assert kit_namespaces() == frozenset({"acme/team"})
+    assert kit_namespaces(roots["project"]) == frozenset({"acme/team"})
     for broken in ["version: 2\nkits:\n  acme/team: {}\n", "kits: [\n", "", "- 1\n",
                    "version: 1\nkits: [a]\n"]:
         lock.write_text(broken)
-        assert kit_namespaces(lock) == frozenset()
+        assert kit_namespaces() == frozenset()
 
 
 @pytest.mark.parametrize(
