@@ -38,6 +38,14 @@ async def wait_until(predicate: Any, timeout: float = 15.0) -> None:
             await anyio.sleep(0.05)
 
 
+@pytest.fixture(autouse=True)
+def _no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loopback servers must be reached directly, whatever proxy the host configures."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+                 "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def registry() -> Iterator[MockRegistry]:
     with MockRegistry() as server:

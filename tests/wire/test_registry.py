@@ -18,6 +18,14 @@ from iii_directory.testing.registry import MockRegistry
 pytestmark = [pytest.mark.wire, pytest.mark.timeout(60)]
 
 
+@pytest.fixture(autouse=True)
+def _no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loopback servers must be reached directly, whatever proxy the host configures."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+                 "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def registry() -> Iterator[MockRegistry]:
     with MockRegistry(page_size=2) as server:

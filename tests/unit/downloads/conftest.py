@@ -77,3 +77,14 @@ def _tree(root: Path) -> dict[str, str]:
 def tree() -> Callable[[Path], dict[str, str]]:
     """`tree(root)`: every regular file under `root` as relative path → text."""
     return _tree
+
+
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+                   "all_proxy")
+
+
+@pytest.fixture(autouse=True)
+def _no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loopback servers must be reached directly, whatever proxy the host configures."""
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)

@@ -34,3 +34,14 @@ def reg_directory(reg_settings: Settings) -> Directory:
 @pytest.fixture
 def client(reg_directory: Directory) -> RegistryClient:
     return reg_directory.service(RegistryClient)
+
+
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+                   "all_proxy")
+
+
+@pytest.fixture(autouse=True)
+def _no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loopback servers must be reached directly, whatever proxy the host configures."""
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
