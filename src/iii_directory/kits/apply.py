@@ -252,7 +252,9 @@ class _Run:
         plan = record.plan
         self.report = ApplyReport(
             plan_id=plan.plan_id, kind=plan.kind, kit=plan.kit, from_=plan.from_, to=plan.to,
-            lock_path=str(lock_path(deps.root)),
+            steps=[], files_written=[], files_merged=[], files_removed=[], files_kept=[],
+            workers_added=[], workers_updated=[], workers_removed=[], agents=[],
+            skills_changed=False, agents_changed=False, lock_path=str(lock_path(deps.root)),
         )
 
     async def update(self, step: Step, state: str | None = None, detail: str | None = None) -> None:

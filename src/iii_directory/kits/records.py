@@ -129,17 +129,17 @@ class Capabilities(Response):
 
 
 class PlanCounts(Response):
-    agents: int = Field(0, ge=0)
-    skills: int = Field(0, ge=0)
-    workers: int = Field(0, ge=0)
-    functions: int = Field(0, ge=0)
-    added: int = Field(0, ge=0)
-    modified: int = Field(0, ge=0)
-    removed: int = Field(0, ge=0)
-    unchanged: int = Field(0, ge=0)
-    collisions: int = Field(0, ge=0)
-    conflicts: int = Field(0, ge=0)
-    decisions_required: int = Field(0, ge=0, description="Files whose `default` is `null`.")
+    agents: int = Field(ge=0)
+    skills: int = Field(ge=0)
+    workers: int = Field(ge=0)
+    functions: int = Field(ge=0)
+    added: int = Field(ge=0)
+    modified: int = Field(ge=0)
+    removed: int = Field(ge=0)
+    unchanged: int = Field(ge=0)
+    collisions: int = Field(ge=0)
+    conflicts: int = Field(ge=0)
+    decisions_required: int = Field(ge=0, description="Files whose `default` is `null`.")
 
 
 class Plan(Response):
@@ -153,7 +153,7 @@ class Plan(Response):
     to: str | None = Field(None, description="Version this plan installs (install, update).")
     requested: str = Field(description="What was asked for (tag, version or range) — stored in the lock.")
     bump: str | None = Field(None, description="`major` | `minor` | `patch` | `prerelease` (update).")
-    major: bool = False
+    major: bool
     author: Author | None = None
     description: str | None = None
     license: str | None = None
@@ -162,16 +162,15 @@ class Plan(Response):
     notes: str | None = None
     deprecation: Deprecation | None = None
     registry_url: str = Field(description="The kit's page in the registry web app.")
-    workers: list[PlanWorker] = Field(default_factory=list)
-    files: list[PlanFile] = Field(default_factory=list)
-    capabilities: Capabilities = Field(default_factory=Capabilities)
+    workers: list[PlanWorker]
+    files: list[PlanFile]
+    capabilities: Capabilities
     functions: list[KitFunction] = Field(
-        default_factory=list,
         description="Functions the kit's profiles preload, with the worker that provides each.",
     )
-    warnings: list[Issue] = Field(default_factory=list)
-    blocking: list[Issue] = Field(default_factory=list)
-    counts: PlanCounts = Field(default_factory=PlanCounts)
+    warnings: list[Issue]
+    blocking: list[Issue]
+    counts: PlanCounts
     created_at: str
     expires_at: str
     review: str = Field(description="Where a human reviews it.")
@@ -200,7 +199,7 @@ class Step(Response):
 
 class Progress(Response):
     omit_when_none = frozenset({"error", "started_at"})
-    steps: list[Step] = Field(default_factory=list)
+    steps: list[Step]
     written: dict[str, str] = Field(
         default_factory=dict,
         description=(
@@ -230,19 +229,17 @@ class ApplyReport(Response):
     kit: str
     from_: str | None = Field(None, alias="from")
     to: str | None = None
-    steps: list[Step] = Field(default_factory=list)
-    files_written: list[str] = Field(default_factory=list)
-    files_merged: list[str] = Field(default_factory=list)
-    files_removed: list[str] = Field(default_factory=list)
-    files_kept: list[str] = Field(
-        default_factory=list, description="Files left as they are (kept, skipped, or mine)."
-    )
-    workers_added: list[str] = Field(default_factory=list)
-    workers_updated: list[str] = Field(default_factory=list)
-    workers_removed: list[str] = Field(default_factory=list)
-    agents: list[str] = Field(default_factory=list, description="Agent profile ids this kit now provides.")
-    skills_changed: bool = False
-    agents_changed: bool = False
+    steps: list[Step]
+    files_written: list[str]
+    files_merged: list[str]
+    files_removed: list[str]
+    files_kept: list[str] = Field(description="Files left as they are (kept, skipped, or mine).")
+    workers_added: list[str]
+    workers_updated: list[str]
+    workers_removed: list[str]
+    agents: list[str] = Field(description="Agent profile ids this kit now provides.")
+    skills_changed: bool
+    agents_changed: bool
     lock_path: str
 
 
@@ -268,7 +265,7 @@ class KitUpdate(Response):
         None, description="Newest version satisfying `requested`, unless the user ignored it."
     )
     latest: str | None = None
-    major: bool = False
+    major: bool
     ignored: str | None = Field(
         None, description="`available` would be this version, but the user ignored it."
     )
@@ -291,20 +288,20 @@ class UpdateCache(Response):
 
 class CheckUpdatesResult(Response):
     checked_at: str | None = None
-    available: int = Field(0, ge=0, description="Installed kits with an update to offer.")
-    kits: list[KitUpdateRow] = Field(default_factory=list)
+    available: int = Field(ge=0, description="Installed kits with an update to offer.")
+    kits: list[KitUpdateRow]
     error: str | None = Field(
         None, description="Why the last check could not reach the registry, if it could not."
     )
 
 
 class FileCounts(Response):
-    agents: int = Field(0, ge=0)
-    skills: int = Field(0, ge=0)
-    intact: int = Field(0, ge=0)
-    edited: int = Field(0, ge=0)
-    missing: int = Field(0, ge=0)
-    skipped: int = Field(0, ge=0)
+    agents: int = Field(ge=0)
+    skills: int = Field(ge=0)
+    intact: int = Field(ge=0)
+    edited: int = Field(ge=0)
+    missing: int = Field(ge=0)
+    skipped: int = Field(ge=0)
 
 
 class KitRow(Response):
@@ -313,11 +310,11 @@ class KitRow(Response):
     version: str
     requested: str
     installed_at: str
-    workers: dict[str, str] = Field(default_factory=dict)
-    files: FileCounts = Field(default_factory=FileCounts)
+    workers: dict[str, str]
+    files: FileCounts
     update: KitUpdate | None = None
     registry_url: str
-    pending: list[str] = Field(default_factory=list, description="Plans of this kit waiting for review.")
+    pending: list[str] = Field(description="Plans of this kit waiting for review.")
 
 
 class PlanSummary(Response):
@@ -326,23 +323,21 @@ class PlanSummary(Response):
     kit: str
     from_: str | None = Field(None, alias="from")
     to: str | None = None
-    major: bool = False
+    major: bool
     counts: PlanCounts
-    warnings: int = Field(0, ge=0)
-    blocking: int = Field(0, ge=0)
+    warnings: int = Field(ge=0)
+    blocking: int = Field(ge=0)
     created_at: str
     expires_at: str
 
 
 class ListResult(Response):
     omit_when_none = frozenset({"updates_error"})
-    kits: list[KitRow] = Field(default_factory=list)
-    pending: list[PlanSummary] = Field(default_factory=list, description="Pending plans (summaries).")
+    kits: list[KitRow]
+    pending: list[PlanSummary] = Field(description="Pending plans (summaries).")
     updates_checked_at: str | None = None
     updates_error: str | None = None
-    attention: int = Field(
-        0, ge=0, description="Pending plans plus available updates: what the Kits badge counts."
-    )
+    attention: int = Field(ge=0, description="Pending plans plus available updates: what the Kits badge counts.")
     lock_path: str
 
 
@@ -367,12 +362,10 @@ class WorkerStatus(Response):
 
 class GetResult(KitRow):
     omit_when_none = frozenset({"update", "detail", "readme"})
-    file_list: list[FileRow] = Field(default_factory=list)
+    file_list: list[FileRow]
     detail: KitDetail | None = Field(None, description="Registry detail of the installed version, when reachable.")
     readme: str | None = None
-    worker_status: list[WorkerStatus] = Field(
-        default_factory=list, description="Workers as Compose has them now."
-    )
+    worker_status: list[WorkerStatus] = Field(description="Workers as Compose has them now.")
 
 
 class DiffResult(Response):

@@ -15,6 +15,8 @@ lifetime.
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import os
 import re
 from typing import TYPE_CHECKING, Any
@@ -29,6 +31,8 @@ from .shapes import KitDetail, KitFiles, KitFunction, KitVersions, UpdateAnswer
 
 if TYPE_CHECKING:
     from ..directory import Directory
+
+log = logging.getLogger(__name__)
 
 _MISSING = object()
 _SHA = re.compile(r"^[0-9a-fA-F]{64}$")
@@ -186,7 +190,8 @@ class KitRegistry:
             raise registry_error(f"could not decode /k/updates: {_short(exc)}") from None
 
     async def blob(self, settings: Settings, sha: str) -> str | None:
-        """A blob by sha256 (64 hex characters, else None without a request); memoised."""
+        """A blob by sha256 (64 hex characters, else None without a request); memoised.
+        A body whose own sha256 differs from the one asked for is refused (None)."""
         if not _SHA.match(sha):
             return None
         key = sha.lower()
@@ -194,6 +199,9 @@ class KitRegistry:
             return self._blobs[key]
         data = await self._call(settings, "GET", f"/blobs/{key}", raw=True)
         if data is _MISSING:
+            return None
+        if hashlib.sha256(data).hexdigest() != key:
+            log.warning("registry served a blob whose sha256 is not %s; ignoring it", key)
             return None
         try:
             text = data.decode("utf-8")

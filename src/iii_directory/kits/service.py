@@ -441,7 +441,7 @@ class KitsService:
 
     def _row(self, settings: Settings, kit: str, entry: LockedKit, cache: UpdateCache,
              pending: list[PlanRecord]) -> KitRow:
-        counts = FileCounts()
+        counts = FileCounts(agents=0, skills=0, intact=0, edited=0, missing=0, skipped=0)
         for path, locked in entry.files.items():
             if path.startswith("agents/"):
                 counts.agents += 1

@@ -44,6 +44,8 @@ class KitCatalog:
         self.kits: dict[str, dict[str, KitVersion]] = {}
         self.tags: dict[str, dict[str, str]] = {}
         self.hidden_blobs: set[str] = set()
+        self.wrong_blobs: dict[str, str] = {}
+        """sha → a body served under that sha whose own hash differs."""
         self.tampered: dict[tuple[str, str], str] = {}
         """(kit, source path) → content the counted download serves instead."""
         self.updates_override: Any = None
@@ -155,6 +157,8 @@ class KitCatalog:
         def answer(_request: RecordedRequest) -> Any:
             if digest in self.hidden_blobs:
                 return Reply(status=404, json={"error": "not found"})
+            if digest in self.wrong_blobs:
+                return Reply(body=self.wrong_blobs[digest], headers={"Content-Type": "text/plain"})
             for releases in self.kits.values():
                 for release in releases.values():
                     for content in release.files.values():
@@ -282,11 +286,15 @@ class FakeComposeEngine(StandaloneEngine):
         """function id → error message raised instead of answering"""
         self.outcome = "succeeded"
         self.detail = "pulled"
+        self.on_call: list[Any] = []
+        """Callbacks `(function_id, data)` run before each Compose answer."""
 
     async def call(self, function_id: str, data: Any, **kwargs: Any) -> Any:
         if not function_id.startswith("compose::"):
             return await super().call(function_id, data, **kwargs)
         self.calls.append((function_id, data))
+        for hook in self.on_call:
+            hook(function_id, data)
         if not self.up:
             raise EngineCallError("function_not_found", f"Function {function_id} not found")
         if function_id in self.fail:

@@ -9,7 +9,7 @@ import pytest
 
 from iii_directory.errors import DirectoryError
 from iii_directory.kits.clock import stamp
-from iii_directory.kits.records import Plan, PlanContents, PlanRecord
+from iii_directory.kits.records import Capabilities, Plan, PlanContents, PlanCounts, PlanRecord
 from iii_directory.kits.store import PLAN_TTL, PlanStore, is_valid_plan_id, new_plan_id
 
 NOW = datetime(2026, 10, 8, 14, 2, 11, tzinfo=UTC)
@@ -19,7 +19,10 @@ def record(kit: str = "acme/team", kind: str = "install", created: datetime = NO
     plan_id = new_plan_id()
     plan = Plan(
         plan_id=plan_id, kind=kind, kit=kit, requested="latest", registry_url="u",  # type: ignore[arg-type]
-        created_at=stamp(created), expires_at=stamp(created + PLAN_TTL), review="r",
+        created_at=stamp(created), expires_at=stamp(created + PLAN_TTL), review="r", major=False,
+        workers=[], files=[], capabilities=Capabilities(), functions=[], warnings=[], blocking=[],
+        counts=PlanCounts(agents=0, skills=0, workers=0, functions=0, added=0, modified=0, removed=0,
+                          unchanged=0, collisions=0, conflicts=0, decisions_required=0),
     )
     return PlanRecord(plan=plan, contents=PlanContents(blobs={"ab": "text"}, ours={"agents/x.md": "mine"}))
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import KitEnv
+from kitenv import KitEnv
 from kitfake import FLOW_V1, sha, team_v11
 
 from iii_directory.config import Settings
