@@ -14,60 +14,15 @@ configuration store with the `settings` fixture under the config id, runs the wo
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from typing import Any
 
 import anyio
 import pytest
 
 from iii_directory.config import Settings, config_id
-from iii_directory.config_boot import RetryPolicy
-from iii_directory.directory import Directory
-from iii_directory.protocol.backoff import Backoff
-from iii_directory.testing.client import EventLog, TestClient
 from iii_directory.testing.engine import TestEngine
-from iii_directory.worker import Worker
+from wire_harness import WORKER_BOOT_TIMEOUT_S, Wire, fast_worker, wait_registered
 
-WORKER_BOOT_TIMEOUT_S = 30.0
-
-
-@dataclass
-class Wire:
-    engine: TestEngine
-    worker: Worker
-    client: TestClient
-
-    @property
-    def directory(self) -> Directory:
-        assert self.worker.directory is not None
-        return self.worker.directory
-
-    async def call(self, function_id: str, data: Any = None, *, baggage: str | None = None,
-                   timeout: float = 10.0) -> Any:
-        """Invoke a function through the engine, as another worker would."""
-        return await self.client.call(function_id, {} if data is None else data, baggage=baggage, timeout=timeout)
-
-    def subscribe(self, trigger_type: str) -> EventLog:
-        return self.client.subscribe(trigger_type)
-
-
-def fast_worker(url: str, **overrides: Any) -> Worker:
-    """A worker with test-speed back-off, retries and shutdown grace (defaults untouched)."""
-    options: dict[str, Any] = {
-        "backoff": Backoff(base=0.05, cap=0.5),
-        "retry": RetryPolicy(attempts=3, timeout_s=2.0, sleep_s=0.05),
-        "shutdown_grace_s": 2.0,
-        "ping_interval": None,
-    }
-    options.update(overrides)
-    return Worker(url, **options)
-
-
-async def wait_registered(engine: TestEngine, worker: Worker) -> None:
-    """Wait until the engine holds every function of the worker's table."""
-    ids = set(worker.table.functions)
-    await engine.wait_for(lambda: ids <= {fid for (_ns, fid), e in engine.functions.items() if e.owner is not None},
-                          timeout=10)
+__all__ = ["Wire", "fast_worker", "wait_registered"]
 
 
 @pytest.fixture

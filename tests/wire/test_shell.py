@@ -9,7 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import fast_worker, wait_registered
+from wire_harness import fast_worker, wait_registered
 from shell_sample import HOOK_TYPE, ON_CHANGE, sample_table
 
 from iii_directory.config import Settings, config_id
