@@ -1,7 +1,199 @@
-"""Surface module `search` (being built; see the issue that owns it)."""
+"""Surface `search`: `directory::search_functions`, `directory::on-functions-change` and its
+`engine::functions-available` binding, plus the start hook (catalog boot snapshot, background
+model loading). The pipeline itself lives in `iii_directory.search`."""
 
 from __future__ import annotations
 
-from ..table import Surface
+import logging
+from typing import Any, ClassVar, Literal
 
-SURFACE = Surface()
+from pydantic import Field
+
+from ..context import Context
+from ..directory import Directory
+from ..errors import DirectoryError
+from ..models import Request, Response
+from ..search.catalog import CatalogFetchError
+from ..search.service import SearchService
+from ..table import BindingSpec, FunctionSpec, Surface
+
+log = logging.getLogger(__name__)
+
+SEARCH_ID = "directory::search_functions"
+ON_FUNCTIONS_CHANGE_ID = "directory::on-functions-change"
+FUNCTIONS_AVAILABLE = "engine::functions-available"
+
+SEARCH_DESCRIPTION = (
+    "Search available functions for the unmet external capabilities of a step (usually one to "
+    "six, at most eighteen per call); returns compact function-id candidates grouped by worker, "
+    "plus matching installed skill documents under `skills` and registered trigger bindings "
+    "under `triggers`."
+)
+
+CAPABILITIES_DESCRIPTION = (
+    "Non-empty capability searches derived from the goal and current execution state, usually "
+    "one to six and at most eighteen per call (searched in batches of six). For one search at "
+    "each decision point, include all unmet external capabilities once. Exclude intrinsic "
+    "reasoning, summarization, planning, or formatting, and do not repeat needs already "
+    "represented or satisfied. Requests to summarize provided text or content are ignored. "
+    "Write every entry in English, translating non-English user requests while preserving "
+    "proper names, URLs, and function IDs."
+)
+
+SLIM_DESCRIPTION = "First description sentence, capped at 160 bytes."
+
+
+class SearchFunctionsRequest(Request):
+    capabilities: list[str] = Field(
+        description=CAPABILITIES_DESCRIPTION,
+        json_schema_extra={"minItems": 1, "uniqueItems": True,
+                           "items": {"type": "string", "minLength": 1}},
+    )
+
+
+class FunctionCandidate(Response):
+    function_id: str
+    description: str = Field(description=SLIM_DESCRIPTION)
+
+
+class SearchWorker(Response):
+    namespace: str
+    functions: list[FunctionCandidate]
+
+
+class InstallCall(Response):
+    """A ready-made `compose::add` target and payload. Under agent-trigger exposure, the caller
+    still supplies the wrapper's user-facing `description`."""
+
+    function: str
+    payload: Any
+
+
+class InstallableWorker(Response):
+    """A registry worker that is NOT installed but carries functions matching the requested
+    capabilities. `name` is the registry slug `compose::add` installs."""
+
+    name: str
+    version: str
+    description: str
+    functions: list[FunctionCandidate] = Field(
+        description="Compact candidates only. If the remaining task needs these functions, "
+                    "reuse their IDs and fetch the required contracts through "
+                    "`engine::functions::info`.")
+    install: InstallCall = Field(
+        description="The `compose::add` target and payload; agent-trigger callers add "
+                    "`description`.")
+
+
+class SkillCandidate(Response):
+    id: str = Field(description="Pass to `directory::skills::get { id }` to read the document.")
+    title: str
+    description: str = Field(description=SLIM_DESCRIPTION)
+
+
+class TriggerCandidate(Response):
+    omit_when_none: ClassVar[frozenset[str]] = frozenset({"worker_name"})
+
+    id: str
+    trigger_type: str
+    function_id: str = Field(
+        description="The function the trigger runs; inspect it with `engine::functions::info`.")
+    worker_name: str | None = None
+    config: Any = Field(description="The binding's configuration (cron expression, hook "
+                                    "filters, …).")
+
+
+class SearchFunctionsResponse(Response):
+    omit_when_none: ClassVar[frozenset[str]] = frozenset({"installable", "skills", "triggers"})
+
+    guidance: str
+    workers: list[SearchWorker]
+    installable: list[InstallableWorker] | None = Field(
+        default=None,
+        description="Matching workers from the private registry. Their functions are NOT "
+                    "callable until the worker is installed.")
+    skills: list[SkillCandidate] | None = Field(
+        default=None,
+        description="Installed skill documents matching the capabilities. Read one with "
+                    "`directory::skills::get { id }` before acting on it.")
+    triggers: list[TriggerCandidate] | None = Field(
+        default=None,
+        description="Registered trigger bindings matching the capabilities: what already fires, "
+                    "schedules, or hooks a function for them.")
+    search_mode: Literal["lexical", "hybrid", "judge"] = Field(
+        description="The search mode that actually produced these results: `judge`, `hybrid` "
+                    "or `lexical`. It can be lower than the configured mode when a batch fell "
+                    "back (judge worker absent or failing, or no local model).")
+    latency_ms: float = Field(json_schema_extra={"format": "double"})
+
+
+class OnFunctionsChangeEvent(Request):
+    event: str | None = None
+
+
+class AckResponse(Response):
+    ok: bool
+
+
+async def search_functions(ctx: Context, req: SearchFunctionsRequest) -> SearchFunctionsResponse:
+    service = ctx.directory.service(SearchService)
+    result = await service.search(ctx, req.capabilities)
+    return SearchFunctionsResponse.model_validate(result)
+
+
+async def on_functions_change(ctx: Context, req: OnFunctionsChangeEvent) -> AckResponse:
+    """Re-fetch the catalog; on failure the previous catalog stays active."""
+    service = ctx.directory.service(SearchService)
+    try:
+        await service.refresh()
+    except CatalogFetchError as exc:
+        raise DirectoryError("catalog_fetch_failed", f"catalog_fetch_failed: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - the refresh task itself failed
+        log.exception("catalog refresh failed")
+        raise DirectoryError("catalog_refresh_task_failed",
+                             f"catalog_refresh_task_failed: {exc}") from None
+    return AckResponse(ok=True)
+
+
+async def start_search(directory: Directory) -> None:
+    """Boot snapshot of the catalog, then load the embedding model in the background."""
+    service = directory.service(SearchService)
+    await service.boot()
+    service.start_model()
+
+
+async def stop_search(directory: Directory) -> None:
+    await directory.service(SearchService).stop()
+
+
+SURFACE = Surface(
+    functions=(
+        FunctionSpec(
+            id=SEARCH_ID,
+            description=SEARCH_DESCRIPTION,
+            request=SearchFunctionsRequest,
+            response=SearchFunctionsResponse,
+            handler=search_functions,
+            metadata={},
+        ),
+        FunctionSpec(
+            id=ON_FUNCTIONS_CHANGE_ID,
+            description="Internal: refresh the search catalog after the engine function set "
+                        "changes.",
+            request=OnFunctionsChangeEvent,
+            response=AckResponse,
+            handler=on_functions_change,
+            metadata={"internal": True, "trace_hidden": True},
+        ),
+    ),
+    bindings=(
+        BindingSpec(
+            key="functions-available",
+            trigger_type=FUNCTIONS_AVAILABLE,
+            function_id=ON_FUNCTIONS_CHANGE_ID,
+            config=lambda _settings: {},
+        ),
+    ),
+    on_start=(start_search,),
+    on_stop=(stop_search,),
+)

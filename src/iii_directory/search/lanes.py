@@ -22,7 +22,7 @@ PRUNE_SCORE_FLOOR = 0.5
 PRUNE_CO_RELEVANT = 0.85
 ADMISSION_COSINE = 0.30
 DENSE_DEPTH = 24
-DENSE_GAP = 0.10
+DENSE_GAP = 0.20
 DENSE_K = 64
 FUSION_WEIGHT = 1.0
 RRF_K = 60
@@ -53,13 +53,14 @@ def raw_bm25(documents: DocumentSet, terms: Sequence[str]) -> Ranking:
     return [(doc_id, score) for doc_id, score, _ in documents.bm25(terms, MIN_MATCHED_TERMS)]
 
 
-def weighted_rrf(first: Ranking, second: Ranking, weight: float = FUSION_WEIGHT) -> Ranking:
+def weighted_rrf(first: Ranking, second: Ranking, weight: float | None = None) -> Ranking:
     """`score(id) = 1/(60 + rank_first) + weight/(60 + rank_second)` over 1-based first-occurrence
     ranks (a missing list adds 0); sorted by score, then rank in `first`, then rank in `second`,
     then id."""
     if not first and not second:
         return []
-    fused = _rank.rrf([[i for i, _ in first], [i for i, _ in second]], [1.0, weight], RRF_K)
+    w = FUSION_WEIGHT if weight is None else weight
+    fused = _rank.rrf([[i for i, _ in first], [i for i, _ in second]], [1.0, w], RRF_K)
     return [(str(doc_id), float(score)) for doc_id, score in fused]
 
 
@@ -68,12 +69,14 @@ def is_admitted(dense: Ranking) -> bool:
     return bool(dense) and dense[0][1] >= ADMISSION_COSINE
 
 
-def dense_cut(dense: Ranking, gap: float = DENSE_GAP, depth: int = DENSE_DEPTH) -> Ranking:
-    """The first `depth` (24) dense hits whose cosine ≥ max(0.30, top cosine − `gap` (0.10))."""
+def dense_cut(dense: Ranking) -> Ranking:
+    """The first `DENSE_DEPTH` (24) dense hits whose cosine ≥ max(0.30, top cosine −
+    `DENSE_GAP`). The gap, 0.20, was tuned on the dev split (0.10 → 0.20: recall@12 +0.02,
+    MRR@1 +0.02; wider gaps change nothing there)."""
     if not dense:
         return []
-    floor = max(ADMISSION_COSINE, dense[0][1] - gap)
-    return [(doc_id, cos) for doc_id, cos in dense if cos >= floor][:depth]
+    floor = max(ADMISSION_COSINE, dense[0][1] - DENSE_GAP)
+    return [(doc_id, cos) for doc_id, cos in dense if cos >= floor][:DENSE_DEPTH]
 
 
 def hybrid_lane(lexical: Ranking, dense: Ranking) -> Ranking:

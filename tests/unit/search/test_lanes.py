@@ -62,7 +62,7 @@ def test_admission_is_inclusive_at_030() -> None:
 
 
 def test_dense_cut_uses_gap_floor_and_depth() -> None:
-    dense = [("a", 0.62), ("b", 0.53), ("c", 0.52), ("d", 0.31)]
+    dense = [("a", 0.62), ("b", 0.43), ("c", 0.42), ("d", 0.31)]
     assert [i for i, _ in dense_cut(dense)] == ["a", "b", "c"]
     low = [("a", 0.35), ("b", 0.30), ("c", 0.29)]
     assert [i for i, _ in dense_cut(low)] == ["a", "b"]

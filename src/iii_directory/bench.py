@@ -1,0 +1,283 @@
+"""`python -m iii_directory.bench`: run graded search cases through the real
+`directory::search_functions` handler in standalone mode and report quality and latency
+(search.md §14.2) per split and per mode.
+
+    python -m iii_directory.bench --catalog catalog.json --cases cases.json \\
+        [--mode lexical --mode hybrid] [--split dev] [--repeat 3] [--json run.json] \\
+        [--metrics-json metrics.json]
+
+The catalog is a JSON array of function records (as for `iii-directory call --catalog`); the
+cases file is `{"version": 1, "cases": [...]}` with `id`, `split`, `kind` (`match` | `multi` |
+`no_match`), `capabilities`, `qrels` (`function_id`, `grade`, `covers`), `forbidden_prefixes`
+and `forbidden_ids`. `--json` writes the run file `validate.py --score` reads (case id → ordered
+function ids; with several modes the mode name goes before the extension); `--metrics-json`
+writes the metrics per mode and split with the keys `recall_at_1` … `latency_p95_ms`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+TOP_K = 12
+RECALL_KS = (1, 3, 6, 12)
+MODES = ("lexical", "hybrid", "judge")
+
+
+# -- metrics ------------------------------------------------------------------------------------
+
+
+def namespace(function_id: str) -> str:
+    return function_id.split("::", 1)[0]
+
+
+def top_ids(response: Sequence[Any], k: int = TOP_K) -> list[str]:
+    """Ids in response order, repeats dropped, first `k`."""
+    out: list[str] = []
+    for item in response:
+        function_id = item.get("function_id") if isinstance(item, Mapping) else item
+        if isinstance(function_id, str) and function_id not in out:
+            out.append(function_id)
+        if len(out) == k:
+            break
+    return out
+
+
+def response_ids(response: Mapping[str, Any]) -> list[str]:
+    """The installed candidates of a search response, flattened in order."""
+    return [f["function_id"] for worker in response.get("workers", []) for f in worker["functions"]]
+
+
+def contaminated(function_id: str, case: Mapping[str, Any], internal: set[str]) -> bool:
+    return (function_id in case.get("forbidden_ids", ())
+            or any(function_id.startswith(p) for p in case.get("forbidden_prefixes", ()))
+            or function_id in internal)
+
+
+def nearest_rank(values: Sequence[float], percentile: float) -> float | None:
+    """Nearest-rank percentile: the value at rank ⌈p/100 · n⌉ of the sorted sample."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, math.ceil(percentile / 100.0 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def score_cases(cases: Sequence[Mapping[str, Any]], run: Mapping[str, Sequence[Any]],
+                internal: set[str]) -> dict[str, Any]:
+    """recall@1/3/6/12, mrr@1, ndcg@12, worker recall@12 (macro over match and multi cases);
+    multi coverage@12 (micro over coverable capabilities); forbidden contamination (count over
+    all cases); false-positive rate (no-match cases with any candidate). Relevant = grade ≥ 2;
+    nDCG gains are `2^grade − 1` at `log2(rank + 2)`."""
+    sums: dict[str, float] = defaultdict(float)
+    ranked = [c for c in cases if c["kind"] in ("match", "multi")]
+    no_match = [c for c in cases if c["kind"] == "no_match"]
+    covered = coverable = contamination = false_positives = 0
+    for case in cases:
+        top = top_ids(run.get(case["id"], []))
+        contamination += sum(contaminated(f, case, internal) for f in top)
+        if case["kind"] == "no_match":
+            false_positives += bool(top)
+            continue
+        grades = {q["function_id"]: q["grade"] for q in case["qrels"]}
+        relevant = {f for f, g in grades.items() if g >= 2}
+        for k in RECALL_KS:
+            sums[f"recall_at_{k}"] += len(relevant & set(top[:k])) / len(relevant)
+        sums["mrr_at_1"] += 1.0 if top and top[0] in relevant else 0.0
+        dcg = sum((2 ** grades.get(f, 0) - 1) / math.log2(r + 2) for r, f in enumerate(top))
+        ideal = sorted(grades.values(), reverse=True)[:TOP_K]
+        idcg = sum((2 ** g - 1) / math.log2(r + 2) for r, g in enumerate(ideal))
+        sums["ndcg_at_12"] += dcg / idcg if idcg else 0.0
+        wanted = {namespace(f) for f in relevant}
+        sums["worker_recall_at_12"] += len(wanted & {namespace(f) for f in top}) / len(wanted)
+        if case["kind"] == "multi":
+            can = {i for q in case["qrels"] if q["grade"] >= 2 for i in q.get("covers", [])}
+            hit = {i for q in case["qrels"]
+                   if q["grade"] >= 2 and q["function_id"] in top for i in q.get("covers", [])}
+            coverable += len(can)
+            covered += len(hit & can)
+    metrics: dict[str, Any] = {}
+    for key in [f"recall_at_{k}" for k in RECALL_KS] + ["mrr_at_1", "ndcg_at_12",
+                                                       "worker_recall_at_12"]:
+        metrics[key] = sums[key] / len(ranked) if ranked else None
+    metrics["multi_coverage_at_12"] = covered / coverable if coverable else None
+    metrics["forbidden_contamination"] = contamination
+    metrics["false_positive_rate"] = false_positives / len(no_match) if no_match else None
+    metrics["ranked_cases"] = len(ranked)
+    metrics["no_match_cases"] = len(no_match)
+    return metrics
+
+
+def latency_metrics(samples: Sequence[tuple[int, float]]) -> dict[str, Any]:
+    """Mean, p50, p95 and max of `latency_ms`, overall and per capability count."""
+    values = [ms for _, ms in samples]
+    metrics: dict[str, Any] = {
+        "latency_mean_ms": sum(values) / len(values) if values else None,
+        "latency_p50_ms": nearest_rank(values, 50),
+        "latency_p95_ms": nearest_rank(values, 95),
+        "latency_max_ms": max(values) if values else None,
+    }
+    by_count: dict[int, list[float]] = defaultdict(list)
+    for count, ms in samples:
+        by_count[count].append(ms)
+    metrics["latency_by_capabilities"] = {
+        str(count): {"samples": len(v), "p50_ms": nearest_rank(v, 50), "p95_ms": nearest_rank(v, 95)}
+        for count, v in sorted(by_count.items())
+    }
+    return metrics
+
+
+# -- running ------------------------------------------------------------------------------------
+
+
+def bench_settings(mode: str, config: str | None, scratch: Path) -> Any:
+    """Settings for a bench run: the `--config` seed when given, else defaults with the skill
+    roots pointed at an empty scratch directory and the registry lane off (no network)."""
+    from .cli import standalone_settings
+    from .config import Settings
+
+    if config:
+        base = standalone_settings(config)
+        return base.model_copy(update={"function_search_mode": mode})
+    empty = scratch / "empty"
+    return Settings(
+        skills_folder=str(empty / "skills"),
+        local_skills_folder=str(empty / "skills" / "iii"),
+        agents_folder=str(empty / "agents"),
+        agents_skills_folder=str(empty / "agent-skills"),
+        global_agents_skills_folder=str(empty / "global-agent-skills"),
+        auto_download=False,
+        registry_search=False,
+        function_search_mode=mode,
+    )
+
+
+async def run_mode(mode: str, catalog: list[dict[str, Any]], cases: Sequence[Mapping[str, Any]],
+                   repeat: int, config: str | None) -> tuple[dict[str, list[str]], list[dict[str, Any]], str]:
+    """Run every case (`repeat` times; the first answer is scored) through the handler. The
+    catalog file is the whole engine catalog (this worker's own functions are not added).
+    Returns the run (case id → ids), per-call samples and the mode the searches reported."""
+    from .directory import Directory
+    from .search.service import SearchService
+    from .standalone import standalone_engine
+
+    with tempfile.TemporaryDirectory(prefix="iii-bench-") as scratch:
+        settings = bench_settings(mode, config, Path(scratch))
+        engine = standalone_engine(catalog)
+        directory = Directory(settings=settings, engine=engine)
+        service = directory.service(SearchService)
+        await service.ensure_ready(directory.context())
+        for warm in ("send a message", "list files in a folder", "create a calendar event"):
+            await directory.invoke("directory::search_functions", {"capabilities": [warm]})
+        run: dict[str, list[str]] = {}
+        samples: list[dict[str, Any]] = []
+        reported: set[str] = set()
+        for _ in range(repeat):
+            for case in cases:
+                response = await directory.invoke(
+                    "directory::search_functions", {"capabilities": list(case["capabilities"])})
+                run.setdefault(case["id"], response_ids(response))
+                reported.add(response["search_mode"])
+                samples.append({"case": case["id"], "split": case["split"],
+                                "capabilities": len(case["capabilities"]),
+                                "latency_ms": response["latency_ms"]})
+        await service.stop()
+    return run, samples, "/".join(sorted(reported))
+
+
+def report(mode: str, reported: str, split: str, metrics: Mapping[str, Any]) -> str:
+    def fmt(value: Any) -> str:
+        if value is None:
+            return "n/a"
+        return f"{value:.4f}" if isinstance(value, float) else str(value)
+
+    lines = [f"mode={mode} (reported search_mode: {reported})  split={split}  "
+             f"cases: {metrics['ranked_cases']} ranked, {metrics['no_match_cases']} no-match"]
+    for key in ("recall_at_1", "recall_at_3", "recall_at_6", "recall_at_12", "mrr_at_1",
+                "ndcg_at_12", "worker_recall_at_12", "multi_coverage_at_12",
+                "forbidden_contamination", "false_positive_rate", "latency_mean_ms",
+                "latency_p50_ms", "latency_p95_ms", "latency_max_ms"):
+        lines.append(f"  {key:<26}{fmt(metrics.get(key))}")
+    for count, row in metrics.get("latency_by_capabilities", {}).items():
+        lines.append(f"  latency {count:>2} capabilities  p50 {fmt(row['p50_ms'])} ms  "
+                     f"p95 {fmt(row['p95_ms'])} ms  ({row['samples']} calls)")
+    return "\n".join(lines)
+
+
+def run_path(base: str, mode: str, several: bool) -> Path:
+    path = Path(base)
+    return path.with_name(f"{path.stem}.{mode}{path.suffix}") if several else path
+
+
+def load_inputs(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    catalog_path = args.catalog or (Path(args.eval_dir) / "catalog.json" if args.eval_dir else None)
+    cases_path = args.cases or (Path(args.eval_dir) / "cases.json" if args.eval_dir else None)
+    if catalog_path is None or cases_path is None:
+        raise SystemExit("bench: give --catalog and --cases (or --eval-dir holding both)")
+    catalog = json.loads(Path(catalog_path).read_text(encoding="utf-8"))
+    document = json.loads(Path(cases_path).read_text(encoding="utf-8"))
+    cases = document["cases"] if isinstance(document, Mapping) else document
+    if not isinstance(catalog, list) or not isinstance(cases, list):
+        raise SystemExit("bench: the catalog must be a JSON array and the cases a case list")
+    return catalog, cases
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m iii_directory.bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--catalog", help="JSON array of function records")
+    parser.add_argument("--cases", help="graded cases file")
+    parser.add_argument("--eval-dir", help="a directory holding catalog.json and cases.json")
+    parser.add_argument("--mode", action="append", choices=MODES,
+                        help="search mode (repeatable; default: lexical and hybrid)")
+    parser.add_argument("--split", action="append",
+                        help="split to report (repeatable; default: every split in the cases)")
+    parser.add_argument("--repeat", type=int, default=1, help="calls per case (latency samples)")
+    parser.add_argument("--config", help="YAML configuration seed (default: bench settings)")
+    parser.add_argument("--json", dest="run_json", help="write the run file(s) for validate.py")
+    parser.add_argument("--metrics-json", help="write the metrics per mode and split")
+    args = parser.parse_args(argv)
+
+    catalog, cases = load_inputs(args)
+    splits = args.split or sorted({c["split"] for c in cases})
+    selected = [c for c in cases if c["split"] in splits]
+    modes = args.mode or ["lexical", "hybrid"]
+    internal = {str(r.get("function_id") or r.get("name")) for r in catalog
+                if isinstance(r.get("metadata"), Mapping) and r["metadata"].get("internal") is True}
+    all_metrics: dict[str, Any] = {}
+    for mode in modes:
+        started = time.perf_counter()
+        run, samples, reported = anyio.run(run_mode, mode, catalog, selected, max(1, args.repeat),
+                                           args.config)
+        elapsed = time.perf_counter() - started
+        all_metrics[mode] = {"reported_search_mode": reported}
+        for split in splits:
+            split_cases = [c for c in selected if c["split"] == split]
+            metrics = score_cases(split_cases, run, internal)
+            metrics.update(latency_metrics([(s["capabilities"], s["latency_ms"])
+                                            for s in samples if s["split"] == split]))
+            all_metrics[mode][split] = metrics
+            print(report(mode, reported, split, metrics))
+        print(f"  ({len(samples)} calls in {elapsed:.1f} s, catalog {len(catalog)} records)\n")
+        if args.run_json:
+            path = run_path(args.run_json, mode, len(modes) > 1)
+            path.write_text(json.dumps(run, indent=1) + "\n", encoding="utf-8")
+            print(f"  run written to {path}")
+    if args.metrics_json:
+        Path(args.metrics_json).write_text(json.dumps(all_metrics, indent=2) + "\n",
+                                           encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

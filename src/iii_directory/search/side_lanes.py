@@ -1,0 +1,200 @@
+"""The side lanes: installed skill documents and registered triggers (search.md §3.6, §9).
+
+Run once per call over all searched capabilities, concurrently with the function batches. Each
+capability lane is lexical (coverage-pruned BM25), hybrid (fused with ad-hoc embeddings where
+admitted) or judged (a depth-8 shortlist, noul floor 0.3), falling back to the local ranking.
+Lanes merge round-robin, de-duplicated, at most 6 skills and 6 triggers; empty sections are
+omitted, and so is the trigger section when the registered-triggers list failed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from .call import SearchCall
+from .corpus import Document, DocumentSet, namespace_of
+from .judge import SIDE_DEPTH, Candidate, skill_candidate, trigger_candidate
+from .lanes import Ranking
+from .query import Query
+from .select import round_robin
+from .text import bm25_document, searchable_text, side_document, slim_description
+
+log = logging.getLogger(__name__)
+
+SIDE_BUDGET = 6
+TRIGGERS_LIST = "engine::registered-triggers::list"
+TRIGGERS_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True)
+class SideResult:
+    """One side lane's rows (None = section omitted) and whether the judge produced them."""
+
+    rows: list[dict[str, Any]] | None
+    judged: bool = False
+
+
+# -- skills --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SkillEntry:
+    id: str
+    title: str
+    description: str
+
+    @property
+    def document(self) -> str:
+        """`"{title}: {description}"`, at most 300 bytes."""
+        return side_document(f"{self.title}: {self.description}")
+
+    def row(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "description": slim_description(self.description)}
+
+
+def visible_skills(settings: Any, installed: frozenset[str] | None) -> list[SkillEntry]:
+    """Skill candidates: the visible set (with the given installed set), minus documents that
+    disable model invocation."""
+    from ..content.skills import build_view, list_row
+
+    view = build_view(settings, installed)
+    entries = []
+    for file in view.files:
+        row = list_row(view, file)
+        if row.disable_model_invocation:
+            continue
+        entries.append(SkillEntry(row.id, row.title, row.description))
+    return entries
+
+
+async def load_skills(call: SearchCall) -> list[SkillEntry]:
+    """The visible skills of this call. Under `filter_unregistered` the installed workers are
+    the cached `compose::status` set **plus** the live catalog's namespaces; unknown ⇒
+    unfiltered."""
+    from ..content.visibility import InstalledWorkers
+
+    installed = None
+    if call.settings.filter_unregistered:
+        installed = await call.ctx.directory.service(InstalledWorkers).get(call.ctx)
+        if installed is not None:
+            catalog = {ns for ns in (namespace_of(i) for i in call.corpus.raw_ids) if ns}
+            installed = frozenset(installed | catalog)
+    return await anyio.to_thread.run_sync(visible_skills, call.settings, installed)
+
+
+def skill_documents(entries: Sequence[SkillEntry]) -> DocumentSet:
+    documents = []
+    for entry in entries:
+        searchable = searchable_text(entry.id, entry.document, ())
+        documents.append(Document(entry.id, searchable, bm25_document(entry.id, searchable)))
+    return DocumentSet(tuple(documents))
+
+
+async def search_skills(call: SearchCall, queries: Sequence[Query]) -> SideResult:
+    try:
+        entries = await load_skills(call)
+    except Exception as exc:  # noqa: BLE001 - the section is optional
+        log.warning("skills side lane failed: %s", exc)
+        return SideResult(None)
+    by_id = {entry.id: entry for entry in entries}
+    documents = skill_documents(entries)
+    candidates = {e.id: skill_candidate(e.id, e.document) for e in entries}
+    lanes, judged = await _rank_side(call, "skills", documents, queries, candidates)
+    ids = round_robin([[doc_id for doc_id, _ in lane] for lane in lanes], SIDE_BUDGET)
+    rows = [by_id[i].row() for i in ids if i in by_id]
+    return SideResult(rows or None, judged)
+
+
+# -- triggers ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TriggerEntry:
+    id: str
+    trigger_type: str
+    function_id: str
+    worker_name: str | None
+    config: Any
+
+    @property
+    def document(self) -> str:
+        """`"{trigger_type} trigger runs {function_id}"` plus `" configured by k1, k2"` (config
+        keys sorted; values never ranked), at most 300 bytes."""
+        text = f"{self.trigger_type} trigger runs {self.function_id}"
+        if isinstance(self.config, Mapping) and self.config:
+            text += " configured by " + ", ".join(sorted(str(k) for k in self.config))
+        return side_document(text)
+
+    def row(self) -> dict[str, Any]:
+        row: dict[str, Any] = {"id": self.id, "trigger_type": self.trigger_type,
+                               "function_id": self.function_id}
+        if self.worker_name is not None:
+            row["worker_name"] = self.worker_name
+        row["config"] = self.config
+        return row
+
+
+def parse_triggers(reply: Any) -> list[TriggerEntry]:
+    """Rows of `registered_triggers[]`: malformed rows (string `id`, `trigger_type`,
+    `function_id` required) and ephemeral console bindings (`console:*` types, `iii::*`
+    functions) skipped."""
+    rows = reply.get("registered_triggers") if isinstance(reply, Mapping) else None
+    if not isinstance(rows, list):
+        raise ValueError("engine::registered-triggers::list returned no registered_triggers")
+    entries = []
+    for row in rows:
+        if not isinstance(row, Mapping):
+            continue
+        trigger_id, trigger_type, function_id = row.get("id"), row.get("trigger_type"), row.get("function_id")
+        if not all(isinstance(v, str) for v in (trigger_id, trigger_type, function_id)):
+            continue
+        if trigger_type.startswith("console:") or function_id.startswith("iii::"):
+            continue
+        worker = row.get("worker_name")
+        entries.append(TriggerEntry(trigger_id, trigger_type, function_id,
+                                    worker if isinstance(worker, str) else None,
+                                    row.get("config", {})))
+    return entries
+
+
+def trigger_documents(entries: Sequence[TriggerEntry]) -> DocumentSet:
+    return DocumentSet(tuple(Document(e.id, e.document, e.document) for e in entries))
+
+
+async def search_triggers(call: SearchCall, queries: Sequence[Query]) -> SideResult:
+    try:
+        reply = await call.ctx.call(TRIGGERS_LIST, {}, timeout=TRIGGERS_TIMEOUT_S)
+        entries = parse_triggers(reply)
+    except Exception as exc:  # noqa: BLE001 - the section is omitted on failure
+        log.debug("registered triggers unavailable: %s", exc)
+        return SideResult(None)
+    by_id: dict[str, TriggerEntry] = {}
+    for entry in entries:
+        by_id.setdefault(entry.id, entry)
+    unique = list(by_id.values())
+    documents = trigger_documents(unique)
+    candidates = {e.id: trigger_candidate(e.id, e.document) for e in unique}
+    lanes, judged = await _rank_side(call, "triggers", documents, queries, candidates)
+    ids = round_robin([[doc_id for doc_id, _ in lane] for lane in lanes], SIDE_BUDGET)
+    rows = [by_id[i].row() for i in ids if i in by_id]
+    return SideResult(rows or None, judged)
+
+
+# -- shared --------------------------------------------------------------------------------------
+
+
+async def _rank_side(call: SearchCall, kind: str, documents: DocumentSet,
+                     queries: Sequence[Query],
+                     candidates: dict[str, Candidate]) -> tuple[list[Ranking], bool]:
+    if not queries or not len(documents):
+        return [], False
+    lanes = await call.judged(kind, documents, queries, candidates, SIDE_DEPTH, side=True)  # type: ignore[arg-type]
+    if lanes is not None:
+        return lanes, True
+    local, _ = await call.local_rank(documents, queries)
+    return local, False

@@ -1,0 +1,289 @@
+"""`directory::search_functions` end to end through `Directory.invoke` (standalone engine)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from search_fakes import CATALOG, ExactIndex, FakeEncoder, PeerEngine, ids, record, search
+
+from iii_directory.config import Settings
+from iii_directory.directory import Directory
+from iii_directory.errors import DirectoryError
+from iii_directory.search import guidance as g
+from iii_directory.search.service import SearchService
+
+SEARCH = "directory::search_functions"
+
+
+@pytest.fixture
+def engine() -> PeerEngine:
+    return PeerEngine(CATALOG)
+
+
+@pytest.fixture
+def directory(settings: Settings, engine: PeerEngine) -> Directory:
+    return Directory(settings=settings, engine=engine)
+
+
+def hybrid(directory: Directory, tmp_path: Path, encoder: FakeEncoder | None = None) -> FakeEncoder:
+    directory.apply_settings(directory.settings.model_copy(update={"function_search_mode": "hybrid"}))
+    encoder = encoder or FakeEncoder()
+    directory.service(SearchService).use_encoder(encoder, index_factory=ExactIndex,
+                                                 cache_dir=tmp_path / "cache")
+    return encoder
+
+
+# -- validation ----------------------------------------------------------------------------------
+
+
+async def test_empty_list_is_rejected(directory: Directory) -> None:
+    with pytest.raises(DirectoryError) as caught:
+        await directory.invoke(SEARCH, {"capabilities": []})
+    assert caught.value.code == "invocation_failed"
+    assert caught.value.message == "provide at least one capability"
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "\t\n"])
+async def test_blank_capability_is_rejected(directory: Directory, blank: str) -> None:
+    with pytest.raises(DirectoryError) as caught:
+        await search(directory, "send an email", blank)
+    assert caught.value.message == "capabilities must not be blank"
+
+
+async def test_legacy_query_payload_is_rejected(directory: Directory) -> None:
+    with pytest.raises(DirectoryError) as caught:
+        await directory.invoke(SEARCH, {"query": "send an email"})
+    assert caught.value.message == 'invalid request: field "capabilities": is required'
+    with pytest.raises(DirectoryError):
+        await directory.invoke(SEARCH, {"capabilities": [1]})
+
+
+async def test_blank_after_the_18th_is_dropped_not_rejected(directory: Directory) -> None:
+    capabilities = [f"send email number {i}" for i in range(18)] + ["  ", "forecast the weather"]
+    response = await directory.invoke(SEARCH, {"capabilities": capabilities})
+    assert response["guidance"].endswith(
+        "Only the first 18 capabilities were searched; search again for:   , forecast the weather.")
+
+
+# -- ranking and response shape -------------------------------------------------------------------
+
+
+async def test_lexical_search_groups_by_worker(directory: Directory) -> None:
+    response = await search(directory, "send an email message")
+    assert response["search_mode"] == "lexical"
+    assert isinstance(response["latency_ms"], float) and response["latency_ms"] >= 0
+    assert response["workers"][0] == {
+        "namespace": "mail",
+        "functions": [{"function_id": "mail::send", "description": "Send an email message to recipients."}],
+    }
+    assert "installable" not in response and "skills" not in response and "triggers" not in response
+    assert response["guidance"].startswith(g.MAIN_GUIDANCE)
+
+
+async def test_excluded_functions_never_come_back(directory: Directory) -> None:
+    for capability in ("process email delivery bounces", "list every registered function",
+                       "search functions", "engine::functions::list", "mail::bounce-hook",
+                       "directory::search_functions", "plainid"):
+        response = await search(directory, capability)
+        returned = ids(response)
+        assert "mail::bounce-hook" not in returned
+        assert not any(i.startswith("engine::functions::") for i in returned)
+        assert "directory::search_functions" not in returned and "plainid" not in returned
+
+
+async def test_other_engine_functions_stay_searchable(directory: Directory) -> None:
+    assert ids(await search(directory, "list recent engine traces")) == ["engine::traces::list"]
+
+
+async def test_exact_id_capability(directory: Directory) -> None:
+    response = await search(directory, " kv::get ")
+    assert ids(response) == ["kv::get"]
+
+
+async def test_intrinsic_only_request_searches_nothing(directory: Directory) -> None:
+    response = await search(directory, "summarize the provided text")
+    assert response["workers"] == []
+    assert response["search_mode"] == "lexical"
+    assert response["guidance"].startswith(g.REFINE_GUIDANCE)
+
+
+async def test_no_match_gives_refine_guidance(directory: Directory) -> None:
+    response = await search(directory, "order a pizza")
+    assert response["workers"] == []
+    assert "No functions matched" in response["guidance"]
+
+
+async def test_batches_merge_in_request_order(directory: Directory) -> None:
+    response = await search(directory, "weather forecast city", "zzz one", "zzz two", "zzz three",
+                            "zzz four", "zzz five", "send an sms text message")
+    assert ids(response) == ["weather::forecast", "sms::send"]
+
+
+async def test_compose_add_selection_appends_install_workflow(directory: Directory) -> None:
+    response = await search(directory, "install workers into the compose project")
+    assert "compose::add" in ids(response)
+    assert g.INSTALL_WORKFLOW in response["guidance"]
+
+
+# -- session memory --------------------------------------------------------------------------------
+
+
+async def test_session_memory_suppresses_and_resends(directory: Directory) -> None:
+    first = await search(directory, "send an email message", "weather forecast city", session="s1")
+    assert ids(first) == ["mail::send", "weather::forecast"]
+    assert first["guidance"].startswith(g.MAIN_GUIDANCE)
+    second = await search(directory, "send an email message", "store a value under a key", session="s1")
+    assert "mail::send" not in ids(second)
+    assert ("Already provided earlier in this session (candidates unchanged — reuse the earlier "
+            "result): mail::send.") in second["guidance"]
+    assert second["guidance"].startswith(g.MAIN_REPEAT)
+    again = await search(directory, "send an email message", session="s1")
+    assert ids(again) == ["mail::send"]  # everything repeated → full re-send
+    assert "Already provided" not in again["guidance"]
+    assert again["guidance"].startswith(g.MAIN_GUIDANCE)
+    other = await search(directory, "send an email message", session="s2")
+    assert ids(other) == ["mail::send"]
+
+
+async def test_without_a_session_nothing_is_suppressed(directory: Directory) -> None:
+    for _ in range(2):
+        response = await search(directory, "send an email message")
+        assert ids(response) == ["mail::send"]
+        assert response["guidance"].startswith(g.MAIN_GUIDANCE)
+
+
+# -- hybrid ----------------------------------------------------------------------------------------
+
+
+async def test_hybrid_encodes_all_capabilities_in_one_batch(directory: Directory, tmp_path: Path) -> None:
+    encoder = hybrid(directory, tmp_path)
+    await search(directory, "warm up")
+    before = encoder.calls
+    response = await search(directory, *[f"send email {i}" for i in range(7)], "kv::get")
+    assert response["search_mode"] == "hybrid"
+    assert encoder.calls == before + 1
+    assert not any(text == "kv::get" for text in encoder.texts)  # exact ids bypass the model
+
+
+async def test_hybrid_without_a_model_reports_lexical(directory: Directory) -> None:
+    directory.apply_settings(directory.settings.model_copy(update={"function_search_mode": "hybrid"}))
+    service = directory.service(SearchService)
+    service._model_started = True  # a model that never became ready
+    service.dense.state = "failed"
+    response = await search(directory, "send an email message")
+    assert response["search_mode"] == "lexical"
+    assert ids(response) == ["mail::send"]
+
+
+async def test_hybrid_finds_paraphrases_through_the_dense_lane(directory: Directory, tmp_path: Path) -> None:
+    hybrid(directory, tmp_path, FakeEncoder(synonyms={"meeting": "event", "schedule": "create"}))
+    response = await search(directory, "schedule a meeting")
+    assert response["search_mode"] == "hybrid"
+    assert ids(response)[0] == "calendar::event::create"
+
+
+async def test_vector_cache_reuse_across_refresh_and_restart(settings: Settings, tmp_path: Path) -> None:
+    engine = PeerEngine(CATALOG)
+    directory = Directory(settings=settings, engine=engine)
+    first = hybrid(directory, tmp_path)
+    service = directory.service(SearchService)
+    await search(directory, "send an email message")
+    await service.settle()
+    embedded = service.dense.encoded_documents
+    assert embedded == 11  # 14 records minus the internal one, the control plane and the search
+    engine.add_functions([record("maps::geocode", "Turn an address into coordinates.", "address")])
+    assert await service.refresh()
+    await service.settle()
+    assert service.dense.encoded_documents == embedded + 1
+    assert service.dense.has_index(service.corpus.fingerprint)
+    assert len(first.texts) > 0
+
+    restarted = Directory(settings=settings, engine=engine)
+    second = hybrid(restarted, tmp_path)
+    response = await search(restarted, "send an email message")
+    assert response["search_mode"] == "hybrid"
+    restarted_service = restarted.service(SearchService)
+    await restarted_service.settle()
+    assert restarted_service.dense.encoded_documents == 0
+    assert all("geocode" not in text for text in second.texts)
+
+
+# -- catalog refresh -------------------------------------------------------------------------------
+
+
+async def test_on_functions_change_refreshes_and_keeps_old_catalog_on_failure(
+        directory: Directory, engine: PeerEngine) -> None:
+    assert ids(await search(directory, "turn an address into coordinates")) == []
+    engine.add_functions([record("maps::geocode", "Turn an address into coordinates.", "address")])
+    assert await directory.invoke("directory::on-functions-change", {"event": "functions_changed"}) == {"ok": True}
+    assert ids(await search(directory, "turn an address into coordinates")) == ["maps::geocode"]
+
+    async def broken(_data: Any) -> Any:
+        raise OSError("engine went away")
+
+    engine.add_peer("engine::functions::list", broken, listed=False)
+    with pytest.raises(DirectoryError) as caught:
+        await directory.invoke("directory::on-functions-change", {})
+    assert caught.value.code == "catalog_fetch_failed"
+    assert caught.value.message.startswith("catalog_fetch_failed")
+    assert ids(await search(directory, "turn an address into coordinates")) == ["maps::geocode"]
+
+
+async def test_fingerprint_change_resets_session_delivery(directory: Directory, engine: PeerEngine) -> None:
+    await search(directory, "send an email message", session="s")
+    engine.add_functions([record("maps::geocode", "Turn an address into coordinates.", "address")])
+    await directory.invoke("directory::on-functions-change", {})
+    response = await search(directory, "send an email message", "weather forecast city", session="s")
+    assert ids(response) == ["mail::send", "weather::forecast"]
+    assert "Already provided" not in response["guidance"]
+
+
+# -- side lanes ------------------------------------------------------------------------------------
+
+
+async def test_trigger_side_lane(directory: Directory, engine: PeerEngine) -> None:
+    async def triggers(_data: Any) -> Any:
+        return {"registered_triggers": [
+            {"id": "t1", "trigger_type": "cron", "function_id": "weather::forecast",
+             "worker_name": "weather", "config": {"expression": "0 7 * * *", "city": "Oslo"}},
+            {"id": "t2", "trigger_type": "console:script", "function_id": "weather::forecast", "config": {}},
+            {"id": "t3", "trigger_type": "http", "function_id": "iii::weather", "config": {}},
+            {"id": 4, "trigger_type": "cron", "function_id": "x::y"},
+        ]}
+
+    engine.add_peer("engine::registered-triggers::list", triggers, listed=False)
+    response = await search(directory, "weather forecast every morning with cron")
+    assert response["triggers"] == [{"id": "t1", "trigger_type": "cron", "function_id": "weather::forecast",
+                                     "worker_name": "weather",
+                                     "config": {"expression": "0 7 * * *", "city": "Oslo"}}]
+    assert g.TRIGGERS_NOTE in response["guidance"]
+
+
+async def test_trigger_section_omitted_when_listing_fails(directory: Directory) -> None:
+    response = await search(directory, "weather forecast every morning with cron")
+    assert "triggers" not in response
+
+
+async def test_skills_side_lane(directory: Directory, roots: dict[str, Path]) -> None:
+    skills = roots["skills"] / "weather"
+    skills.mkdir(parents=True)
+    (skills / "forecasts.md").write_text(
+        "---\ntitle: Weather forecasts\ndescription: How to read a weather forecast for a city. Details.\n---\nBody.\n")
+    (skills / "hidden.md").write_text(
+        "---\ntitle: Hidden weather forecast notes\ndisable-model-invocation: true\n---\nBody.\n")
+    response = await search(directory, "weather forecast for a city")
+    assert response["skills"] == [{"id": "weather/forecasts", "title": "Weather forecasts",
+                                   "description": "How to read a weather forecast for a city."}]
+    assert g.SKILLS_NOTE in response["guidance"]
+
+
+# -- registry lane ---------------------------------------------------------------------------------
+
+
+async def test_registry_failure_gives_empty_installable(directory: Directory) -> None:
+    directory.apply_settings(directory.settings.model_copy(update={"registry_search": True}))
+    response = await search(directory, "send an email message")
+    assert "installable" not in response
+    assert ids(response) == ["mail::send"]
