@@ -34,7 +34,7 @@ from .port import DEFAULT_CALL_TIMEOUT_S
 from .protocol.backoff import Backoff
 from .protocol.connection import DEFAULT_URL, Connection, Invocation, validate_url
 from .protocol.errors import NamespaceConflict
-from .table import FunctionTable
+from .table import FunctionSpec, FunctionTable
 
 log = logging.getLogger("iii_directory.worker")
 
@@ -126,13 +126,26 @@ class LiveEngine:
         self.bind(key, trigger_type, function_id, config, active)
 
 
+_REGISTRATIONS: dict[int, tuple[FunctionSpec, dict[str, Any]]] = {}
+
+
+def function_registration(spec: FunctionSpec) -> dict[str, Any]:
+    """`spec.registration()`, computed once per spec object (schema generation is the slow part
+    of a boot, and the specs are immutable module constants)."""
+    cached = _REGISTRATIONS.get(id(spec))
+    if cached is None or cached[0] is not spec:
+        cached = (spec, spec.registration())
+        _REGISTRATIONS[id(spec)] = cached
+    return dict(cached[1])
+
+
 def register_table(connection: Connection, engine: LiveEngine, table: FunctionTable, settings: Settings) -> None:
     """Send (and keep for replay) every registration of the table: trigger types, functions,
     then the bindings enabled for `settings`."""
     for trigger_type in table.trigger_types:
         connection.register_trigger_type(trigger_type.registration())
     for spec in table.functions.values():
-        connection.register_function(spec.registration())
+        connection.register_function(function_registration(spec))
     for binding in table.bindings:
         if binding.enabled(settings):
             engine.bind(binding.key, binding.trigger_type, binding.function_id, binding.config(settings), True)

@@ -192,11 +192,21 @@ class Connection:
         return dict(self._subscribers.get(trigger_type, {}))
 
     async def wait_connected(self) -> None:
-        """Wait until a session is established (returns at once when one is)."""
+        """Wait until a session is established (returns at once when one is). Raises the
+        terminal error, or `EngineCallError(invocation_stopped)` once the connection stopped."""
         while not self._connected.is_set():
             if self._fatal is not None:
                 raise self._fatal
-            await self._connected.wait()
+            if self._stop.is_set():
+                raise EngineCallError(INVOCATION_STOPPED, "connection stopped before a session was established")
+            connected, stopped = self._connected, self._stop
+            async with anyio.create_task_group() as tg:
+                async def first(event: anyio.Event) -> None:
+                    await event.wait()
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(first, connected)
+                tg.start_soon(first, stopped)
 
     # ---------------------------------------------------------- registrations
 
@@ -456,7 +466,12 @@ class Connection:
             for item in replay:
                 await ws.send(fr.encode(item))
             while self._outbox:
-                await self._send_one(ws, self._outbox.popleft())
+                queued = self._outbox.popleft()
+                try:
+                    await self._send_one(ws, queued)
+                except ConnectionClosed:
+                    self._outbox.appendleft(queued)
+                    raise
             await ws.send(fr.encode(fr.invoke_frame(REGISTER_FUNCTION_ID, dict(self.worker_info), void=True)))
         self.worker_id = str(frame.get("worker_id") or "")
         token = frame.get("reattach_token")

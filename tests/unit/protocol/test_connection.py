@@ -374,3 +374,17 @@ async def test_stop_fails_pending_calls_and_refuses_new_ones() -> None:
         with pytest.raises(EngineCallError, match="shutting down"):
             await conn.call("x::after", {})
         assert engine.session(1).ws.close_code == 1000
+
+
+async def test_wait_connected_wakes_up_when_stopped() -> None:
+    conn = make_connection("ws://127.0.0.1:9/")  # nothing listens there
+
+    async def wait() -> None:
+        with pytest.raises(EngineCallError, match="stopped before a session"):
+            await conn.wait_connected()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(conn.run)
+        tg.start_soon(wait)
+        await anyio.sleep(0.05)
+        await conn.stop(grace=0.1)
