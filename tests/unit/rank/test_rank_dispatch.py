@@ -37,6 +37,29 @@ def test_environment_forces_the_reference() -> None:
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.skipif(COMPILED is None, reason="the compiled core is not built")
+def test_environment_can_require_the_core() -> None:
+    result = _run("import _rank; print(_rank.IMPLEMENTATION)", RANK_IMPLEMENTATION="cython")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "cython"
+
+
+@pytest.mark.timeout(60)
+def test_required_core_that_cannot_load_is_an_import_error() -> None:
+    code = "import sys; sys.modules['_rank._core'] = None\nimport _rank"
+    result = _run(code, RANK_IMPLEMENTATION="cython")
+    assert result.returncode != 0 and "compiled core is missing" in result.stderr
+
+
+@pytest.mark.timeout(60)
+def test_missing_core_falls_back_to_the_reference() -> None:
+    code = "import sys; sys.modules['_rank._core'] = None\nimport _rank; print(_rank.available()['implementation'])"
+    result = _run(code, RANK_IMPLEMENTATION="")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "python"
+
+
+@pytest.mark.timeout(60)
 def test_unknown_implementation_is_refused() -> None:
     result = _run("import _rank", RANK_IMPLEMENTATION="fortran")
     assert result.returncode != 0 and "RANK_IMPLEMENTATION" in result.stderr
