@@ -308,7 +308,10 @@ class TestEngine:
     def _spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
         if self._tg is None:
             raise RuntimeError("TestEngine is not started")
-        self._tg.start_soon(fn, *args)
+        try:
+            self._tg.start_soon(fn, *args)
+        except RuntimeError:  # the engine is shutting down: background work is moot
+            log.debug("test engine stopped; %s not started", getattr(fn, "__name__", fn))
 
     def _touch(self) -> None:
         self._changed.set()
@@ -437,6 +440,14 @@ class TestEngine:
                    and b.provider.owner is None and b.provider.namespace == namespace
                    and (select is None or select(b))]
         return self._deliver(targets, lambda _b: payload)
+
+    def fire_binding(self, binding_id: str, payload: Any) -> Delivery:
+        """Deliver `payload` through one binding, whatever its trigger type (the test acts as
+        the provider): its function is invoked with the binding's namespace and metadata."""
+        binding = self.bindings.get(binding_id)
+        if binding is None:
+            raise KeyError(f"no binding {binding_id!r}")
+        return self._deliver([binding], lambda _b: payload)
 
     def set_config(
         self, value: Any, *, config_id: str = "iii-directory", validate: bool = False

@@ -357,7 +357,7 @@ def _engine_rows(engine: TestEngine) -> list[dict[str, Any]]:
 async def workers_list(engine: TestEngine, _caller: WorkerConn | None, data: Any) -> Any:
     data = _args(data)
     search, runtime, status = _opt_str(data, "search"), _opt_str(data, "runtime"), _opt_str(data, "status")
-    rows = [_worker_row(c) for c in engine.connections.values() if not c.closed and c.pid is not None and c.name]
+    rows = [_worker_row(c) for c in engine.connections.values() if not c.closed and c.pid is not None]
     rows += _engine_rows(engine)
     if runtime:
         rows = [r for r in rows if r["runtime"] == runtime]

@@ -274,6 +274,11 @@ async def test_once_binding_fires_once(engine: TestEngine) -> None:
     assert await engine.fire_trigger("compose-operation", {"n": 1}) == [{"ok": True}]
     assert await engine.fire_trigger("compose-operation", {"n": 2}) == []
     assert hits == [{"n": 1}]
+    durable = await engine.invoke("engine::register_trigger", {"trigger_type": "not-provided-yet",
+                                                               "function_id": "w::wake", "config": {}})
+    assert not engine.bindings[durable["id"]].active  # parked
+    assert await engine.fire_binding(durable["id"], {"n": 3}) == [{"ok": True}]
+    assert hits[-1] == {"n": 3}
 
 
 async def test_workers_list_and_info(engine: TestEngine) -> None:
