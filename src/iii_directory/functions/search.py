@@ -156,7 +156,8 @@ async def on_functions_change(ctx: Context, req: OnFunctionsChangeEvent) -> AckR
 
 
 async def start_search(directory: Directory) -> None:
-    """Boot snapshot of the catalog, then load the embedding model in the background."""
+    """Boot snapshot of the catalog, then load the embedding model in the background (unless the
+    configured mode is `lexical`)."""
     service = directory.service(SearchService)
     await service.boot()
     service.start_model()

@@ -142,7 +142,7 @@ class DenseLane:
     async def load(self, model_dir: str | None) -> bool:
         """Load the encoder off the event loop; a failure is logged and leaves the lane
         unavailable. Returns whether the lane is ready."""
-        if self.state in ("ready", "loading"):
+        if self.state in ("ready", "loading", "failed"):
             if self.state == "loading":
                 await self._loaded.wait()
             return self.ready
@@ -162,6 +162,11 @@ class DenseLane:
         self.install(encoder, model_key(model_dir))
         log.info("dense lane ready")
         return True
+
+    def disable(self, reason: str) -> None:
+        """Mark the lane unavailable for this process (no model will be loaded)."""
+        self.state, self.error = "failed", reason
+        self._loaded.set()
 
     async def wait_loaded(self) -> None:
         await self._loaded.wait()
@@ -207,10 +212,15 @@ class DenseLane:
         return DocumentIndex(fingerprint, ids, index)
 
     async def rebuild(self, fingerprint: str, ids: Sequence[str], texts: Sequence[str]) -> bool:
-        """Build and publish the index of one corpus unless a newer fingerprint was requested
-        meanwhile. Returns whether it published."""
+        """Request the index of one corpus and build it; see `rebuild_if_current`."""
         self.requested = fingerprint
-        if not await self.load_done_ready():
+        return await self.rebuild_if_current(fingerprint, ids, texts)
+
+    async def rebuild_if_current(self, fingerprint: str, ids: Sequence[str],
+                                 texts: Sequence[str]) -> bool:
+        """Build and publish the index of `fingerprint` unless another fingerprint was requested
+        before or during the build. Returns whether it is published."""
+        if self.requested != fingerprint or not await self.load_done_ready():
             return False
         async with self._build_lock:
             if self.requested != fingerprint:

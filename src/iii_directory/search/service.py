@@ -81,6 +81,15 @@ class SearchService:
         self._model_started = False
         self._candidates: tuple[str, dict[str, Candidate]] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        directory.settings_listeners.append(self._on_settings)
+
+    def _on_settings(self, old: Settings, new: Settings) -> None:
+        """A switch to a model-backed mode starts the model (it loads only when needed)."""
+        if new.function_search_mode != "lexical" and self.loaded:
+            try:
+                self.start_model()
+            except RuntimeError:  # no running event loop: the next search loads it
+                pass
 
     # -- background work -------------------------------------------------------------------
 
@@ -132,7 +141,7 @@ class SearchService:
         ids, texts = corpus.index_inputs()
         self.dense.requested = corpus.fingerprint
         try:
-            self.spawn(self.dense.rebuild(corpus.fingerprint, ids, texts))
+            self.spawn(self.dense.rebuild_if_current(corpus.fingerprint, ids, texts))
         except RuntimeError:  # no running loop (activation outside async code)
             pass
 
@@ -145,7 +154,8 @@ class SearchService:
             log.warning("search catalog boot snapshot failed; starting empty: %s", exc)
 
     async def load_model(self) -> bool:
-        """Load the embedding model (and the optional reranker), then index the active corpus."""
+        """Load the embedding model (and the optional reranker), then index the active corpus.
+        A `lexical` configuration never loads it; switching to `hybrid` or `judge` does."""
         self._model_started = True
         settings = self.directory.settings
         if settings.function_search_reranker_path and self.reranker is None:
@@ -166,9 +176,10 @@ class SearchService:
             self._request_index(self.corpus)
 
     def start_model(self) -> None:
-        if not self._model_started:
-            self._model_started = True
+        """Load the model in the background, once, when the configured mode can use it."""
+        if not self._model_started and self.directory.settings.function_search_mode != "lexical":
             self.spawn(self.load_model())
+            self._model_started = True
 
     async def ensure_ready(self, ctx: Context) -> None:
         """Lazily take the catalog when no boot snapshot ran (standalone `call`, the bench). In

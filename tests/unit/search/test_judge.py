@@ -394,8 +394,7 @@ async def test_slow_judge_hits_the_shared_deadline_without_pausing(settings: Set
     slow_settings = judge_settings(settings).model_copy(update={"function_search_judge_timeout_ms": 200})
     directory = Directory(settings=slow_settings, engine=slow_engine)
     service = directory.service(SearchService)
-    service._model_started = True
-    service.dense.state = "failed"  # no model: the fallback is lexical
+    service.dense.disable("no model in this test")  # the fallback is lexical
     with anyio.fail_after(3):
         response = await search(directory, "send an sms text message")
     assert response["search_mode"] == "lexical"

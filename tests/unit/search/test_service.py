@@ -170,8 +170,7 @@ async def test_hybrid_encodes_all_capabilities_in_one_batch(directory: Directory
 async def test_hybrid_without_a_model_reports_lexical(directory: Directory) -> None:
     directory.apply_settings(directory.settings.model_copy(update={"function_search_mode": "hybrid"}))
     service = directory.service(SearchService)
-    service._model_started = True  # a model that never became ready
-    service.dense.state = "failed"
+    service.dense.disable("no model in this test")  # the fallback is lexical
     response = await search(directory, "send an email message")
     assert response["search_mode"] == "lexical"
     assert ids(response) == ["mail::send"]

@@ -1,0 +1,209 @@
+"""Function search through the engine protocol: the worker boots against the test engine,
+snapshots the catalog, follows `engine::functions-available` pushes, and answers
+`directory::search_functions` in lexical, hybrid and judge modes (search.md §1–§11)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import pytest
+from search_fakes import ExactIndex, FakeEncoder
+
+from iii_directory.config import Settings
+from iii_directory.port import EngineCallError
+from iii_directory.search.service import SearchService
+from iii_directory.testing.registry import MockRegistry
+
+pytestmark = [pytest.mark.wire, pytest.mark.timeout(60)]
+
+SEARCH = "directory::search_functions"
+
+
+def ids(response: dict[str, Any]) -> list[str]:
+    return [f["function_id"] for w in response["workers"] for f in w["functions"]]
+
+
+async def echo(data: Any) -> Any:
+    return data
+
+
+def add_peers(wire: Any) -> None:
+    engine = wire.engine
+    engine.add_function("weather::forecast", echo, description="Get the weather forecast for a city. Daily.",
+                        request_format={"type": "object", "properties": {"city": {}, "days": {}}})
+    engine.add_function("sms::send", echo, description="Send an SMS text message to a phone number.",
+                        request_format={"type": "object", "properties": {"to": {}, "text": {}}})
+    engine.add_function("sms::hook", echo, description="Receive SMS delivery reports.",
+                        metadata={"internal": True})
+
+
+async def eventually(wire: Any, capability: str, predicate: Callable[[dict[str, Any]], bool],
+                     timeout: float = 10.0, **kwargs: Any) -> dict[str, Any]:
+    """Search until `predicate(response)` holds (the catalog refresh is asynchronous)."""
+    with anyio.fail_after(timeout):
+        while True:
+            response = await wire.call(SEARCH, {"capabilities": [capability]}, **kwargs)
+            if predicate(response):
+                return response
+            await anyio.sleep(0.05)
+
+
+async def set_mode(wire: Any, mode: str, **extra: Any) -> None:
+    current = wire.directory.settings.model_dump(mode="json")
+    await wire.engine.set_config({**current, "function_search_mode": mode, **extra})
+    with anyio.fail_after(10):
+        while wire.directory.settings.function_search_mode != mode:
+            await anyio.sleep(0.02)
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    return settings.model_copy(update={"registry_search": False})
+
+
+async def test_boot_snapshot_serves_the_workers_own_functions(wire: Any) -> None:
+    response = await wire.call(SEARCH, {"capabilities": ["download skills from the workers registry"]})
+    assert response["search_mode"] == "lexical"
+    assert "directory::skills::download_from_registry" in ids(response)
+    assert isinstance(response["latency_ms"], float)
+    assert "directory::search_functions" not in ids(response)
+
+
+async def test_functions_available_push_refreshes_the_corpus(wire: Any) -> None:
+    add_peers(wire)
+    response = await eventually(wire, "send an sms text message", lambda r: "sms::send" in ids(r))
+    assert ids(response)[0] == "sms::send"
+    hidden = await wire.call(SEARCH, {"capabilities": ["receive sms delivery reports"]})
+    assert "sms::hook" not in ids(hidden)
+    wire.engine.remove_function("sms::send")
+    await eventually(wire, "send an sms text message", lambda r: "sms::send" not in ids(r))
+
+
+async def test_on_functions_change_over_the_wire(wire: Any) -> None:
+    assert await wire.call("directory::on-functions-change", {"event": "functions_changed"}) == {"ok": True}
+    bindings = wire.engine.bindings_of("engine::functions-available")
+    assert any(b.function_id == "directory::on-functions-change" and b.config == {} for b in bindings)
+
+
+async def test_request_errors_are_coded(wire: Any) -> None:
+    with pytest.raises(EngineCallError) as caught:
+        await wire.call(SEARCH, {"capabilities": []})
+    assert (caught.value.code, caught.value.message) == ("invocation_failed", "provide at least one capability")
+    with pytest.raises(EngineCallError) as caught:
+        await wire.call(SEARCH, {"capabilities": ["send an sms", "  "]})
+    assert caught.value.message == "capabilities must not be blank"
+    with pytest.raises(EngineCallError) as caught:
+        await wire.call(SEARCH, {"query": "send an sms"})
+    assert caught.value.code == "invocation_failed"
+
+
+async def test_session_memory_follows_the_baggage(wire: Any) -> None:
+    add_peers(wire)
+    baggage = "iii.session.id=console-1,iii.message.id=t_1"
+    await eventually(wire, "weather forecast for a city", lambda r: "weather::forecast" in ids(r))
+    first = await wire.call(SEARCH, {"capabilities": ["send an sms text message", "weather forecast for a city"]},
+                            baggage=baggage)
+    assert ids(first) == ["sms::send", "weather::forecast"]
+    second = await wire.call(SEARCH, {"capabilities": ["send an sms text message", "list skills"]}, baggage=baggage)
+    assert "sms::send" not in ids(second)
+    assert "Already provided earlier in this session" in second["guidance"]
+
+
+async def test_trigger_side_lane_lists_existing_bindings(wire: Any) -> None:
+    response = await wire.call(SEARCH, {"capabilities": ["configuration change reload"]})
+    triggers = response.get("triggers", [])
+    assert any(t["trigger_type"] == "configuration" and t["function_id"] == "directory::on-config-change"
+               for t in triggers)
+    row = next(t for t in triggers if t["function_id"] == "directory::on-config-change")
+    assert row["config"]["configuration_id"] == "iii-directory"
+
+
+async def test_hybrid_mode_over_the_wire(wire: Any) -> None:
+    add_peers(wire)
+    service = wire.directory.service(SearchService)
+    service.use_encoder(FakeEncoder(synonyms={"rain": "weather", "outlook": "forecast"}),
+                        index_factory=ExactIndex, persist=False)
+    await set_mode(wire, "hybrid")
+    response = await eventually(wire, "rain outlook", lambda r: r["search_mode"] == "hybrid"
+                                and "weather::forecast" in ids(r))
+    assert ids(response)[0] == "weather::forecast"
+
+
+async def test_judge_mode_with_a_fake_judge(wire: Any) -> None:
+    add_peers(wire)
+    judge = wire.engine.install_judge()
+
+    def choose(target: str) -> Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]:
+        def answer(question: dict[str, Any], _evaluation: dict[str, Any]) -> dict[str, Any]:
+            options = question.get("options") or {}
+            for key, option in options.items():
+                text = option.get("function_id", "") if isinstance(option, dict) else str(option)
+                if text.startswith(target):
+                    return {"value": key, "probabilities": {key: 0.97}}
+            first = next(iter(options))
+            return {"value": first, "probabilities": {first: 0.01}}
+        return answer
+
+    judge.answer = choose("sms::send")
+    wire.directory.service(SearchService).dense.disable("judge only: no model in this test")
+    await eventually(wire, "send an sms text message", lambda r: "sms::send" in ids(r))
+    await set_mode(wire, "judge")
+    response = await eventually(wire, "message my phone", lambda r: r["search_mode"] == "judge")
+    assert ids(response)[0] == "sms::send"
+    assert judge.calls  # the judge was asked through the engine
+
+
+async def test_judge_answering_wrongly_falls_back_to_lexical(wire: Any) -> None:
+    add_peers(wire)
+    judge = wire.engine.install_judge()
+    judge.reply = {"status": "ok", "model": "fake-judge", "results": [{"id": "nope", "answers": {}}]}
+    await eventually(wire, "send an sms text message", lambda r: "sms::send" in ids(r))
+    service = wire.directory.service(SearchService)
+    service.dense.disable("no model in this test")  # the fallback is lexical
+    await set_mode(wire, "judge")
+    response = await wire.call(SEARCH, {"capabilities": ["send an sms text message"]})
+    assert response["search_mode"] == "lexical"
+    assert ids(response) == ["sms::send"]
+    assert service.judge.paused()
+
+
+async def test_slow_judge_hits_the_deadline(wire: Any) -> None:
+    add_peers(wire)
+    judge = wire.engine.install_judge()
+
+    async def slow(data: Any) -> Any:
+        await anyio.sleep(3)
+        return {"status": "ok", "model": "fake-judge", "results": []}
+
+    wire.engine.add_function("judge::evaluate", slow, worker_name="judge", description="Slow judge")
+    await eventually(wire, "send an sms text message", lambda r: "sms::send" in ids(r))
+    service = wire.directory.service(SearchService)
+    service.dense.disable("no model in this test")  # the fallback is lexical
+    await set_mode(wire, "judge", function_search_judge_timeout_ms=300)
+    started = anyio.current_time()
+    response = await wire.call(SEARCH, {"capabilities": ["send an sms text message"]})
+    assert anyio.current_time() - started < 2.5
+    assert response["search_mode"] == "lexical"
+    assert ids(response) == ["sms::send"]
+    assert not service.judge.paused()
+    assert judge is not None
+
+
+async def test_registry_lane_over_the_wire(wire: Any) -> None:
+    with MockRegistry() as registry:
+        registry.add_worker("resend", version="2.0.0", description="Transactional email sending.", functions=[
+            {"name": "resend::send-email", "description": "Send a transactional email. HTML allowed.",
+             "request_schema": {"type": "object", "properties": {"to": {}}}}])
+        current = wire.directory.settings.model_dump(mode="json")
+        await wire.engine.set_config({**current, "registry_search": True, "registry_url": registry.url})
+        with anyio.fail_after(10):
+            while wire.directory.settings.registry_url != registry.url:
+                await anyio.sleep(0.02)
+        response = await wire.call(SEARCH, {"capabilities": ["send a transactional email"]})
+        assert response["installable"] == [{
+            "name": "resend", "version": "2.0.0", "description": "Transactional email sending.",
+            "functions": [{"function_id": "resend::send-email", "description": "Send a transactional email."}],
+            "install": {"function": "compose::add", "payload": {"worker": "resend"}},
+        }]
