@@ -19,6 +19,7 @@ from iii_directory.functions.downloads import AutoDownloader
 from iii_directory.port import EngineCallError
 from iii_directory.testing.gitremote import GitRemote
 from iii_directory.testing.registry import MockRegistry
+from iii_directory.testing.schema_check import first_error
 
 pytestmark = [pytest.mark.wire, pytest.mark.timeout(90)]
 
@@ -36,6 +37,13 @@ async def wait_until(predicate: Any, timeout: float = 15.0) -> None:
     with anyio.fail_after(timeout):
         while not predicate():
             await anyio.sleep(0.05)
+
+
+def conforms(wire: Any, function_id: str, value: Any) -> Any:
+    """`value` after checking it against the function's published response schema."""
+    schema = wire.directory.table.functions[function_id].response_schema()
+    assert first_error(value, schema) is None, first_error(value, schema)
+    return value
 
 
 @pytest.fixture(autouse=True)
@@ -102,6 +110,7 @@ async def test_registry_download_and_fan_out(wire: Any, registry: MockRegistry,
     })
     out = await wire.call("directory::skills::download_from_registry",
                           {"worker": "resend", "version": "1.2.3"})
+    conforms(wire, "directory::skills::download_from_registry", out)
     assert out == {
         "namespace": "resend",
         "skills_written": ["index.md", "emails/send-email.md"],
@@ -144,6 +153,7 @@ async def test_repo_downloads(wire: Any, remote: GitRemote, roots: dict[str, Pat
         "skills/frontend-design/prompts/ignored.md": "ignored\n",
     })
     out = await wire.call("directory::skills::download", {"repo": url, "skill": "frontend-design"})
+    conforms(wire, "directory::skills::download", out)
     assert out["namespace"] == "frontend-design"
     assert sorted(out["skills_written"]) == ["components.md", "index.md", "layouts/grid.md"]
     assert out["source"] == {"kind": "repo", "repo": url, "skill": "frontend-design",
@@ -153,6 +163,7 @@ async def test_repo_downloads(wire: Any, remote: GitRemote, roots: dict[str, Pat
     remote.commit("skills-repo", {"skills/frontend-design/index.md": "# v2\n"})
     again = await wire.call("directory::skills::download_from_repo",
                             {"repo": url, "skill": "frontend-design", "branch": "main"})
+    conforms(wire, "directory::skills::download_from_repo", again)
     assert again["skills_written"] == ["components.md", "index.md", "layouts/grid.md"]
     assert (roots["skills"] / "frontend-design" / "index.md").read_text() == "# v2\n"
     assert not (roots["skills"] / "frontend-design" / "prompts").exists()
@@ -254,7 +265,8 @@ async def test_worker_added_through_the_worker_trigger(wire: Any, registry: Mock
     assert registry.count("/w/shell/skills") == 1
     # directly, as well: unknown worker (404), invalid name, no name — all acknowledged
     for payload in ({"worker": "unknown"}, {"worker": "Bad Name"}, {}, {"worker": "shell"}):
-        assert await wire.call("directory::__on_worker_added", payload) == {"ok": True}
+        ack = await wire.call("directory::__on_worker_added", payload)
+        assert conforms(wire, "directory::__on_worker_added", ack) == {"ok": True}
     listed = await wire.call("directory::skills::list", {"prefix": "shell/"})
     assert {row["id"] for row in listed["skills"]} >= {"shell", "shell/exec"}
     await anyio.sleep(0.5)

@@ -14,8 +14,16 @@ import pytest
 from iii_directory.config import Settings
 from iii_directory.port import EngineCallError
 from iii_directory.testing.registry import MockRegistry
+from iii_directory.testing.schema_check import first_error
 
 pytestmark = [pytest.mark.wire, pytest.mark.timeout(60)]
+
+
+def conforms(wire: Any, function_id: str, value: Any) -> Any:
+    """`value` after checking it against the function's published response schema."""
+    schema = wire.directory.table.functions[function_id].response_schema()
+    assert first_error(value, schema) is None, first_error(value, schema)
+    return value
 
 
 @pytest.fixture(autouse=True)
@@ -58,7 +66,8 @@ def publish(registry: MockRegistry) -> None:
 
 async def test_list_pages_and_search(wire: Any, registry: MockRegistry) -> None:
     publish(registry)
-    first = await wire.call("directory::registry::workers::list", {})
+    first = conforms(wire, "directory::registry::workers::list",
+                     await wire.call("directory::registry::workers::list", {}))
     assert [w["name"] for w in first["workers"]] == ["shell", "resend"]
     assert first["pagination"] == {"next_cursor": "2", "has_more": True, "page_size": 2}
     assert first["workers"][0]["image"] == "ghcr.io/iii/shell:2"
@@ -97,7 +106,8 @@ async def test_list_errors(wire: Any, registry: MockRegistry) -> None:
 
 async def test_info_card_cache_and_readme(wire: Any, registry: MockRegistry) -> None:
     publish(registry)
-    card = await wire.call("directory::registry::workers::info", {"name": "resend"})
+    card = conforms(wire, "directory::registry::workers::info",
+                    await wire.call("directory::registry::workers::info", {"name": "resend"}))
     assert card["worker"]["name"] == "resend" and card["worker"]["version"] == "1.2.3"
     assert card["api_reference"] == {
         "functions": [{"name": "resend::send", "description": "Send an email"}],
@@ -108,6 +118,7 @@ async def test_info_card_cache_and_readme(wire: Any, registry: MockRegistry) -> 
     assert "readme" not in card
     with_readme = await wire.call("directory::registry::workers::info",
                                   {"name": " resend ", "readme": True})
+    conforms(wire, "directory::registry::workers::info", with_readme)
     assert with_readme["readme"].startswith("# Resend")
     assert registry.count("/w/resend") == 1 and registry.count("/w/resend/skills") == 1
     assert {r.query["version"] for r in registry.requests} == {"latest"}
