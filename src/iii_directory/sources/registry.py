@@ -7,7 +7,8 @@ Public surface, obtained with `directory.service(RegistryClient)`:
   `{workers: [Worker], pagination: {next_cursor, has_more, page_size}}` (cached under
   `worker-list:<search>:<cursor>`);
 * `await client.worker_record(settings, name, version=None, tag=None)` → the full record
-  `{"detail": <worker detail>, "skills": <skills payload>}` fetched with two concurrent GETs and
+  `{"body": <GET /w/{name} answer>, "detail": <its worker object, or the body when flat>,
+  "skills": <GET /w/{name}/skills answer>}` fetched with two concurrent GETs and
   cached under `worker-info:<name>:<version|tag>=<value>` (the registry search reads the full
   `api_reference` from it);
 * `await client.worker_info(settings, name, version=None, tag=None, readme=False)` → the card of
