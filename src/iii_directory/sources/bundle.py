@@ -100,31 +100,41 @@ class PlannedFile:
 @dataclass
 class DownloadPlan:
     namespace: str
-    files: list[PlannedFile] = field(default_factory=list)
     agents_skipped: list[dict[str, str]] = field(default_factory=list)
+    _by_target: dict[Path, PlannedFile] = field(default_factory=dict)
+    _total_bytes: int = 0
+
+    @property
+    def files(self) -> list[PlannedFile]:
+        """The files to write, in plan order (a replaced entry keeps its first position)."""
+        return list(self._by_target.values())
 
     def reported(self, kind: Kind) -> list[str]:
         """The `report` values of one kind, first occurrence order, without duplicates."""
         seen: dict[str, None] = {}
-        for planned in self.files:
+        for planned in self._by_target.values():
             if planned.kind is kind:
                 seen.setdefault(planned.report, None)
         return list(seen)
 
     @property
     def agent_hashes(self) -> dict[str, str]:
-        return {f.report: sha256_hex(f.content) for f in self.files if f.kind is Kind.AGENT}
+        return {f.report: sha256_hex(f.content) for f in self._by_target.values()
+                if f.kind is Kind.AGENT}
 
     def add(self, planned: PlannedFile) -> None:
         """Add a file (a later entry for the same target replaces the earlier one), enforcing
         the file-count and total-size caps."""
-        self.files = [f for f in self.files if f.target != planned.target]
-        self.files.append(planned)
-        if len(self.files) > MAX_FILES:
+        previous = self._by_target.get(planned.target)
+        if previous is not None:
+            self._total_bytes -= len(previous.content)
+        self._by_target[planned.target] = planned
+        self._total_bytes += len(planned.content)
+        if len(self._by_target) > MAX_FILES:
             raise DirectoryError.plain(
                 f"download of {self.namespace} has too many files (more than {MAX_FILES})"
             )
-        if sum(len(f.content) for f in self.files) > MAX_TOTAL_BYTES:
+        if self._total_bytes > MAX_TOTAL_BYTES:
             raise DirectoryError.plain(
                 f"download of {self.namespace} is too large (more than {MAX_TOTAL_BYTES} bytes)"
             )
