@@ -4,10 +4,18 @@ A write creates parent directories, writes the whole content to the sibling `<na
 fsyncs it, marks the final path as a self-write, then renames it over the destination (and
 fsyncs the directory where the platform allows). A reader therefore sees the old file or the
 new one, never a half-written one. Every delete marks a self-write before removing.
+
+Several writers of one file (two workers sharing a `skills_folder`) share the staging name, so
+on POSIX a writer holds an exclusive `flock` on the staging file from before it truncates it
+until after the rename, and re-checks after locking that the locked file is still the one
+named `<name>.tmp` (the previous holder may have renamed it into place meanwhile). Each write
+therefore lands whole or fails with `write <tmp>: …`. The staging file is opened without
+following symlinks, so a planted `<name>.tmp` link never redirects a write out of its root.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
 import time
@@ -15,7 +23,17 @@ from pathlib import Path
 
 from ..errors import DirectoryError
 
+try:
+    import fcntl
+except ImportError:  # Windows: one writer per file is assumed
+    fcntl = None  # type: ignore[assignment]
+
 SELF_WRITE_WINDOW_S = 5.0
+STAGING_LOCK_WAIT_S = 10.0
+"""How long a writer waits for another writer of the same file before failing clearly."""
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_BINARY = getattr(os, "O_BINARY", 0)
 
 
 class SelfWrites:
@@ -66,22 +84,81 @@ def atomic_write(path: Path, content: str | bytes, marks: SelfWrites | None = No
         raise DirectoryError.plain(f"create_dir_all {parent}: {exc.strerror or exc}") from None
     tmp = path.with_name(path.name + ".tmp")
     try:
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+        fd = _open_staging(tmp)
     except OSError as exc:
-        _unlink_quietly(tmp)
         raise DirectoryError.plain(f"write {tmp}: {exc.strerror or exc}") from None
-    if marks is not None:
-        marks.mark(path)
     try:
-        os.replace(tmp, path)
-    except OSError as exc:
-        _unlink_quietly(tmp)
-        raise DirectoryError.plain(f"rename {tmp} -> {path}: {exc.strerror or exc}") from None
+        try:
+            os.ftruncate(fd, 0)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        except OSError as exc:
+            _unlink_quietly(tmp)
+            raise DirectoryError.plain(f"write {tmp}: {exc.strerror or exc}") from None
+        if marks is not None:
+            marks.mark(path)
+        try:
+            os.replace(tmp, path)
+        except OSError as exc:
+            _unlink_quietly(tmp)
+            raise DirectoryError.plain(f"rename {tmp} -> {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)  # releases the staging lock, after the rename
     _fsync_dir(parent)
     return len(data)
+
+
+def _open_staging(tmp: Path) -> int:
+    """Open (creating) the staging file for writing, holding it exclusively on POSIX.
+
+    Loop: open without following symlinks (a symlink there is removed and the open retried),
+    take the lock, then keep the descriptor only if `tmp` still names the locked file."""
+    deadline = time.monotonic() + STAGING_LOCK_WAIT_S
+    while True:
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | _NOFOLLOW | _CLOEXEC | _BINARY, 0o666)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP and tmp.is_symlink():
+                tmp.unlink()
+                continue
+            raise
+        if fcntl is None:
+            return fd
+        try:
+            if _lock_until(fd, deadline) and _names(tmp, fd):
+                return fd
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+        if time.monotonic() >= deadline:
+            raise OSError(errno.EBUSY, f"another writer held {tmp.name} for {STAGING_LOCK_WAIT_S:.0f}s")
+
+
+def _lock_until(fd: int, deadline: float) -> bool:
+    """Take an exclusive lock on `fd`, polling until `deadline`; False when it stayed busy."""
+    pause = 0.001
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+
+
+def _names(tmp: Path, fd: int) -> bool:
+    """True when the path `tmp` currently names the file open as `fd`."""
+    try:
+        current = os.stat(tmp, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (current.st_ino, current.st_dev) == (held.st_ino, held.st_dev)
 
 
 def atomic_delete(path: Path, marks: SelfWrites | None = None) -> None:
