@@ -411,3 +411,42 @@ async def test_inject_hint_flip_binds_and_unbinds_the_hook_live(shell: Shell) ->
 
 async def test_on_config_change_always_answers_ok(shell: Shell) -> None:
     assert await shell.client.call("directory::on-config-change", {"anything": 1}) == {"ok": True}
+
+
+# ------------------------------------------------------------- config seeding
+
+async def _boot_once(engine: TestEngine, **options: Any) -> Settings:
+    worker = fast_worker(engine.url, table=sample_table(), **options)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(worker.run)
+        with anyio.fail_after(15):
+            await worker.ready.wait()
+        assert worker.directory is not None
+        settings = worker.directory.settings
+        worker.stop()
+    return settings
+
+
+async def test_config_seed_is_registered_as_initial_value(roots: dict[str, Any], tmp_path: Any,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("III_CONFIG_NAME", raising=False)
+    seed = tmp_path / "seed.yaml"
+    seed.write_text(f"skills_folder: {roots['skills']}\nregistry_cache_ttl_ms: 42\n")
+    async with TestEngine(functions_debounce_s=0.05) as engine:
+        settings = await _boot_once(engine, config_path=str(seed))
+        assert engine.config_value() == {"skills_folder": str(roots["skills"]), "registry_cache_ttl_ms": 42}
+        assert settings.registry_cache_ttl_ms == 42 and settings.skills_folder == str(roots["skills"])
+        entry = engine.configuration.entries["iii-directory"]
+        assert entry.name == "iii-directory" and entry.schema["example"]["registry_cache_ttl_ms"] == 60000
+
+
+async def test_empty_store_is_seeded_with_defaults_under_iii_config_name(roots: dict[str, Any],
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("III_CONFIG_NAME", "directory-two")
+    async with TestEngine(functions_debounce_s=0.05) as engine:
+        settings = await _boot_once(engine)
+        assert engine.config_value("directory-two") == Settings().model_dump(mode="json")
+        assert settings == Settings()
+        binding = next(r.frame for r in engine.frames
+                       if r.frame["type"] == "registertrigger" and r.frame["trigger_type"] == "configuration")
+        assert binding["config"] == {"configuration_id": "directory-two", "event_types": ["configuration:updated"]}
