@@ -7,7 +7,8 @@
   `enabled(settings)` holds.
 * `Worker` — boot order: connect (the connection sends `engine::workers::register`) →
   configuration boot (`config_boot`) → registrations → `Directory.start()` hooks. After a
-  reattach the connection replays everything and the worker refreshes its catalog once.
+  reattach the connection replays everything; the worker then re-reads its configuration and
+  refreshes its catalog once (the bindings may have missed events while disconnected).
 * `serve_main(url, config)` — the `iii-directory serve` entry point.
 """
 
@@ -33,13 +34,16 @@ from .functions import build_table
 from .port import DEFAULT_CALL_TIMEOUT_S
 from .protocol.backoff import Backoff
 from .protocol.connection import DEFAULT_URL, Connection, Invocation, validate_url
-from .protocol.errors import NamespaceConflict
+from .protocol.errors import EngineCallError, NamespaceConflict
 from .table import FunctionSpec, FunctionTable
 
 log = logging.getLogger("iii_directory.worker")
 
 ENGINE_PREFIXES = ("engine::", "configuration::")
-CATALOG_REFRESH_FUNCTION = "directory::on-functions-change"
+REFRESH_AFTER_REATTACH: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("directory::on-config-change", {}),
+    ("directory::on-functions-change", {"event": "reattached"}),
+)
 DEFAULT_SHUTDOWN_GRACE_S = 10.0
 
 
@@ -199,13 +203,17 @@ class Worker:
         return await invoke(self.directory, invocation)
 
     async def _on_session(self, reattached: bool) -> None:
+        """After a reattach and replay, catch up on what the bindings may have missed while
+        disconnected: re-read the configuration and refresh the search catalog once."""
         if not reattached or self.directory is None:
             return
-        if CATALOG_REFRESH_FUNCTION in self.table.functions:
+        for function_id, payload in REFRESH_AFTER_REATTACH:
+            if function_id not in self.table.functions:
+                continue
             try:
-                await self.directory.invoke(CATALOG_REFRESH_FUNCTION, {"event": "reattached"})
+                await self.directory.invoke(function_id, payload)
             except Exception as exc:  # noqa: BLE001 - a refresh failure is only logged
-                log.warning("catalog refresh after reattach failed: %s", exc)
+                log.warning("%s after reattach failed: %s", function_id, exc)
 
     def stop(self) -> None:
         """Ask the worker to shut down (returns at once; `run()` finishes the shutdown)."""
@@ -243,7 +251,7 @@ class Worker:
             self._fatal = exc
             self._stop.set()
             return
-        except NamespaceConflict:
+        except (NamespaceConflict, EngineCallError):  # the connection ended before a session
             return
         directory = Directory(settings=settings, engine=self.engine, table=self.table)
         register_table(self.connection, self.engine, self.table, settings)

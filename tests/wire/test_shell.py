@@ -282,6 +282,10 @@ async def test_socket_killed_mid_session_reattaches_and_replays_once(shell: Shel
     register_at = max(i for i, f in enumerate(frames) if f.get("function_id") == "engine::workers::register")
     assert kinds.index("registertriggertype") < kinds.index("registerfunction") < kinds.index("registertrigger") < register_at
 
+    # after the replay the worker re-reads its configuration once
+    await engine.wait_for(lambda: [f for f in engine.frames_of(new_id, kind="invokefunction")
+                                   if f["function_id"] == "configuration::get"])
+
     # the next invocation succeeds, and the re-forwarded subscription receives events again
     await shell.client.connection.wait_connected()
     result = await shell.client.call("sample::echo", {"text": "after-reconnect"})
