@@ -319,9 +319,10 @@ class Connection:
         return len(table)
 
     def _push(self, frame: dict[str, Any]) -> None:
-        """Queue a frame for the writer; beyond the queue limit the oldest frame is dropped."""
+        """Queue a frame for the writer. While disconnected the queue holds at most
+        `queue_limit` frames and the oldest is dropped beyond that."""
         self._outbox.append(frame)
-        while len(self._outbox) > self.queue_limit:
+        while not self._session_open and len(self._outbox) > self.queue_limit:
             dropped = self._outbox.popleft()
             self._drop_queued(dropped, f"more than {self.queue_limit} frames queued while disconnected")
         self._wakeup.set()
@@ -378,7 +379,7 @@ class Connection:
     async def _connect_loop(self) -> None:
         headers = {"Authorization": f"Bearer {self._token}"} if self._token else None
         while not self._stopping:
-            log.info("connecting to engine at %s", self.url)
+            log.log(logging.INFO if self.backoff.attempt == 0 else logging.DEBUG, "connecting to engine at %s", self.url)
             try:
                 ws = await connect(
                     self.url,

@@ -388,3 +388,16 @@ async def test_wait_connected_wakes_up_when_stopped() -> None:
         tg.start_soon(wait)
         await anyio.sleep(0.05)
         await conn.stop(grace=0.1)
+
+
+async def test_queue_limit_does_not_apply_to_a_live_session() -> None:
+    async with scripted() as engine:
+        conn = make_connection(engine.url, queue_limit=3)
+        async with running(conn):
+            session = await engine.wait(lambda: engine.sessions and engine.session(1))
+            for n in range(10):
+                conn.fire("x::burst", {"n": n})
+            sent = await engine.wait(lambda: [f for f in session.frames if f.get("function_id") == "x::burst"]
+                                     if len([f for f in session.frames if f.get("function_id") == "x::burst"]) == 10
+                                     else None)
+            assert [f["data"]["n"] for f in sent] == list(range(10))
