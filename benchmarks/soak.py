@@ -1,0 +1,605 @@
+"""Soak: many concurrent callers against one worker through the in-process test engine (issue 11).
+
+Run::
+
+    python benchmarks/soak.py                       # 50 callers for 60 s
+    python benchmarks/soak.py --seconds 10 --callers 20 --in-process
+
+What runs: a `TestEngine` on a loopback port serving a 56-function peer catalog
+(`iii_directory/data/example_catalog.json`), a `MockRegistry` with a few installable workers,
+and the worker — `iii-directory serve` as a subprocess (default; its RSS is the worker's own) or
+in this process (`--in-process`; RSS then includes the engine and the callers). Project: 15
+skill namespaces × 9 documents, 6 agent profiles.
+
+Each caller loops until the deadline, drawing one operation per call:
+`directory::search_functions` with 1–18 capabilities (35 %), `directory::skills::get` (20 %),
+`directory::skills::list` (15 %), `directory::agents::get` (10 %), and writes (20 %) walking its
+own skill ids (`soak/c<caller>-<n>`) through create → update → update → delete, so writers never
+collide. Every answer is checked (a write's file must hold what was sent).
+
+The first `--warmup` seconds (default 10 % of the run, at least 1 s) are load too but their
+latencies are not measured (their errors count). Printed: calls, throughput, p50 / p99 / max per function, errors (must be 0) and the
+worker's RSS after boot, after warm-up and at the end; the run fails (exit 1) on any error or
+when RSS grows by more than the stated bound after warm-up (`--rss-bound-mib`, default 64 MiB).
+
+`SoakSession` is also the engine of the short load test and the reconnect fault test
+(`tests/reliability/`), which import this file by path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from iii_directory.config import Settings, config_id
+from iii_directory.port import EngineCallError
+from iii_directory.testing.client import TestClient
+from iii_directory.testing.engine import TestEngine
+from iii_directory.testing.registry import MockRegistry
+
+WORKER_NAME = "iii-directory"
+DEFAULT_RSS_BOUND_MIB = 64
+CALL_TIMEOUT_S = 30.0
+RETRY_CODES = frozenset({"invocation_stopped", "function_not_found"})
+"""Answers meaning "the worker was not there" (dropped mid-call or not yet re-registered)."""
+
+CAPABILITIES = [
+    "send an email", "send an email from a template", "list inbox messages", "schedule a meeting",
+    "list calendar events", "create an invoice", "refund a payment", "upload a file", "share a document",
+    "forecast the weather", "open a support ticket", "close a ticket", "store a key value pair",
+    "read a cached value", "translate text", "detect the language", "render a PDF", "merge PDF files",
+    "create a pull request", "list repository branches", "run a SQL query", "list database tables",
+    "post a chat message", "create a chat channel", "send an SMS", "scrape a web page",
+    "extract links from a page", "run a job every hour", "cancel a scheduled job", "summarize a thread",
+    "resize an image", "book a flight", "convert currency", "track a parcel", "transcribe audio",
+    "look up a customer", "generate a QR code", "search the web", "sign a document", "count words",
+]
+
+WEIGHTS: tuple[tuple[str, int], ...] = (
+    ("directory::search_functions", 35),
+    ("directory::skills::get", 20),
+    ("directory::skills::list", 15),
+    ("directory::agents::get", 10),
+    ("write", 20),
+)
+WRITE_STEPS = ("directory::skills::create", "directory::skills::update", "directory::skills::update",
+               "directory::skills::delete")
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    """Nearest-rank percentile: the value at rank ⌈q·n⌉ (1-based) of the sorted sample."""
+    if not sorted_values:
+        return 0.0
+    rank = max(1, -(-int(q * 1000) * len(sorted_values) // 1000))
+    return sorted_values[min(rank, len(sorted_values)) - 1]
+
+
+def rss_of(pid: int) -> int | None:
+    """Resident set size in bytes (Linux `/proc/<pid>/status`); None elsewhere."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+# ----------------------------------------------------------------------------------- report
+
+
+@dataclass
+class FunctionStats:
+    latencies: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    retries: int = 0
+
+
+@dataclass
+class SoakReport:
+    seconds: float
+    callers: int
+    functions: dict[str, FunctionStats]
+    rss_boot: int | None
+    rss_warm: int | None
+    rss_end: int | None
+    rss_bound: int
+    in_process: bool
+    drops: int = 0
+
+    @property
+    def calls(self) -> int:
+        return sum(len(s.latencies) for s in self.functions.values())
+
+    @property
+    def errors(self) -> list[str]:
+        return [e for s in self.functions.values() for e in s.errors]
+
+    @property
+    def retries(self) -> int:
+        return sum(s.retries for s in self.functions.values())
+
+    @property
+    def rss_growth(self) -> int | None:
+        if self.rss_warm is None or self.rss_end is None:
+            return None
+        return self.rss_end - self.rss_warm
+
+    @property
+    def ok(self) -> bool:
+        growth = self.rss_growth
+        return not self.errors and (growth is None or growth <= self.rss_bound)
+
+    def table(self) -> str:
+        mib = 1024 * 1024
+        lines = [
+            f"soak: {self.callers} callers × {self.seconds:.0f} s measured, worker "
+            f"{'in-process' if self.in_process else 'subprocess'}"
+            + (f", {self.drops} connection drops" if self.drops else ""),
+            f"{'function':<30} {'calls':>8} {'calls/s':>9} {'p50 ms':>9} {'p99 ms':>9} {'max ms':>9} {'errors':>7}",
+        ]
+        for name in sorted(self.functions):
+            stats = self.functions[name]
+            values = sorted(stats.latencies)
+            lines.append(
+                f"{name:<30} {len(values):>8} {len(values) / self.seconds:>9.1f} "
+                f"{percentile(values, 0.50) * 1e3:>9.1f} {percentile(values, 0.99) * 1e3:>9.1f} "
+                f"{(values[-1] if values else 0.0) * 1e3:>9.1f} {len(stats.errors):>7}")
+        everything = sorted(v for s in self.functions.values() for v in s.latencies)
+        lines.append(
+            f"{'all':<30} {len(everything):>8} {len(everything) / self.seconds:>9.1f} "
+            f"{percentile(everything, 0.50) * 1e3:>9.1f} {percentile(everything, 0.99) * 1e3:>9.1f} "
+            f"{(everything[-1] if everything else 0.0) * 1e3:>9.1f} {len(self.errors):>7}")
+        if self.retries:
+            lines.append(f"re-sent after a drop: {self.retries}")
+
+        def fmt(value: int | None) -> str:
+            return "n/a" if value is None else f"{value / mib:.1f} MiB"
+
+        growth = self.rss_growth
+        lines.append(
+            f"worker RSS: boot {fmt(self.rss_boot)}, after warm-up {fmt(self.rss_warm)}, end {fmt(self.rss_end)}"
+            f" (growth {fmt(growth)}; bound {self.rss_bound / mib:.0f} MiB after warm-up)")
+        lines.append(f"errors: {len(self.errors)}" + ("" if not self.errors else f" — first: {self.errors[0]}"))
+        lines.append("result: " + ("PASS" if self.ok else "FAIL"))
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        rows = {}
+        for name, stats in self.functions.items():
+            values = sorted(stats.latencies)
+            rows[name] = {"calls": len(values), "p50_ms": percentile(values, 0.5) * 1e3,
+                          "p99_ms": percentile(values, 0.99) * 1e3, "errors": len(stats.errors)}
+        return {"seconds": self.seconds, "callers": self.callers, "calls": self.calls,
+                "throughput": self.calls / self.seconds, "functions": rows, "errors": self.errors[:20],
+                "rss_boot": self.rss_boot, "rss_warm": self.rss_warm, "rss_end": self.rss_end,
+                "rss_bound": self.rss_bound, "drops": self.drops, "ok": self.ok}
+
+
+# ---------------------------------------------------------------------------------- project
+
+
+@dataclass
+class Project:
+    """The soak's project tree: roots, seeded skills and agent profiles."""
+
+    root: Path
+
+    @property
+    def skills(self) -> Path:
+        return self.root / "skills"
+
+    @property
+    def agents(self) -> Path:
+        return self.root / "agents"
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    def seed(self, namespaces: list[str], pages: int = 8, agents: int = 6) -> tuple[list[str], list[str]]:
+        """Write the seeded documents; returns (skill ids, agent ids)."""
+        skill_ids: list[str] = []
+        for ns in namespaces:
+            folder = self.skills / ns
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "index.md").write_text(
+                f"---\ntitle: {ns.title()}\ntype: index\n---\n# {ns.title()}\n\nHow to use the {ns} worker.\n",
+                encoding="utf-8")
+            skill_ids.append(ns)
+            for page in range(pages):
+                (folder / f"page-{page}.md").write_text(
+                    f"---\ntype: how-to\n---\n# {ns} page {page}\n\n"
+                    + f"Explains step {page} of working with {ns}. " * 6 + "\n", encoding="utf-8")
+                skill_ids.append(f"{ns}/page-{page}")
+        self.agents.mkdir(parents=True, exist_ok=True)
+        agent_ids = []
+        for index in range(agents):
+            (self.agents / f"agent-{index}.md").write_text(
+                f"---\nname: Agent {index}\ndescription: Soak profile {index}.\nfunctions:\n"
+                f"  - mailer::send\n  - directory::skills::get\n---\nYou are soak agent {index}.\n",
+                encoding="utf-8")
+            agent_ids.append(f"agent-{index}")
+        (self.root / ".agents" / "skills").mkdir(parents=True, exist_ok=True)
+        self.home.mkdir(parents=True, exist_ok=True)
+        return skill_ids, agent_ids + ["default"]
+
+    def settings(self, registry_url: str) -> Settings:
+        return Settings(
+            skills_folder=str(self.skills),
+            local_skills_folder=str(self.skills / "iii"),
+            agents_folder=str(self.agents),
+            agents_skills_folder=str(self.root / ".agents" / "skills"),
+            filter_unregistered=False,
+            auto_download=False,
+            registry_url=registry_url,
+            function_search_mode="lexical",
+        )
+
+
+def example_catalog() -> list[dict[str, Any]]:
+    path = resources.files("iii_directory") / "data" / "example_catalog.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def serve_peers(engine: TestEngine, catalog: list[dict[str, Any]]) -> list[str]:
+    """Register every catalog record as a peer function; returns their namespaces."""
+
+    async def answer(data: Any) -> dict[str, Any]:
+        return {"ok": True}
+
+    for record in catalog:
+        engine.add_function(record["function_id"], answer, description=record.get("description"),
+                            request_format=record.get("request_schema"), metadata=record.get("metadata") or {})
+    return sorted({r["function_id"].split("::", 1)[0] for r in catalog})
+
+
+def publish_registry(registry: MockRegistry) -> None:
+    for name, text in (("weatherly", "Forecasts and weather alerts"), ("parcel", "Track parcels and shipments"),
+                       ("imagery", "Resize and convert images"), ("voice", "Transcribe audio recordings")):
+        registry.add_worker(name, version="1.0.0", description=text, functions=[
+            {"id": f"{name}::run", "description": f"{text}.", "request_format": {"type": "object"}}])
+
+
+# ---------------------------------------------------------------------------------- workers
+
+
+class SubprocessWorker:
+    """`iii-directory serve` in its own process (its RSS is the worker's alone)."""
+
+    def __init__(self, url: str, project: Project, log_path: Path) -> None:
+        self.url, self.project, self.log_path = url, project, log_path
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def start(self) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("III_")}
+        env.update({"HOME": str(self.project.home), "OTEL_ENABLED": "false"})
+        with self.log_path.open("ab") as sink:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "iii_directory", "serve", "--url", self.url],
+                stdout=sink, stderr=subprocess.STDOUT, env=env, cwd=str(self.project.root))
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    async def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        with anyio.move_on_after(20):
+            while self.process.poll() is None:
+                await anyio.sleep(0.05)
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+class InProcessWorker:
+    """The worker in this process (RSS then covers the engine and the callers too)."""
+
+    def __init__(self, url: str) -> None:
+        from iii_directory.worker import Worker
+
+        self.worker = Worker(url, shutdown_grace_s=5.0)
+        self._tg: Any = None
+
+    @property
+    def pid(self) -> int:
+        return os.getpid()
+
+    async def start(self, stack: AsyncExitStack) -> None:
+        self._tg = await stack.enter_async_context(anyio.create_task_group())
+        self._tg.start_soon(self.worker.run)
+
+    def alive(self) -> bool:
+        return True
+
+    async def stop(self) -> None:
+        self.worker.stop()
+
+
+# ---------------------------------------------------------------------------------- session
+
+
+@dataclass
+class WriteLane:
+    """One caller's private skill ids, each walked through create → update → update → delete."""
+
+    caller: int
+    serial: int = 0
+    step: int = 0
+    interrupted: bool = False
+    """The current step was re-sent after a drop (its first attempt may have landed)."""
+
+    @property
+    def skill_id(self) -> str:
+        return f"soak/c{self.caller}-{self.serial}"
+
+    def content(self) -> str:
+        return f"# Soak {self.caller}-{self.serial} v{self.step}\n\nStep {self.step} of caller {self.caller}.\n"
+
+    def advance(self) -> None:
+        self.step += 1
+        self.interrupted = False
+        if self.step == len(WRITE_STEPS):
+            self.step = 0
+            self.serial += 1
+
+
+class SoakSession:
+    """Engine, registry, worker and a protocol client around one project (`async with`)."""
+
+    def __init__(self, workdir: Path, *, in_process: bool = False, seed: int = 0,
+                 keep_frames: bool = False, rss_bound_mib: int = DEFAULT_RSS_BOUND_MIB) -> None:
+        self.project = Project(workdir)
+        self.in_process = in_process
+        self.rng = random.Random(seed)
+        self.keep_frames = keep_frames
+        self.rss_bound = rss_bound_mib * 1024 * 1024
+        self.skill_ids: list[str] = []
+        self.agent_ids: list[str] = []
+        self.engine: TestEngine | None = None
+        self.client: TestClient | None = None
+        self.worker: SubprocessWorker | InProcessWorker | None = None
+        self.functions: dict[str, FunctionStats] = {}
+        self.drops = 0
+        self._stack: AsyncExitStack | None = None
+        self._measuring = False
+
+    async def __aenter__(self) -> SoakSession:
+        self._stack = AsyncExitStack()
+        try:
+            await self._start(self._stack)
+        except BaseException:
+            await self._stack.aclose()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        assert self._stack is not None
+        try:
+            if self.worker is not None:
+                await self.worker.stop()
+        finally:
+            await self._stack.aclose()
+
+    async def _start(self, stack: AsyncExitStack) -> None:
+        registry = stack.enter_context(MockRegistry())
+        publish_registry(registry)
+        catalog = example_catalog()
+        self.engine = await stack.enter_async_context(TestEngine(functions_debounce_s=0.2))
+        namespaces = serve_peers(self.engine, catalog)
+        self.skill_ids, self.agent_ids = self.project.seed(namespaces)
+        self.engine.configuration.put(config_id(), self.project.settings(registry.url).model_dump(mode="json"))
+        if self.in_process:
+            worker = InProcessWorker(self.engine.url)
+            self.worker = worker
+            await worker.start(stack)
+        else:
+            self.worker = SubprocessWorker(self.engine.url, self.project, self.project.root / "worker.log")
+            self.worker.start()
+        await self.engine.wait_for(self._registered, timeout=120)
+        self.client = await stack.enter_async_context(self.engine.client("soak-client"))
+
+    def _registered(self) -> bool:
+        if self.worker is not None and not self.worker.alive():
+            raise RuntimeError(f"the worker exited during boot; see {self.project.root / 'worker.log'}")
+        assert self.engine is not None
+        return self.engine.function("directory::kits::list") is not None and \
+            self.engine.function("directory::search_functions") is not None
+
+    @property
+    def worker_pid(self) -> int:
+        assert self.worker is not None
+        return self.worker.pid
+
+    # -- calls --------------------------------------------------------------------------
+
+    async def call(self, function_id: str, data: dict[str, Any], *, retry_dropped: bool,
+                   deadline: float) -> tuple[Any, EngineCallError | None, bool]:
+        """One logical call: (result, error, re-sent). With `retry_dropped`, answers meaning
+        the worker was away (`RETRY_CODES`) are re-sent until they get a real answer."""
+        assert self.client is not None
+        stats = self.functions.setdefault(function_id, FunctionStats())
+        resent = False
+        while True:
+            started = time.perf_counter()
+            try:
+                result = await self.client.call(function_id, data, timeout=CALL_TIMEOUT_S)
+                error = None
+            except EngineCallError as exc:
+                result, error = None, exc
+            elapsed = time.perf_counter() - started
+            if error is not None and retry_dropped and error.code in RETRY_CODES \
+                    and time.monotonic() < deadline + CALL_TIMEOUT_S:
+                resent = True
+                stats.retries += 1
+                await anyio.sleep(0.02)
+                continue
+            if self._measuring:
+                stats.latencies.append(elapsed)
+            return result, error, resent
+
+    def _fail(self, function_id: str, message: str) -> None:
+        self.functions.setdefault(function_id, FunctionStats()).errors.append(f"{function_id}: {message}")
+
+    async def _one(self, lane: WriteLane, retry_dropped: bool, deadline: float) -> None:
+        kind = self.rng.choices([w[0] for w in WEIGHTS], weights=[w[1] for w in WEIGHTS])[0]
+        if kind == "directory::search_functions":
+            count = self.rng.randint(1, 18)
+            data: dict[str, Any] = {"capabilities": self.rng.sample(CAPABILITIES, count)}
+            result, error, _ = await self.call(kind, data, retry_dropped=retry_dropped, deadline=deadline)
+            if error is None and not isinstance(result, dict):
+                self._fail(kind, f"answer is not an object: {result!r:.80}")
+        elif kind == "directory::skills::get":
+            skill_id = self.rng.choice(self.skill_ids)
+            result, error, _ = await self.call(kind, {"id": skill_id}, retry_dropped=retry_dropped, deadline=deadline)
+            if error is None and result.get("id") != skill_id:
+                self._fail(kind, f"asked {skill_id}, got {result.get('id')}")
+        elif kind == "directory::skills::list":
+            data = self.rng.choice([{}, {"prefix": "mailer/"}, {"search": "page"}, {"include_description": False}])
+            result, error, _ = await self.call(kind, data, retry_dropped=retry_dropped, deadline=deadline)
+            if error is None and not result.get("skills"):
+                self._fail(kind, "empty listing")
+        elif kind == "directory::agents::get":
+            agent_id = self.rng.choice(self.agent_ids)
+            result, error, _ = await self.call(kind, {"id": agent_id}, retry_dropped=retry_dropped, deadline=deadline)
+            if error is None and result.get("id") != agent_id:
+                self._fail(kind, f"asked {agent_id}, got {result.get('id')}")
+        else:
+            await self._write(lane, retry_dropped, deadline)
+            return
+        if error is not None:
+            self._fail(kind, f"{error.code}: {error.message[:200]}")
+
+    async def _write(self, lane: WriteLane, retry_dropped: bool, deadline: float) -> None:
+        function_id = WRITE_STEPS[lane.step]
+        skill_id = lane.skill_id
+        data: dict[str, Any] = {"id": skill_id}
+        if function_id != "directory::skills::delete":
+            data["content"] = lane.content()
+        result, error, resent = await self.call(function_id, data, retry_dropped=retry_dropped, deadline=deadline)
+        target = self.project.skills / f"{skill_id}.md"
+        if error is not None:
+            # A re-sent create / delete whose first attempt landed before the drop.
+            landed = (resent or lane.interrupted) and (
+                (function_id.endswith("create") and error.code == "D114")
+                or (function_id.endswith("delete") and error.code == "D110"))
+            if not landed:
+                self._fail(function_id, f"{skill_id}: {error.code}: {error.message[:200]}")
+                lane.interrupted = resent
+                return
+        if function_id.endswith("delete"):
+            if target.exists():
+                self._fail(function_id, f"{skill_id} still on disk after delete")
+        elif not target.exists() or target.read_text(encoding="utf-8") != data["content"]:
+            self._fail(function_id, f"{skill_id} does not hold what was written")
+        lane.advance()
+
+    async def _caller(self, index: int, deadline: float, retry_dropped: bool) -> None:
+        lane = WriteLane(index)
+        while time.monotonic() < deadline:
+            await self._one(lane, retry_dropped, deadline)
+
+    async def _dropper(self, every: float, deadline: float) -> None:
+        assert self.engine is not None
+        while True:
+            await anyio.sleep(every * self.rng.uniform(0.7, 1.3))
+            if time.monotonic() >= deadline:
+                return
+            conn = self.engine.worker(WORKER_NAME)
+            if conn is not None and not conn.closed:
+                conn.ws.transport.abort()
+                self.drops += 1
+
+    async def _trim_frames(self, deadline: float) -> None:
+        assert self.engine is not None
+        while time.monotonic() < deadline:
+            await anyio.sleep(1.0)
+            self.engine.frames.clear()
+
+    async def load(self, seconds: float, callers: int, *, warmup: float | None = None,
+                   drop_every: float | None = None, on_tick: Callable[[], None] | None = None) -> SoakReport:
+        """Run `callers` concurrent callers for `warmup` + `seconds`; measure the last `seconds`.
+        With `drop_every`, the engine aborts the worker's socket about that often (±30 %) and
+        callers re-send calls the drop interrupted."""
+        warmup = max(1.0, seconds * 0.1) if warmup is None else warmup
+        retry = drop_every is not None
+        start = time.monotonic()
+        warm_at, deadline = start + warmup, start + warmup + seconds
+        rss_boot = rss_of(self.worker_pid)
+        rss_warm: int | None = None
+        async with anyio.create_task_group() as tg:
+            for index in range(callers):
+                tg.start_soon(self._caller, index, deadline, retry)
+            if drop_every is not None:
+                tg.start_soon(self._dropper, drop_every, deadline)
+            if not self.keep_frames:
+                tg.start_soon(self._trim_frames, deadline)
+            await anyio.sleep(max(0.0, warm_at - time.monotonic()))
+            rss_warm = rss_of(self.worker_pid)
+            self._measuring = True  # latencies from now on; errors count over the whole run
+            measured_from = time.monotonic()
+            while time.monotonic() < deadline:
+                await anyio.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
+                if on_tick is not None:
+                    on_tick()
+        measured = time.monotonic() - measured_from
+        self._measuring = False
+        return SoakReport(seconds=measured, callers=callers, functions=self.functions, rss_boot=rss_boot,
+                          rss_warm=rss_warm, rss_end=rss_of(self.worker_pid), rss_bound=self.rss_bound,
+                          in_process=self.in_process, drops=self.drops)
+
+
+async def run_soak(seconds: float, callers: int, workdir: Path, **options: Any) -> SoakReport:
+    """One soak run in `workdir` (see `SoakSession` and `SoakSession.load`)."""
+    session_options = {k: options.pop(k) for k in ("in_process", "seed", "rss_bound_mib") if k in options}
+    async with SoakSession(workdir, **session_options) as session:
+        return await session.load(seconds, callers, **options)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=60.0, help="measured duration (default 60)")
+    parser.add_argument("--callers", type=int, default=50, help="concurrent callers (default 50)")
+    parser.add_argument("--warmup", type=float, default=None, help="unmeasured warm-up seconds (default 10%%, ≥ 1 s)")
+    parser.add_argument("--in-process", action="store_true", help="run the worker in this process")
+    parser.add_argument("--rss-bound-mib", type=int, default=DEFAULT_RSS_BOUND_MIB,
+                        help="allowed RSS growth after warm-up (default %(default)s MiB)")
+    parser.add_argument("--drop-every", type=float, default=None, help="abort the worker's socket about every N s")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", help="also write the report as JSON to this path")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="iii-soak-") as tmp:
+        report = anyio.run(lambda: run_soak(
+            args.seconds, args.callers, Path(tmp), in_process=args.in_process, seed=args.seed,
+            rss_bound_mib=args.rss_bound_mib, warmup=args.warmup, drop_every=args.drop_every))
+    print(report.table())
+    if args.json:
+        Path(args.json).write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
+    return 0 if report.ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
