@@ -79,11 +79,64 @@ class _BoundedSafeLoader(yaml.SafeLoader):
             self._depth = depth - 1
 
 
+_CSafeLoader: Any = getattr(yaml, "CSafeLoader", None)
+
+
+def _alias_line(text: str) -> int:
+    """Line (1-based) of the first alias in `text` (only called once one was detected)."""
+    for event in yaml.parse(text, Loader=_CSafeLoader):
+        if isinstance(event, yaml.AliasEvent):
+            return int(event.start_mark.line) + 1
+    return 0
+
+
+def _check_graph(root: Any, text: str) -> None:
+    """Reject aliases (a node reached twice: the composer shares aliased nodes) and nesting
+    deeper than MAX_DEPTH, without ever expanding the graph."""
+    seen: set[int] = set()
+    stack = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if id(node) in seen:
+            raise FrontmatterError(f"YAML aliases are not allowed (line {_alias_line(text)})")
+        seen.add(id(node))
+        if depth > MAX_DEPTH:
+            raise FrontmatterError(f"YAML nesting deeper than {MAX_DEPTH} levels")
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend((child, depth + 1) for child in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.append((key, depth + 1))
+                stack.append((value, depth + 1))
+
+
+def _load_with_libyaml(text: str) -> Any:
+    """libyaml composes the node graph, which is checked before the safe constructor runs."""
+    loader = _CSafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_graph(node, text)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 def load_yaml(text: str, *, max_bytes: int = MAX_FRONTMATTER_BYTES) -> Any:
-    """Parse one YAML document of plain data; raise FrontmatterError with a readable reason."""
+    """Parse one YAML document of plain data; raise FrontmatterError with a readable reason.
+
+    With libyaml available (its parser caps nesting at 1000 levels, so its recursive composer
+    stays bounded) the C composer builds the node graph, which is checked for aliases and
+    depth before the safe constructor runs — about ten times faster on frontmatter-sized
+    blocks; otherwise the bounded pure-Python loader does both in one pass. Both refuse
+    aliases, unknown tags and deep nesting alike and build the same data; on malformed syntax
+    libyaml is the more lenient one (some tab placements PyYAML's scanner rejects)."""
     if len(text.encode("utf-8", "surrogatepass")) > max_bytes:
         raise FrontmatterError(f"YAML block too large (max {max_bytes} bytes)")
     try:
+        if _CSafeLoader is not None:
+            return _load_with_libyaml(text)
         return yaml.load(text, Loader=_BoundedSafeLoader)  # noqa: S506 - bounded safe loader
     except FrontmatterError:
         raise

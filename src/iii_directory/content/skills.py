@@ -518,9 +518,30 @@ def get_score(missed: str, candidate: str) -> int:
 
 def suggest_for_get(view: SkillsView, missed: str, limit: int = 3) -> list[str]:
     """The closest visible ids by `get_score` (stable, so ties keep id order), first `limit`,
-    those scoring ≤ 0 dropped, rendered as display ids."""
-    scored = sorted(((get_score(missed, f.id), f.id) for f in view.files), key=lambda p: -p[0])
-    return [view.display_id(fid) for score, fid in scored[:limit] if score > 0]
+    those scoring ≤ 0 dropped, rendered as display ids.
+
+    Since `levenshtein(a, b) ≥ |len(a) − len(b)|`, a candidate's score is bounded above by
+    `100 × shared − |len(a) − len(b)|`; candidates are visited by that bound and the scan stops
+    once no remaining bound can displace the current top `limit`."""
+    missed_segments = [seg for seg in missed.split("/") if seg]
+    bounded = []
+    for index, file in enumerate(view.files):
+        segments = set(file.id.split("/"))
+        shared = sum(1 for seg in missed_segments if seg in segments)
+        bounded.append((100 * shared - abs(len(missed) - len(file.id)), index, file.id))
+    bounded.sort(key=lambda item: (-item[0], item[1]))
+    best: list[tuple[int, int, str]] = []
+    for bound, index, candidate in bounded:
+        if len(best) == limit:
+            worst_score, worst_index, _ = best[-1]
+            if bound < worst_score:
+                break
+            if bound == worst_score and index > worst_index:
+                continue
+        best.append((get_score(missed, candidate), index, candidate))
+        best.sort(key=lambda item: (-item[0], item[1]))
+        del best[limit:]
+    return [view.display_id(fid) for score, _, fid in best if score > 0]
 
 
 def suggest_for_edit(view: SkillsView, missed: str, limit: int = 3) -> list[str]:

@@ -210,3 +210,18 @@ async def test_changes_are_seen_immediately(directory: Directory, roots: dict[st
     assert (await call(directory, GET, {"id": "ns/live"}))["body"].endswith("first\n")
     path.write_text("# Two\n\nsecond\n")
     assert (await call(directory, GET, {"id": "ns/live"}))["body"].endswith("second\n")
+
+
+def _naive_suggestions(view: object, missed: str) -> list[str]:
+    files = view.files  # type: ignore[attr-defined]
+    scored = sorted(((get_score(missed, f.id), f.id) for f in files), key=lambda p: -p[0])
+    return [view.display_id(fid) for score, fid in scored[:3] if score > 0]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("missed", ["sandbox/exec", "a", "team/x/y", "index", "zz/qq", "ns/alpha/index"])
+def test_pruned_ranking_matches_the_full_sort(settings: Settings, roots: dict[str, Path], missed: str) -> None:
+    for rel in ["sandbox/index.md", "sandbox/skills/sandbox/exec.md", "ns/alpha.md", "ns/alpha/index.md",
+                "team/x.md", "team/y.md", "a.md", "b.md", "index.md", "zz/q.md", "zz/qq/r.md", "qq/zz.md"]:
+        write(roots["skills"], rel)
+    view = build_view(settings, None)
+    assert suggest_for_get(view, missed) == _naive_suggestions(view, missed)

@@ -125,3 +125,20 @@ def test_random_requests_never_crash_or_escape(ops: list[tuple[str, str, str]]) 
         after = files_under(base) - files_under(skills)
         assert after == before
         assert (outside / "keep.md").read_text() == "# Outside\n\nx\n"
+
+
+@hsettings(max_examples=150, deadline=None)
+@given(st.lists(VALID_ID, max_size=30, unique=True), VALID_ID)
+def test_pruned_suggestions_equal_the_full_ranking(visible: list[str], missed: str) -> None:
+    from iii_directory.content.skills import Origin, SkillFile, SkillsView, get_score, suggest_for_get
+    from iii_directory.content.visibility import Visibility
+
+    root = Path("/nonexistent")
+    view = SkillsView(
+        files=tuple(SkillFile(i, root / f"{i}.md", root, Origin.SKILLS) for i in sorted(visible)),
+        visibility=Visibility(False, None, frozenset(), frozenset()),
+        skills_root=root, local_root=root, agent_roots=(), agents_namespaces={},
+    )
+    scored = sorted(((get_score(missed, f.id), f.id) for f in view.files), key=lambda p: -p[0])
+    expected = [view.display_id(fid) for score, fid in scored[:3] if score > 0]
+    assert suggest_for_get(view, missed) == expected
