@@ -66,6 +66,10 @@ class Empty(Request):
 
 
 class Ok(Response):
+    """`{"ok": true}` — the acknowledgement of internal handlers (`ok` published as required)."""
+
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
     ok: bool = True
 
 
