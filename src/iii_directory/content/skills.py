@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -42,6 +41,8 @@ from .roots import (
     lexically_within,
     local_skills_root,
     really_within,
+    relative_parts,
+    same_path,
     skills_root,
     top_level_dirs,
     walk_markdown,
@@ -54,7 +55,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 INDEX_NAMES = frozenset({"SKILL.md", "SKILLS.md"})
-WORKER_OVERVIEW = re.compile(r"^[^/]+/index$")
 
 
 class Origin(str, Enum):
@@ -178,48 +178,44 @@ class SkillsView:
         return None
 
 
-def _kit_dirs_inside_local(local: Path, skills: Path, kits: frozenset[str]) -> set[tuple[str, ...]]:
-    """Local-root-relative paths of kit install directories that sit inside the local root."""
+def _kit_dirs_inside_local(local: Path, skills: Path, kits: frozenset[str]) -> set[str]:
+    """Local-root-relative paths (`a/b`) of kit install directories inside the local root."""
     inside = set()
     for kit in kits:
-        install = skills.joinpath(*kit.split("/"))
-        if lexically_within(local, install):
-            rel = os.path.relpath(os.path.abspath(install), os.path.abspath(local))
-            if rel != ".":
-                inside.add(tuple(Path(rel).parts))
+        parts = relative_parts(local, skills.joinpath(*kit.split("/")))
+        if parts:
+            inside.add("/".join(parts))
     return inside
 
 
-def merge_skill_roots(
-    local: Path, skills: Path, kits: frozenset[str]
-) -> list[SkillFile]:
-    """Step 1 of §3.4: local rows, then unshadowed `skills_folder` rows; sorted, unique by id."""
+def merge_skill_roots(local: Path, skills: Path, kits: frozenset[str]) -> list[SkillFile]:
+    """Step 1 of §3.4: local rows, then unshadowed `skills_folder` rows; sorted, unique by id.
+
+    A top-level directory of the local root shadows that namespace of `skills_folder`
+    entirely, except for installed kits: `<local>/<handle>/<kit>/` shadows only that kit, and a
+    kit install directory that sits inside the local root is not an override at all."""
     kit_dirs = _kit_dirs_inside_local(local, skills, kits)
     local_rows = [
         f for f in scan_root(local, Origin.LOCAL)
-        if not any(tuple(f.id.split("/")[: len(d)]) == d and f.id.count("/") >= len(d) for d in kit_dirs)
+        if not any(f.id.startswith(d + "/") for d in kit_dirs)
     ]
-    shadow_tops = set(top_level_dirs(local)) - {d[0] for d in kit_dirs if len(d) == 1}
+    shadow_tops = set(top_level_dirs(local)) - kit_dirs
 
     def shadowed(file: SkillFile) -> bool:
         if "/" not in file.id:
             return False
         for kit in kits:
             if file.id.startswith(kit + "/"):
-                return (local.joinpath(*kit.split("/"))).is_dir()
+                return local.joinpath(*kit.split("/")).is_dir()
         return file.top in shadow_tops
 
-    skills_rows = [] if _same(local, skills) else [
+    skills_rows = [] if same_path(local, skills) else [
         f for f in scan_root(skills, Origin.SKILLS) if not shadowed(f)
     ]
     merged: dict[str, SkillFile] = {}
     for file in [*local_rows, *skills_rows]:
         merged.setdefault(file.id, file)
     return [merged[k] for k in sorted(merged)]
-
-
-def _same(a: Path, b: Path) -> bool:
-    return os.path.abspath(a) == os.path.abspath(b)
 
 
 def build_view(settings: Settings, installed: frozenset[str] | None) -> SkillsView:

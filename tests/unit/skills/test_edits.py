@@ -221,3 +221,24 @@ async def test_round_trip_through_raw(directory: Directory, roots: dict[str, Pat
     raw = (await call(directory, GET, {"id": "ns/doc", "raw": True}))["raw"]
     await call(directory, UPDATE, {"id": "ns/doc.md", "content": raw.replace("title: A", "title: B")})
     assert (await call(directory, GET, {"id": "ns/doc"}))["title"] == "B"
+
+
+async def test_symlinks_inside_a_root_are_followed_and_outside_never(directory: Directory,
+                                                                     roots: dict[str, Path]) -> None:
+    real = write(roots["skills"], "ns/real.md", "# Real\n\nx\n")
+    os.symlink(real, roots["skills"] / "ns" / "alias.md")
+    outside = write(roots["project"], "outside/secret.md", "# Secret\n\nx\n")
+    os.symlink(outside, roots["skills"] / "ns" / "leak.md")
+    os.symlink(outside.parent, roots["skills"] / "escape")
+    assert await ids(directory) == ["ns/alias", "ns/real"]
+    await call(directory, UPDATE, {"id": "ns/alias", "content": "# Through alias\n\ny\n"})
+    assert real.read_text() == "# Through alias\n\ny\n"
+    assert (roots["skills"] / "ns" / "alias.md").is_symlink()
+    for function, data in [(GET, {"id": "ns/leak"}), (UPDATE, {"id": "ns/leak", "content": "z"}),
+                           (DELETE, {"id": "escape/secret"}), (UPDATE, {"id": "escape/secret", "content": "z"})]:
+        assert (await error(directory, function, data)).code == "D110"
+    assert outside.read_text() == "# Secret\n\nx\n"
+    assert (await error(directory, CREATE, {"id": "escape/new", "content": "x"})).code == "D115"
+    assert sorted(p.name for p in outside.parent.iterdir()) == ["secret.md"]
+    await call(directory, DELETE, {"id": "ns/alias"})
+    assert real.exists() and not (roots["skills"] / "ns" / "alias.md").exists()
