@@ -20,7 +20,7 @@ pytest.importorskip("hnswlib")
 from _rank import dense  # noqa: E402
 from _corpora import catalog_corpus  # noqa: E402
 from _vectors import clustered  # noqa: E402
-from conftest import report  # noqa: E402
+from _report import report  # noqa: E402
 
 pytestmark = pytest.mark.timeout(900)
 

@@ -17,7 +17,7 @@ import pytest
 import _rank
 from _rank import _reference
 from _corpora import Corpus, catalog_corpus, synthetic_corpus
-from conftest import report
+from _report import report
 
 bm25s = pytest.importorskip("bm25s")
 rank_bm25 = pytest.importorskip("rank_bm25")

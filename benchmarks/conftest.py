@@ -1,56 +1,23 @@
 """Benchmark helpers: a ratio table printed after the pytest-benchmark tables.
 
-Each benchmark calls `report(benchmark, group, implementation, items)` after it ran: `items`
-is how many queries (or documents) one timed call processed, so the table can show the time
-per item and the speed-up of `_rank` over every other implementation measured in the same run.
+Each benchmark calls `report(benchmark, group, implementation, items)` (from `_report`) after
+it ran: `items` is how many queries (or documents) one timed call processed, so the table can
+show the time per item and the speed-up of `_rank` over every other implementation measured
+in the same run. With `RANK_BENCH_MARKDOWN=path` the table is also written there as Markdown
+(for the README).
 """
 
 from __future__ import annotations
 
+import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-#: implementations the ratio columns compare against, in column order
-BASELINES = ("bm25s", "bm25s-scores", "rank_bm25", "reference", "exact")
-#: the rows that get ratio cells (the thing being measured against the baselines)
-SUBJECTS = ("_rank", "hnsw")
-
-
-@dataclass
-class Row:
-    group: str
-    implementation: str
-    seconds: float  # median seconds per timed call
-    items: int
-    note: str = ""
-
-    @property
-    def per_item(self) -> float:
-        return self.seconds / self.items
-
-
-ROWS: list[Row] = []
-
-
-def report(benchmark: object, group: str, implementation: str, items: int, note: str = "") -> None:
-    """Record one measured implementation for the summary table."""
-    stats = getattr(benchmark, "stats", None)
-    if stats is None:  # --benchmark-disable
-        return
-    ROWS.append(Row(group, implementation, stats.stats.median, items, note))
-
-
-def _unit(seconds: float) -> str:
-    if seconds >= 1.0:
-        return f"{seconds:.2f} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.2f} ms"
-    return f"{seconds * 1e6:.2f} µs"
+from _report import BASELINES, ROWS, SUBJECTS, Row, unit  # noqa: E402
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -69,7 +36,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     for group, rows in groups.items():
         by_name = {r.implementation: r for r in rows}
         for row in rows:
-            line = f"{group:<28} {row.implementation:<16} {_unit(row.per_item):>11} {1.0 / row.per_item:>12,.0f}"
+            line = f"{group:<28} {row.implementation:<16} {unit(row.per_item):>11} {1.0 / row.per_item:>12,.0f}"
             for base in BASELINES:
                 other = by_name.get(base)
                 cell = ""
@@ -79,3 +46,32 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             if row.note:
                 line += f"  {row.note}"
             write(line)
+    target = os.environ.get("RANK_BENCH_MARKDOWN")
+    if target:
+        Path(target).write_text(markdown(groups), encoding="utf-8")
+        write(f"(markdown table written to {target})")
+
+
+def markdown(groups: dict[str, list[Row]]) -> str:
+    """The summary as a Markdown table: one row per implementation, ratio columns for the
+    measured subject against each baseline present in its group."""
+    lines = [
+        "| benchmark | implementation | per item | items/s | speed-up |",
+        "|---|---|---:|---:|---|",
+    ]
+    for group, rows in groups.items():
+        by_name = {r.implementation: r for r in rows}
+        for row in rows:
+            ratios = []
+            if row.implementation in SUBJECTS:
+                ratios = [
+                    f"{by_name[b].per_item / row.per_item:.1f}x vs {b}"
+                    for b in BASELINES
+                    if b in by_name and b != row.implementation
+                ]
+            extra = ", ".join(ratios + ([row.note] if row.note else []))
+            lines.append(
+                f"| {group} | {row.implementation} | {unit(row.per_item)} | "
+                f"{1.0 / row.per_item:,.0f} | {extra} |"
+            )
+    return "\n".join(lines) + "\n"

@@ -291,7 +291,9 @@ _QUERY_BLOCK = 64
 def _exact_top(vectors: np.ndarray, queries: np.ndarray, take: int) -> tuple[np.ndarray, np.ndarray]:
     """Brute force: one matrix product, then per row every vector scoring at least the
     `take`-th best (ties at the cut included), ordered and cut to `take`."""
-    similarity = queries @ vectors.T
+    # einsum runs single-threaded numpy loops: a BLAS product would wake every BLAS thread for a
+    # matrix-vector sized job, which on a busy 2-core host costs more than it saves
+    similarity = np.einsum("qd,nd->qn", queries, vectors)
     n = similarity.shape[1]
     ids = np.empty((queries.shape[0], take), dtype=np.int64)
     scores = np.empty((queries.shape[0], take), dtype=np.float32)
