@@ -138,12 +138,14 @@ class DocumentSet:
     def ids(self) -> list[str]:
         return [d.id for d in self.documents]
 
-    def bm25(self, terms: Sequence[str], min_matched: int = 2) -> list[tuple[str, float, int]]:
+    def bm25(self, terms: Sequence[str], min_matched: int = 2,
+             k: int | None = None) -> list[tuple[str, float, int]]:
         """Raw BM25 `(id, score, matched distinct terms)`: score > 0, at least `min_matched`
-        distinct query terms, by score descending, ties in document order."""
+        distinct query terms, by score descending, ties in document order; the first `k`
+        (all when None)."""
         if not terms or not self.documents:
             return []
-        hits = self.index.search(list(terms), None, min_matched)
+        hits = self.index.search(list(terms), k, min_matched)
         return [(self.documents[i].id, score, matched) for i, score, matched in hits if score > 0.0]
 
 

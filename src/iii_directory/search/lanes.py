@@ -18,6 +18,7 @@ from .corpus import DocumentSet
 Ranking = list[tuple[str, float]]
 
 MIN_MATCHED_TERMS = 2
+LEXICAL_DEPTH = 100
 PRUNE_SCORE_FLOOR = 0.5
 PRUNE_CO_RELEVANT = 0.85
 ADMISSION_COSINE = 0.30
@@ -44,13 +45,15 @@ def coverage_prune(hits: Sequence[tuple[str, float, int]]) -> Ranking:
 
 
 def lexical_ranking(documents: DocumentSet, terms: Sequence[str]) -> Ranking:
-    """The lane's lexical ranking: BM25 with the two-term minimum, then coverage pruning."""
-    return coverage_prune(documents.bm25(terms, MIN_MATCHED_TERMS))
+    """The lane's lexical ranking: BM25 with the two-term minimum, then coverage pruning, over
+    the best `LEXICAL_DEPTH` (100) hits — a lane never contributes more than the selection
+    budget, and a 50,000-function catalog would otherwise materialise thousands of hits."""
+    return coverage_prune(documents.bm25(terms, MIN_MATCHED_TERMS, LEXICAL_DEPTH))
 
 
-def raw_bm25(documents: DocumentSet, terms: Sequence[str]) -> Ranking:
-    """BM25 with the two-term minimum and no pruning (the judge shortlist)."""
-    return [(doc_id, score) for doc_id, score, _ in documents.bm25(terms, MIN_MATCHED_TERMS)]
+def raw_bm25(documents: DocumentSet, terms: Sequence[str], depth: int = LEXICAL_DEPTH) -> Ranking:
+    """BM25 with the two-term minimum and no pruning (the judge shortlist), first `depth`."""
+    return [(doc_id, score) for doc_id, score, _ in documents.bm25(terms, MIN_MATCHED_TERMS, depth)]
 
 
 def weighted_rrf(first: Ranking, second: Ranking, weight: float | None = None) -> Ranking:

@@ -7,7 +7,8 @@ session memory. One async lock serialises catalog reloads; a new fingerprint res
 delivery and requests a dense index for it.
 
 Pipeline of one call: validate → keep 18 → compact, drop intrinsic → embed every query in one
-batch → batches of six, concurrently (installed lanes ∥ registry lane) ∥ side lanes → selection
+batch (∥ fetch the side-lane corpora) → batches of six, concurrently (installed lanes ∥ registry
+lane) ∥ side lanes → selection
 → session memory → grouping → guidance → response with `search_mode` and `latency_ms`.
 """
 
@@ -35,7 +36,7 @@ from .query import Query, make_query
 from .registry_lane import INSTALL_FUNCTION, merge_installables, search_registry
 from .rerank import RERANK_TIMEOUT_S, Reranker, apply_scores, load_reranker, rerank_head
 from .select import BATCH_SIZE, MAX_CAPABILITIES, batches, concatenate, group_by_namespace, select_batch
-from .side_lanes import SideResult, search_skills, search_triggers
+from .side_lanes import SideResult, fetch_skills, fetch_triggers, rank_skills, rank_triggers
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -218,7 +219,21 @@ class SearchService:
                           and JUDGE_EVALUATE in corpus.raw_ids),
             deadline=self.judge.clock() + settings.function_search_judge_timeout_ms / 1000.0,
         )
-        per_capability = await self._embed(call, per_capability)
+        searched = [q for q in per_capability if q is not None]
+        corpora: dict[str, Any] = {}
+
+        async def embed() -> None:
+            corpora["queries"] = await self._embed(call, per_capability)
+
+        async def fetch(name: str, fetcher: Any) -> None:
+            corpora[name] = await fetcher(call)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(embed)
+            if searched:
+                group.start_soon(fetch, "skills", fetch_skills)
+                group.start_soon(fetch, "triggers", fetch_triggers)
+        per_capability = corpora["queries"]
         batch_queries = [[q for q in batch if q is not None]
                          for batch in batches(per_capability, BATCH_SIZE)]
         side_queries = [q for q in per_capability if q is not None]
@@ -229,15 +244,15 @@ class SearchService:
         async def run_batch(position: int, queries: list[Query]) -> None:
             results[position] = await self._batch(call, queries)
 
-        async def run_side(name: str, runner: Any) -> None:
-            side[name] = await runner(call, side_queries)
+        async def run_side(name: str, ranker: Any) -> None:
+            side[name] = await ranker(call, corpora.get(name), side_queries)
 
         async with anyio.create_task_group() as group:
             for position, queries in enumerate(batch_queries):
                 group.start_soon(run_batch, position, queries)
             if side_queries:
-                group.start_soon(run_side, "skills", search_skills)
-                group.start_soon(run_side, "triggers", search_triggers)
+                group.start_soon(run_side, "skills", rank_skills)
+                group.start_soon(run_side, "triggers", rank_triggers)
 
         return self._respond(call, results, side, dropped, started)
 

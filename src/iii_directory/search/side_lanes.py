@@ -1,6 +1,7 @@
 """The side lanes: installed skill documents and registered triggers (search.md §3.6, §9).
 
-Run once per call over all searched capabilities, concurrently with the function batches. Each
+Run once per call over all searched capabilities: their corpora are fetched while the queries are
+embedded, then ranked concurrently with the function batches. Each
 capability lane is lexical (coverage-pruned BM25), hybrid (fused with ad-hoc embeddings where
 admitted) or judged (a depth-8 shortlist, noul floor 0.3), falling back to the local ranking.
 Lanes merge round-robin, de-duplicated, at most 6 skills and 6 triggers; empty sections are
@@ -95,11 +96,18 @@ def skill_documents(entries: Sequence[SkillEntry]) -> DocumentSet:
     return DocumentSet(tuple(documents))
 
 
-async def search_skills(call: SearchCall, queries: Sequence[Query]) -> SideResult:
+async def fetch_skills(call: SearchCall) -> list[SkillEntry] | None:
+    """The skill candidates of this call; None when the scan failed (section omitted)."""
     try:
-        entries = await load_skills(call)
+        return await load_skills(call)
     except Exception as exc:  # noqa: BLE001 - the section is optional
         log.warning("skills side lane failed: %s", exc)
+        return None
+
+
+async def rank_skills(call: SearchCall, entries: list[SkillEntry] | None,
+                      queries: Sequence[Query]) -> SideResult:
+    if entries is None:
         return SideResult(None)
     by_id = {entry.id: entry for entry in entries}
     documents = skill_documents(entries)
@@ -166,19 +174,27 @@ def trigger_documents(entries: Sequence[TriggerEntry]) -> DocumentSet:
     return DocumentSet(tuple(Document(e.id, e.document, e.document) for e in entries))
 
 
-async def search_triggers(call: SearchCall, queries: Sequence[Query]) -> SideResult:
+async def fetch_triggers(call: SearchCall) -> list[TriggerEntry] | None:
+    """The registered triggers (first row per id); None when the listing failed."""
     try:
         reply = await call.ctx.call(TRIGGERS_LIST, {}, timeout=TRIGGERS_TIMEOUT_S)
         entries = parse_triggers(reply)
     except Exception as exc:  # noqa: BLE001 - the section is omitted on failure
         log.debug("registered triggers unavailable: %s", exc)
-        return SideResult(None)
+        return None
     by_id: dict[str, TriggerEntry] = {}
     for entry in entries:
         by_id.setdefault(entry.id, entry)
-    unique = list(by_id.values())
-    documents = trigger_documents(unique)
-    candidates = {e.id: trigger_candidate(e.id, e.document) for e in unique}
+    return list(by_id.values())
+
+
+async def rank_triggers(call: SearchCall, entries: list[TriggerEntry] | None,
+                        queries: Sequence[Query]) -> SideResult:
+    if entries is None:
+        return SideResult(None)
+    by_id = {entry.id: entry for entry in entries}
+    documents = trigger_documents(entries)
+    candidates = {e.id: trigger_candidate(e.id, e.document) for e in entries}
     lanes, judged = await _rank_side(call, "triggers", documents, queries, candidates)
     ids = round_robin([[doc_id for doc_id, _ in lane] for lane in lanes], SIDE_BUDGET)
     rows = [by_id[i].row() for i in ids if i in by_id]

@@ -286,3 +286,45 @@ async def test_registry_failure_gives_empty_installable(directory: Directory) ->
     response = await search(directory, "send an email message")
     assert "installable" not in response
     assert ids(response) == ["mail::send"]
+
+
+# -- optional reranker -----------------------------------------------------------------------------
+
+
+class PreferReranker:
+    """Scores passages containing `word` high; records every call."""
+
+    def __init__(self, word: str) -> None:
+        self.word = word
+        self.calls: list[tuple[str, list[str]]] = []
+
+    def score(self, query: str, passages: list[str]) -> list[float]:
+        self.calls.append((query, list(passages)))
+        return [10.0 if self.word in passage else 0.0 for passage in passages]
+
+
+class BrokenReranker:
+    def score(self, query: str, passages: list[str]) -> list[float]:
+        raise RuntimeError("model crashed")
+
+
+async def test_reranker_reorders_admitted_lanes(directory: Directory, tmp_path: Path) -> None:
+    hybrid(directory, tmp_path)
+    service = directory.service(SearchService)
+    baseline = ids(await search(directory, "send a message"))
+    service.reranker = PreferReranker("sms")
+    reranked = ids(await search(directory, "send a message"))
+    assert service.reranker.calls and service.reranker.calls[0][0] == "send a message"
+    assert reranked[0] == "sms::send"
+    assert all(len(passages) <= 24 for _, passages in service.reranker.calls)
+    assert baseline[0] != "sms::send"
+
+
+async def test_failing_reranker_keeps_the_default_lanes(directory: Directory, tmp_path: Path) -> None:
+    hybrid(directory, tmp_path)
+    service = directory.service(SearchService)
+    baseline = await search(directory, "send a message")
+    service.reranker = BrokenReranker()
+    response = await search(directory, "send a message")
+    assert ids(response) == ids(baseline)
+    assert response["search_mode"] == "hybrid"
