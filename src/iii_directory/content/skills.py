@@ -151,7 +151,7 @@ class SkillsView:
     def lookup(self, skill_id: str) -> SkillFile | None:
         """Exact on-disk id, else the `<id>/index` overview (never a sibling)."""
         found = self.by_id.get(skill_id)
-        if found is None and skill_id != "index" and not skill_id.endswith("/index"):
+        if found is None:
             found = self.by_id.get(f"{skill_id}/index")
         return found
 
