@@ -9,6 +9,10 @@ void calls; it answers JSON `ping` and reconnects with back-off, `reattach` and 
 Session order on every socket, after the engine's `workerregistered`: `reattach` (when there was
 an earlier session) → trigger types → functions → bindings (same ids) → frames queued while
 disconnected → the void `engine::workers::register` call.
+
+Outgoing calls still queued while disconnected keep their own timeouts; a call whose frame
+already went out on a socket that then died fails at once with `invocation_stopped`, because the
+engine routes a result only to the connection that made the call.
 """
 
 from __future__ import annotations
@@ -77,6 +81,8 @@ class _Pending:
     done: anyio.Event = field(default_factory=anyio.Event)
     result: Any = None
     error: EngineCallError | None = None
+    sent_on: int | None = None
+    """Session number whose socket carried the call (None while queued)."""
 
     def settle(self, *, result: Any = None, error: EngineCallError | None = None) -> None:
         if self.done.is_set():
@@ -414,6 +420,13 @@ class Connection:
     def _end_session(self) -> None:
         self._ws = None
         self._session_open = False
+        # The engine routes a result to the connection that made the call, so a call that went
+        # out on this socket can never be answered now: fail it instead of letting it time out.
+        for pending in list(self._pending.values()):
+            if pending.sent_on == self._session_no:
+                pending.settle(error=EngineCallError(
+                    INVOCATION_STOPPED,
+                    f"call to {pending.function_id} failed: the engine connection dropped before the answer"))
         if self._connected.is_set():
             self._connected = anyio.Event()
         # Subscriber tables die with the session; the engine re-forwards live bindings.
@@ -525,6 +538,11 @@ class Connection:
             else:
                 return
         await ws.send(text)
+        invocation_id = frame.get("invocation_id")
+        if frame.get("type") == fr.INVOKE_FUNCTION and isinstance(invocation_id, str):
+            pending = self._pending.get(invocation_id)
+            if pending is not None:
+                pending.sent_on = self._session_no
 
     # -------------------------------------------------------------- incoming
 
