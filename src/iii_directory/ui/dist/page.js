@@ -1603,6 +1603,13 @@ function createBrowsers(ui) {
 
 // ============================================================================ Kits (§4.5–§4.8)
 
+/** A count from a list, an object keyed by name, or a number. */
+function countOf(value) {
+  if (Array.isArray(value)) return value.length;
+  if (typeof value === 'number') return value;
+  return value && typeof value === 'object' ? Object.keys(value).length : 0;
+}
+
 function kitInitials(kit) {
   const name = String(kit || '').split('/').pop() || '?';
   const parts = name.split(/[-_.]/).filter(Boolean);
@@ -1723,7 +1730,7 @@ function createKits(ui) {
         : h('div', {className: 'iiid-cards'}, kits.map((k) => {
           const status = updateStatus(k);
           const files = k.files || {};
-          const facts = [plural(files.agents || 0, 'profile'), plural(files.skills || 0, 'skill'), plural((k.workers || []).length, 'worker')].join(' · ');
+          const facts = [plural(files.agents || 0, 'profile'), plural(files.skills || 0, 'skill'), plural(countOf(k.workers), 'worker')].join(' · ');
           const extra = [files.edited > 0 ? `${plural(files.edited, 'file')} edited by you` : null, files.missing > 0 ? `${files.missing} missing` : null,
             files.skipped > 0 ? `${files.skipped} kept yours` : null].filter(Boolean);
           const pendingUpdate = pending.find((p) => p.kit === k.kit && p.kind === 'update');
