@@ -1,11 +1,57 @@
 """Reliability tests (issue 11): load, faults, crash safety and fuzzing.
 
 The helpers next to this file (`reliability_support`, `crash_driver`, `shared_writer`) are
-imported by module name, so this folder goes on `sys.path` (any pytest import mode)."""
+imported by module name, so this folder goes on `sys.path` (any pytest import mode).
+
+Fixture `live`: the test engine on a loopback port with the worker (`Worker`, in-process, test
+back-off) registered against it and a protocol client — the `wire` harness, for this folder.
+"""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent))
+
+from wire_harness import WORKER_BOOT_TIMEOUT_S, fast_worker, wait_registered  # noqa: E402
+
+from iii_directory.config import Settings, config_id  # noqa: E402
+from iii_directory.testing.client import TestClient  # noqa: E402
+from iii_directory.testing.engine import TestEngine  # noqa: E402
+from iii_directory.worker import Worker  # noqa: E402
+
+
+@dataclass
+class Live:
+    engine: TestEngine
+    worker: Worker
+    client: TestClient
+
+    @property
+    def worker_id(self) -> str:
+        worker_id = self.worker.connection.worker_id
+        assert worker_id
+        return worker_id
+
+
+@pytest.fixture
+async def live(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Live]:
+    for name in ("III_CONFIG_NAME", "III_NAMESPACE", "III_WORKER_NAME", "III_TOKEN", "III_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    async with TestEngine(functions_debounce_s=0.05, namespace_grace_s=1.0) as engine:
+        engine.configuration.put(config_id(), settings.model_dump(mode="json"))
+        worker = fast_worker(engine.url)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(worker.run)
+            with anyio.fail_after(WORKER_BOOT_TIMEOUT_S):
+                await worker.ready.wait()
+            await wait_registered(engine, worker)
+            async with engine.client() as client:
+                yield Live(engine=engine, worker=worker, client=client)
+            worker.stop()

@@ -452,7 +452,13 @@ class Connection:
                         continue
                     if frame is None:
                         continue
-                    await self._dispatch(frame, ws, session_no, tg)
+                    try:
+                        await self._dispatch(frame, ws, session_no, tg)
+                    except ConnectionClosed:
+                        raise
+                    except Exception:  # noqa: BLE001 - a frame this code cannot use never ends the session
+                        log.exception("dropped %s frame from engine: %s", frame.get("type"), fr.describe(str(frame)))
+                        continue
                     if self._fatal is not None:
                         await ws.close(1000, "namespace conflict")
                         break
@@ -606,8 +612,9 @@ class Connection:
             "type": fr.TRIGGER_REGISTRATION_RESULT, "id": binding_id,
             "trigger_type": trigger_type, "function_id": function_id,
         }
-        if not isinstance(binding_id, str) or not isinstance(function_id, str):
-            reply["error"] = {"code": "invalid_trigger", "message": "registertrigger needs string id and function_id"}
+        if not isinstance(binding_id, str) or not isinstance(function_id, str) or not isinstance(trigger_type, str):
+            reply["error"] = {"code": "invalid_trigger",
+                              "message": "registertrigger needs string id, trigger_type and function_id"}
         elif trigger_type not in self._trigger_types:
             reply["error"] = {"code": "trigger_type_not_found",
                               "message": f"trigger type '{trigger_type}' is not provided by this worker"}
@@ -623,9 +630,15 @@ class Connection:
     def _remove_subscriber(self, frame: dict[str, Any]) -> None:
         binding_id = frame.get("id")
         trigger_type = frame.get("trigger_type")
-        tables = [self._subscribers.get(trigger_type, {})] if trigger_type else list(self._subscribers.values())
+        if not isinstance(binding_id, str):
+            log.warning("dropped unregistertrigger without a string id: %s", fr.describe(str(frame)))
+            return
+        if isinstance(trigger_type, str) and trigger_type:
+            tables = [self._subscribers.get(trigger_type, {})]
+        else:
+            tables = list(self._subscribers.values())
         for table in tables:
-            table.pop(binding_id, None)  # type: ignore[arg-type]
+            table.pop(binding_id, None)
 
     def _rejected(self, frame: dict[str, Any]) -> None:
         code = frame.get("code")

@@ -74,6 +74,8 @@ def decode(raw: str | bytes | bytearray | memoryview) -> dict[str, Any] | None:
         frame = json.loads(text)
     except ValueError as exc:
         raise FrameError(f"frame is not JSON: {exc}") from None
+    except RecursionError:
+        raise FrameError("frame nests deeper than the JSON decoder allows") from None
     if not isinstance(frame, dict):
         raise FrameError("frame is not a JSON object")
     kind = frame.get("type")
