@@ -117,6 +117,18 @@ scenario('S2 edit a skill', async () => {
   assert.equal(update.payload.id, 'notes/howto');
   assert.ok(update.payload.content.trimEnd().endsWith('Extra line.'));
   assert.ok((await readFile('skills/notes/howto.md')).content.includes('Extra line.'));
+  const disk = (await readFile('skills/notes/howto.md')).content;
+  await new Promise((r) => setTimeout(r, 1500)); // let the watcher consume the mark of the page's own save
+  await writeFile('skills/notes/howto.md', `${disk}Edited outside.\n`);
+  await until(async () => (await body.inputValue()).includes('Edited outside.'), 'editor shows the outside edit', 8000);
+  await body.click();
+  await page.keyboard.press('Control+End');
+  await page.keyboard.type('Mine.');
+  await writeFile('skills/notes/howto.md', `${disk}Edited outside.\nAgain outside.\n`);
+  await page.getByText('notes/howto changed on disk while you were editing.').waitFor({timeout: 8000});
+  await page.getByRole('button', {name: 'Reload'}).click();
+  await until(async () => (await body.inputValue()).includes('Again outside.'), 'reloaded text');
+  await skillDoc.getByText('Saved', {exact: true}).waitFor();
   await shot('02-skill-editor.png');
 });
 
