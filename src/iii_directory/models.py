@@ -49,6 +49,27 @@ class Response(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     omit_when_none: ClassVar[frozenset[str]] = frozenset()
 
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> Any:
+        """Fields in `omit_when_none` are published as optional, not nullable: their `null`
+        branch and `default: null` are dropped (they are absent, never `null`, on the wire)."""
+        schema = handler(core_schema)
+        target = handler.resolve_ref_schema(schema)
+        properties = target.get("properties", {})
+        for name, field in cls.model_fields.items():
+            if name not in cls.omit_when_none:
+                continue
+            prop = properties.get(field.serialization_alias or field.alias or name)
+            if not isinstance(prop, dict):
+                continue
+            branches = [b for b in prop.get("anyOf", ()) if b != {"type": "null"}]
+            if "anyOf" in prop and len(branches) == 1:
+                del prop["anyOf"]
+                prop.update({k: v for k, v in branches[0].items() if k not in prop})
+            if prop.get("default", 0) is None:
+                del prop["default"]
+        return schema
+
     @model_serializer(mode="wrap")
     def _omit(self, handler: Any):  # type: ignore[no-untyped-def]
         # No return annotation on purpose: pydantic then publishes the model's own fields as the
