@@ -56,14 +56,14 @@ def _load_core() -> tuple[ModuleType | None, str | None]:
     return core, None
 
 
-_core, _core_reason = _load_core()
+_compiled, _compiled_reason = _load_core()
 
-if _core is not None:
-    tokenize = _core.tokenize
-    tokenize_query = _core.tokenize_query
-    strip_json_keys = _core.strip_json_keys
-    BM25Index = _core.BM25Index
-    rrf = _core.rrf
+if _compiled is not None:
+    tokenize = _compiled.tokenize
+    tokenize_query = _compiled.tokenize_query
+    strip_json_keys = _compiled.strip_json_keys
+    BM25Index = _compiled.BM25Index
+    rrf = _compiled.rrf
     for _target, _source in (
         (tokenize, _reference.tokenize),
         (tokenize_query, _reference.tokenize_query),
@@ -117,9 +117,9 @@ def available() -> dict[str, Any]:
     """
     dense, dense_reason, hnsw = _dense_status()
     return {
-        "compiled": _core is not None,
+        "compiled": _compiled is not None,
         "implementation": IMPLEMENTATION,
-        "compiled_reason": _core_reason,
+        "compiled_reason": _compiled_reason,
         "dense": dense,
         "dense_reason": dense_reason,
         "hnsw": hnsw,
