@@ -1,6 +1,7 @@
 """BM25 and RRF: `_rank` against bm25s, rank_bm25 and the plain-Python reference.
 
-Run: `python -m pytest benchmarks/bench_rank.py --benchmark-only -p no:randomly`.
+Run: `python -m pytest benchmarks/bench_rank.py --benchmark-only` (add `RANK_BENCH_MARKDOWN=out.md`
+for a Markdown summary).
 Every query is one call (no batching) with k = 10. Documents of the eval catalog are built as
 search.md §3.4 says (function id three times, the slim description, the argument names);
 synthetic corpora have a Zipf vocabulary so frequent words make long postings lists.
