@@ -1,9 +1,13 @@
 """L3: the Directory page in headless Chromium against the real worker (console-ui.md §5.5–§5.12).
 
-This test starts the in-process engine, the worker (`iii-directory serve` in-process, watching a
-temporary copy of `ui/dist`), the fake Compose and kanban peers, the loopback kit registry and the
-harness server, then runs the playwright-core scenarios (`e2e/directory.e2e.mjs`) with node.
-Screenshots land in `tests/ui/artifacts/` (or `III_UI_ARTIFACTS`).
+This test starts the in-process engine, the console stand-in, the worker (`iii-directory serve`
+in-process, watching a temporary copy of `ui/dist`), the fake Compose and kanban peers, the
+loopback kit registry and the harness server, then runs the playwright-core scenarios
+(`e2e/directory.e2e.mjs`) with node. Screenshots land in `test-artifacts/console-ui/` at the
+repository root (or `III_UI_ARTIFACTS`).
+
+Locally the test is skipped, naming what is missing, when Chromium, node or the npm packages are
+absent; with `CI` set (and not `0` / `false`) a missing prerequisite fails it instead.
 """
 
 from __future__ import annotations
@@ -17,41 +21,31 @@ from typing import Any
 
 import anyio
 import pytest
+from kitfake import KitCatalog, KitVersion, team_v1, team_v11
+from wire_harness import WORKER_BOOT_TIMEOUT_S, fast_worker, wait_registered
+
+from iii_directory.config import Settings, config_id
+from iii_directory.kits.service import KitsService
+from iii_directory.testing.console import ConsoleStandIn
+from iii_directory.testing.engine import TestEngine
+from iii_directory.testing.registry import MockRegistry
+from iii_directory.ui.assets import WATCH_ENV, packaged_dir
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "unit" / "kits"))
+REPO = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 
 from harness_server import HarnessServer  # noqa: E402
-from kitfake import KitCatalog, team_v1, team_v11  # noqa: E402
 
-from iii_directory.config import Settings, config_id  # noqa: E402
-from iii_directory.kits.service import KitsService  # noqa: E402
-from iii_directory.testing.engine import TestEngine  # noqa: E402
-from iii_directory.testing.registry import MockRegistry  # noqa: E402
-from iii_directory.ui.assets import WATCH_ENV, packaged_dir  # noqa: E402
-
-
-def _wire_helpers() -> Any:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("iii_ui_wire_conftest", HERE.parent / "wire" / "conftest.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_wire = _wire_helpers()
-fast_worker, wait_registered = _wire.fast_worker, _wire.wait_registered
-
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
 CHROMIUM = Path("/usr/bin/chromium")
-ARTIFACTS = Path(os.environ.get("III_UI_ARTIFACTS") or HERE / "artifacts")
+ARTIFACTS = Path(os.environ.get("III_UI_ARTIFACTS") or REPO / "test-artifacts" / "console-ui")
+COMPOSE_POLL_S = 0.1
+"""The apply's Compose operation polling in the fixture (the worker's default is longer)."""
 
 
-def _missing() -> list[str]:
+def missing_prerequisites() -> list[str]:
     missing = []
     if not CHROMIUM.exists():
         missing.append("/usr/bin/chromium (apt-get install -y chromium)")
@@ -64,15 +58,21 @@ def _missing() -> list[str]:
     return missing
 
 
-def _require_prerequisites() -> None:
-    missing = _missing()
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false")
+
+
+def require_prerequisites() -> None:
+    missing = missing_prerequisites()
     if not missing:
         return
     message = "browser prerequisites missing: " + ", ".join(missing)
-    if os.environ.get("CI", "").lower() not in ("", "0", "false"):
+    if in_ci():
         pytest.fail(message)
     pytest.skip(message)
 
+
+# ------------------------------------------------------------------ fixtures (§5.9)
 
 SCRIBE = "---\nname: Scribe\ndescription: Takes notes\n---\nYou take notes.\n"
 REVIEWER_LOCAL = "---\nname: Reviewer\ndescription: Reviews changes by hand\n---\nYou review code written in this project.\n"
@@ -90,29 +90,46 @@ def make_project(root: Path) -> Path:
     return project
 
 
+def team_v12() -> KitVersion:
+    """1.1.0 with one more line in the planner's prompt (§5.9)."""
+    release = team_v11()
+    release.version = "1.2.0"
+    release.files["agents/planner.md"] += "You keep tickets small.\n"
+    release.notes = "Smaller tickets."
+    return release
+
+
+RELEASES = {"1.1.0": team_v11, "1.2.0": team_v12}
+
+
 def mirror_compose(project: Path, containers: dict[str, dict[str, Any]]) -> None:
-    """Write the fake Compose's containers into the project's compose file and lock."""
-    declared = ["containers:"] + [f"  {n}:\n    worker: {n}\n    version: \"{row.get('version') or '*'}\"" for n, row in sorted(containers.items())]
+    """Write the fake Compose's containers into the project's compose file and lock, so later
+    plans see the workers declared (§5.9)."""
     resolved = {"kanban": "1.6.1", "github": "2.0.3"}
+    declared = ["containers:"] + [f"  {n}:\n    worker: {n}\n    version: \"{row.get('version') or '*'}\""
+                                  for n, row in sorted(containers.items())]
     locked = ["containers:"] + [f"  {n}:\n    resolved:\n      version: {resolved.get(n, '1.0.0')}" for n in sorted(containers)]
     (project / "worker-compose.yaml").write_text("\n".join(declared) + "\n" if containers else "containers: {}\n")
     (project / "worker-compose.lock").write_text("\n".join(locked) + "\n")
 
 
 async def test_click_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _require_prerequisites()
+    require_prerequisites()
     project = make_project(tmp_path)
     home = tmp_path / "home"
     (home / ".iii" / "agents").mkdir(parents=True)
     watched = tmp_path / "ui-watch"
     shutil.copytree(packaged_dir(), watched)
-    for name in ("III_CONFIG_NAME", "III_NAMESPACE", "III_WORKER_NAME", "III_TOKEN", "III_CONFIG", "III_COMPOSE_DIR", "III_COMPOSE_NAMESPACE"):
+    for name in ("III_CONFIG_NAME", "III_NAMESPACE", "III_WORKER_NAME", "III_TOKEN", "III_CONFIG", "III_COMPOSE_DIR",
+                 "III_COMPOSE_NAMESPACE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("III_COMPOSE_FILE", str(project / "worker-compose.yaml"))
     monkeypatch.setenv(WATCH_ENV, str(watched))
     monkeypatch.chdir(project)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for stale in ARTIFACTS.glob("failure-*.png"):
+        stale.unlink()
 
     with MockRegistry() as registry:
         catalog = KitCatalog(registry)
@@ -123,19 +140,20 @@ async def test_click_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             agents_skills_folder=str(project / ".agents" / "skills"),
             filter_unregistered=False, auto_download=False, registry_url=registry.url, function_search_mode="lexical",
         )
-        async with TestEngine(functions_debounce_s=0.05, namespace_grace_s=1.0) as engine:
+        async with TestEngine(functions_debounce_s=0.05, namespace_grace_s=1.0) as engine, ConsoleStandIn(engine) as console:
             engine.configuration.put(config_id(), settings.model_dump(mode="json"))
-            engine.install_console()
             compose = engine.install_compose()
             compose.failure_detail = "image pull failed"
-            original_apply = compose.operation
+            original_operation = compose.operation
 
             async def operation(data: Any) -> Any:
-                reply = await original_apply(data)
+                reply = await original_operation(data)
                 if reply.get("status") == "succeeded":
                     mirror_compose(project, compose.containers)
                 elif reply.get("status") == "running":
-                    reply["last_event"] = {"detail": "pulling"}
+                    added = compose.calls_to("compose::add")[-1:]
+                    names = [str(w.get("worker")) for call in added for w in call.get("workers") or []]
+                    reply["last_event"] = {"detail": " ".join(["pulling", *names])}
                 return reply
 
             engine.add_function("compose::operation", operation, worker_name="compose")
@@ -147,34 +165,36 @@ async def test_click_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 
             async def set_compose(body: dict[str, Any]) -> Any:
                 compose.outcome = "failed" if body.get("mode") == "fail" else "succeeded"
-                compose.polls_until_done = int(int(body.get("delay_ms") or 0) / 100)
+                compose.polls_until_done = int(int(body.get("delay_ms") or 0) / 1000 / COMPOSE_POLL_S)
                 return {"ok": True}
 
             async def publish(body: dict[str, Any]) -> Any:
-                version = str(body.get("version"))
-                releases = {"1.1.0": team_v11}
-                catalog.publish(str(body.get("kit") or "acme/team"), releases[version]())
+                catalog.publish(str(body.get("kit") or "acme/team"), RELEASES[str(body.get("version"))]())
                 return {"ok": True}
 
             worker = fast_worker(engine.url)
             async with anyio.create_task_group() as tg:
                 tg.start_soon(worker.run)
-                with anyio.fail_after(30):
+                with anyio.fail_after(WORKER_BOOT_TIMEOUT_S):
                     await worker.ready.wait()
                 await wait_registered(engine, worker)
-                worker.directory.service(KitsService).poll_interval_s = 0.1
-                server = HarnessServer(engine, project, {"compose": set_compose, "registry/publish": publish})
+                assert worker.directory is not None
+                worker.directory.service(KitsService).poll_interval_s = COMPOSE_POLL_S
+                await engine.wait_for(lambda: len(console.assets) == 3, timeout=10)
+                server = HarnessServer(console, project, {"compose": set_compose, "registry/publish": publish})
                 await tg.start(server.run)
-                with anyio.fail_after(10):
-                    while len(server.assets) < 3:
-                        await anyio.sleep(0.1)
-                print(f"[harness] {server.url}  engine {engine.url}  registry {registry.url}")
+                print(f"[harness] {server.url}  engine {engine.url}  registry {registry.url}  console {console.url}")
                 env = dict(os.environ, III_UI_HARNESS_URL=server.url, III_UI_ARTIFACTS=str(ARTIFACTS),
                            III_UI_PROJECT=str(project), III_UI_WATCH=str(watched))
-                result = await anyio.run_process(["node", "--test", "--test-reporter=spec", str(HERE / "e2e" / "directory.e2e.mjs")],
-                                                 env=env, check=False, stderr=subprocess.STDOUT)
+                result = await anyio.run_process(
+                    ["node", "--test", "--test-reporter=spec", str(HERE / "e2e" / "directory.e2e.mjs")],
+                    env=env, check=False, stderr=subprocess.STDOUT)
                 output = result.stdout.decode("utf-8", "replace")
                 (ARTIFACTS / "node-output.log").write_text(output)
+                print(output)
                 worker.stop()
                 tg.cancel_scope.cancel()
-    assert result.returncode == 0, f"browser scenarios failed (artefacts in {ARTIFACTS}):\n{output[-6000:]}"
+    failures = sorted(p.name for p in ARTIFACTS.glob("failure-*.png"))
+    assert result.returncode == 0, (
+        f"browser scenarios failed; artefacts in {ARTIFACTS}: {', '.join(failures)} browser-console.log, "
+        f"bridge-calls.json, page.html\n{output[-6000:]}")

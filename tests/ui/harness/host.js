@@ -77,10 +77,13 @@ const changed = () => { version += 1; listeners.forEach((l) => l()); };
 let panelContext = null;
 let panelCounter = 0;
 
+let serials = 0;
+
 function makeHost(path) {
   const tracked = [];
   const register = (kind, entry) => {
-    const record = {kind, path, ...entry};
+    serials += 1;
+    const record = {kind, path, serial: serials, ...entry};
     H.registrations.push(record);
     changed();
     let done = false;
@@ -187,7 +190,7 @@ function Workspace() {
     setDirty: (d) => { H.dirty = d; }, commands: {register: () => () => {}},
     panelContext: panelContext && panelContext.pageId === reg.id ? panelContext : undefined};
   return h('div', {'data-iii-ui': reg.path.split('/')[0], style: {display: 'contents'}},
-    h(Boundary, {path: reg.path, key: reg.path + version}, reg.page.render(props)));
+    h(Boundary, {path: reg.path, key: `${reg.path}#${reg.serial}`}, reg.page.render(props)));
 }
 
 window.addEventListener('hashchange', changed);
@@ -197,17 +200,21 @@ createRoot(document.getElementById('workspace')).render(h(Workspace));
 const moduleHashes = new Map();
 const loaded = new Map(); // path -> {kind, hash, dispose}
 
+/** Run every tracked remover in reverse registration order until none is left (§1.8). */
+async function drain(path, removers) {
+  while (removers.length) {
+    const remove = removers.pop();
+    try { await remove(); } catch (error) { console.error(`[iii-ui] cleanup for ${path} threw`, error); }
+  }
+}
+
 async function dispose(path) {
   const entry = loaded.get(path);
   loaded.delete(path);
   if (!entry) return;
   if (entry.kind === 'module') { moduleHashes.delete(path); return; }
   if (entry.link) { entry.link.remove(); return; }
-  const removers = entry.tracked;
-  while (removers.length) {
-    const remove = removers.pop();
-    try { await remove(); } catch (error) { console.error(`[iii-ui] cleanup for ${path} threw`, error); }
-  }
+  await drain(path, entry.tracked);
 }
 
 function styleLink(path, hash) {
@@ -236,11 +243,19 @@ async function apply(asset) {
     H.loaderLog.push(`style:${path}`);
     return;
   }
-  const mod = await import(assetUrl(`ui/${path}?v=${hash}`));
-  if (typeof mod.default !== 'function') throw new Error('no default setup() export');
+  // Atomic replacement: the new version is set up completely, then the previous one disposed;
+  // a failing new version is torn down alone and the last good one stays registered.
   const {host, tracked} = makeHost(path);
-  const teardown = await mod.default(host);
-  if (typeof teardown === 'function') tracked.unshift(teardown);
+  try {
+    const mod = await import(assetUrl(`ui/${path}?v=${hash}`));
+    if (typeof mod.default !== 'function') throw new Error('no default setup() export');
+    const teardown = await mod.default(host);
+    if (typeof teardown === 'function') tracked.push(teardown);
+  } catch (error) {
+    await drain(path, tracked);
+    console.error(`[iii-ui] failed to load ${path}@${hash}`, error);
+    return;
+  }
   if (current) await dispose(path);
   loaded.set(path, {kind, hash, tracked});
   H.loaderLog.push(`script:${path}`);
