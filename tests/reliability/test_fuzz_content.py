@@ -45,7 +45,7 @@ DOCUMENT = st.one_of(
 
 
 @given(DOCUMENT)
-@fuzz_settings(ci=300)
+@fuzz_settings(ci=1000)
 def test_frontmatter_and_markdown_helpers_never_crash(content: str) -> None:
     split = split_frontmatter(content)
     assert split.frontmatter is None or isinstance(split.frontmatter, str)
@@ -111,7 +111,7 @@ def outside_roots(project: Path) -> dict[str, bytes]:
 
 
 @given(st.lists(st.tuples(OPS, ANY_ID, DOCUMENT, FUNCTION_IDS), min_size=1, max_size=6))
-@fuzz_settings(ci=200)
+@fuzz_settings(ci=400)
 async def test_random_edits_answer_or_refuse_and_stay_inside_the_roots(
         directory: Directory, roots: dict[str, Path], ops: list[tuple[str, str, str, list[str]]]) -> None:
     project = roots["project"]

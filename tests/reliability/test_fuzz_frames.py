@@ -40,7 +40,7 @@ RAW_TEXT = st.one_of(st.text(max_size=200), JSON.map(json.dumps), nested(),
 
 
 @given(st.one_of(RAW_TEXT, st.binary(max_size=200), RAW_TEXT.map(lambda t: t.encode("utf-8", "surrogatepass"))))
-@fuzz_settings(ci=300)
+@fuzz_settings(ci=1000)
 def test_decode_returns_a_frame_none_or_frame_error(raw: str | bytes) -> None:
     try:
         frame = fr.decode(raw)
@@ -98,7 +98,7 @@ def answered_ids(live: Any) -> set[str]:
 
 
 @given(frames=st.lists(engine_frame(), min_size=1, max_size=6))
-@fuzz_settings(ci=120)
+@fuzz_settings(ci=300)
 async def test_a_live_worker_survives_random_engine_frames(live: Any, roots: dict[str, Path],
                                                            frames: list[Any]) -> None:
     outside = roots["project"] / "outside"

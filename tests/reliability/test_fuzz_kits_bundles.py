@@ -53,7 +53,7 @@ KIT_REF = st.one_of(
 
 
 @given(KIT_REF, RANGE, st.lists(VERSION, max_size=6), VERSION, VERSION)
-@fuzz_settings(ci=300)
+@fuzz_settings(ci=1000)
 def test_refs_and_ranges_parse_or_refuse(ref: str, range_text: str, versions: list[str], a: str, b: str) -> None:
     try:
         parsed = parse_kit_ref(ref)
@@ -128,7 +128,7 @@ def kit_directory(settings: Settings, roots: dict[str, Path], monkeypatch: pytes
 
 
 @given(st.lists(kit_call(), min_size=1, max_size=4))
-@fuzz_settings(ci=100)
+@fuzz_settings(ci=150)
 async def test_kit_functions_answer_or_refuse_inside_the_roots(kit_directory: Directory, roots: dict[str, Path],
                                                                calls: list[tuple[str, dict[str, Any]]]) -> None:
     before = outside(roots["project"])
@@ -168,7 +168,7 @@ PAYLOAD = st.one_of(
 
 
 @given(PAYLOAD)
-@fuzz_settings(ci=300)
+@fuzz_settings(ci=500)
 def test_bundle_manifests_are_refused_whole_or_written_inside_the_roots(tmp_path_factory: pytest.TempPathFactory,
                                                                        payload: Any) -> None:
     base = tmp_path_factory.mktemp("bundle")

@@ -47,7 +47,7 @@ def search_directory(settings: Settings) -> Directory:
 
 
 @given(CAPABILITIES, st.sampled_from([None, "session.id=fuzz-1", "session.id=fuzz-2,x=y", "garbage;;=,"]))
-@fuzz_settings(ci=150)
+@fuzz_settings(ci=300)
 async def test_any_capabilities_answer_or_refuse(search_directory: Directory, roots: dict[str, Path],
                                                  capabilities: Any, baggage: str | None) -> None:
     known = set(search_directory.engine.functions)
