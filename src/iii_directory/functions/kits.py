@@ -195,7 +195,7 @@ async def check_updates(ctx: Context, req: CheckUpdatesRequest) -> CheckUpdatesR
 async def start_update_checks(directory: Directory) -> None:
     """Schedule the boot-time and six-hourly update check (kits.md §9.1)."""
     service = directory.service(KitsService)
-    service.spawn(service.scheduled_checks(), "scheduled-checks")
+    service.spawn(service.scheduled_checks(), "scheduled-checks", daemon=True)
 
 
 async def stop(directory: Directory) -> None:

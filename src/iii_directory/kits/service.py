@@ -110,6 +110,7 @@ class KitsService:
         """Called after an apply added, updated or removed workers (installed-workers caches)."""
         self._apply_lock = anyio.Lock()
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._daemons: set[asyncio.Task[Any]] = set()
 
     # -- plumbing -------------------------------------------------------------------------
 
@@ -129,8 +130,9 @@ class KitsService:
         except Exception:  # noqa: BLE001 - events are fire-and-forget
             log.exception("emit %s failed", trigger_type)
 
-    def spawn(self, work: Coroutine[Any, Any, Any], name: str) -> None:
-        """Run background work; failures are logged only."""
+    def spawn(self, work: Coroutine[Any, Any, Any], name: str, *, daemon: bool = False) -> None:
+        """Run background work; failures are logged only. `daemon` tasks (the update schedule)
+        run until `stop` and are not waited for by `drain`."""
 
         async def guarded() -> None:
             try:
@@ -141,18 +143,20 @@ class KitsService:
                 log.exception("kits background task %s failed", name)
 
         task = asyncio.get_running_loop().create_task(guarded(), name=f"kits:{name}")
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        pool = self._daemons if daemon else self._tasks
+        pool.add(task)
+        task.add_done_callback(pool.discard)
 
     async def drain(self) -> None:
-        """Wait for the background tasks started so far (tests, shutdown)."""
+        """Wait for the one-off background tasks started so far (not the schedule)."""
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def stop(self) -> None:
-        for task in list(self._tasks):
+        tasks = [*self._tasks, *self._daemons]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         await self.registry.aclose()
 
     async def view(self, session: Session, lock: Lock, *, check_compose: bool) -> ProjectView:

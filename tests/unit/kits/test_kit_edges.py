@@ -291,3 +291,23 @@ async def test_a_kit_installs_skills_under_its_own_namespace(kits: KitEnv) -> No
     assert out["report"]["steps"][0] == {"id": "workers", "label": "Workers", "state": "skipped",
                                          "detail": "no worker changes"}
     assert (kits.roots["skills"] / "other" / "kit" / "SKILL.md").read_text() == "# Other\n"
+
+
+async def test_the_update_schedule_checks_installed_kits(kits: KitEnv) -> None:
+    import anyio
+
+    from iii_directory.functions.kits import start_update_checks, stop
+
+    await kits.install_v1()
+    await kits.service.drain()
+    cache = kits.project / ".iii" / "directory" / "kit-updates.json"
+    cache.unlink()
+    kits.catalog.publish("acme/team", team_v11())
+    kits.service.first_check_delay_s = 0.0
+    kits.service.update_interval_s = 3600.0
+    await start_update_checks(kits.directory)
+    with anyio.fail_after(10):
+        while not cache.exists():
+            await anyio.sleep(0.02)
+    assert {"op": "updates"} in kits.engine.events("directory::kits::on-change")
+    await stop(kits.directory)
