@@ -215,7 +215,7 @@ export function createKitsReview(deps) {
       h(Tabs, {label: `Changes to ${file.path}`, value: tab, onChange: setTab,
         tabs: [{id: 'kit', label: "Kit's changes"}, {id: 'yours', label: 'Your changes'}, {id: 'result', label: 'Result'}]}),
       h('div', {className: 'iiid-tabpanel', role: 'tabpanel'}, body),
-      rules.hasConflictMarkers(resultText) && tab === 'result' ? h(Alert, {tone: 'warn'}, 'The result still has conflict markers.') : null,
+      rules.hasConflictMarkers(resultText) ? h(Alert, {tone: 'warn'}, 'The result still has conflict markers.') : null,
       h(Choice, {label: `Resolve ${file.path}`, variant: 'radio', value: decision,
         onChange: (value) => setChoice(file.path, value === 'merged' ? {choice: 'merged', content: resultText} : value),
         options: (file.options || []).map((o) => ({value: o, label: labels[o] || rules.decisionLabel(file, o)}))}),
@@ -358,7 +358,7 @@ export function createKitsReview(deps) {
 
   // ------------------------------------------------------------------ the plan screen
 
-  function PlanScreen({record, notice, onRoute, onOpenAgent, plansState, narrow, onDiscarded}) {
+  function PlanScreen({record, notice, onRoute, onOpenAgent, plansState, narrow, onDiscarded, refreshList}) {
     const plan = record.plan;
     const contents = record.contents || {blobs: {}, ours: {}, merged: {}};
     const saved = (plansState && plansState[plan.plan_id]) || {choices: {}, edits: {}, reviewed: {}, removeWorkers: []};
@@ -395,6 +395,7 @@ export function createKitsReview(deps) {
         response = error instanceof Error ? error : new Error(String(error));
       }
       const outcome = rules.applyOutcome(response);
+      if (typeof refreshList === 'function') refreshList();  // the listing changes after every apply
       if (outcome.kind === 'done') {
         if (plansState) delete plansState[plan.plan_id];
         setRun((r) => ({phase: 'done', steps: outcome.report.steps || r.steps, report: outcome.report, message: outcome.message}));
@@ -456,7 +457,7 @@ export function createKitsReview(deps) {
       secondary = [h(Button, {key: 'notnow', onClick: () => onRoute({name: 'home'})}, 'Not now')];
     }
     return h('div', {className: 'iiid-plan'},
-      notice ? h(Alert, {tone: 'warn', role: 'status'}, notice) : null,
+      notice ? h(Alert, {tone: 'warn', role: 'status'}, withCode(h, notice)) : null,
       record.progress && record.progress.error ? h(Alert, {tone: 'warn', role: 'status'}, `A previous apply stopped: ${record.progress.error}. Applying again is safe.`) : null,
       h(Header, {plan, onRoute}),
       screen,

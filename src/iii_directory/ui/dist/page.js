@@ -797,6 +797,19 @@ export function configPatch(value, key, input) {
   return {value: next};
 }
 
+/** The editor / preview split ratio kept between 0.2 and 0.8 (a bad value gives the default 0.5). */
+export function clampRatio(ratio) {
+  const n = typeof ratio === 'number' ? ratio : Number.NaN;
+  if (!Number.isFinite(n)) return 0.5;
+  return Math.min(0.8, Math.max(0.2, Math.round(n * 100) / 100));
+}
+
+/** The split ratio for a pointer at `x` over a container starting at `left` and `width` wide. */
+export function ratioFromPointer(x, left, width) {
+  if (!(width > 0)) return 0.5;
+  return clampRatio((x - left) / width);
+}
+
 /** Handler ids of §2.7: `iii::iii-directory-ui::<topic>::<subscriber>-<n>`, sanitised. */
 export function subscriberId(topic, subscriber, n) {
   return `iii::iii-directory-ui::${topic}::${`${subscriber}-${n}`.toLowerCase().replace(/[^a-z0-9_-]/g, '-')}`;
@@ -809,7 +822,7 @@ export const RULES = {
   workerLine, decisionLabel, groupFunctions, skillGroups, collisionHeadline, installPrimaryLabel,
   updateGroups, changeCount, fileStateWord, permissionTally, updatePrimary, removalPrimaryLabel,
   decisionsPayload, initialSteps, stepsFromEvent, applyOutcome, claimsFunction, planSummary,
-  parseSearchResult, configPatch, planTitle, subscriberId,
+  parseSearchResult, configPatch, planTitle, subscriberId, clampRatio, ratioFromPointer, withCode,
 };
 
 // ============================================================================ shared UI (§3.4)
@@ -1089,6 +1102,39 @@ export function createUi(React, host) {
     h('p', null, text));
   }
 
+  /**
+   * Edit / Split / Preview: the editor stays mounted (hidden in Preview) so its undo history
+   * survives; in Split a draggable separator (also ArrowLeft / ArrowRight) sets the ratio, which
+   * `onRatio` persists once the drag ends.
+   */
+  function SplitLayout({mode, ratio, onRatio, editor, preview}) {
+    const container = useRef(null);
+    const [dragging, setDragging] = useState(null);
+    const shown = clampRatio(dragging ?? ratio);
+    const fromEvent = (e) => {
+      const rect = container.current ? container.current.getBoundingClientRect() : null;
+      return rect ? ratioFromPointer(e.clientX, rect.left, rect.width) : shown;
+    };
+    const separator = h('div', {
+      key: 'sep', role: 'separator', tabIndex: 0, className: `iiid-split__handle${dragging != null ? ' is-dragging' : ''}`,
+      'aria-orientation': 'vertical', 'aria-label': 'Resize editor and preview', 'aria-valuemin': 20, 'aria-valuemax': 80,
+      'aria-valuenow': Math.round(shown * 100),
+      onPointerDown: (e) => { e.preventDefault(); if (e.currentTarget.setPointerCapture) e.currentTarget.setPointerCapture(e.pointerId); setDragging(fromEvent(e)); },
+      onPointerMove: (e) => { if (dragging != null) setDragging(fromEvent(e)); },
+      onPointerUp: (e) => { if (dragging != null) { const next = fromEvent(e); setDragging(null); onRatio(next); } },
+      onPointerCancel: () => setDragging(null),
+      onKeyDown: (e) => {
+        const step = e.key === 'ArrowLeft' ? -0.05 : (e.key === 'ArrowRight' ? 0.05 : 0);
+        if (step) { e.preventDefault(); onRatio(clampRatio(shown + step)); }
+      },
+    });
+    return h('div', {className: `iiid-split iiid-split--${mode}`, ref: container,
+      style: mode === 'split' ? {gridTemplateColumns: `minmax(0, ${shown}fr) 8px minmax(0, ${1 - shown}fr)`} : undefined},
+    h('div', {key: 'edit', className: 'iiid-split__edit', hidden: mode === 'preview'}, editor),
+    mode === 'split' ? separator : null,
+    mode !== 'edit' ? h('div', {key: 'preview', className: 'iiid-split__preview'}, preview) : null);
+  }
+
   /** Subscribe to one of the worker's trigger types for the life of a component (§2.7). */
   function useSubscription(triggerType, topic, subscriber, handler, active = true) {
     const ref = useRef(handler);
@@ -1127,7 +1173,7 @@ export function createUi(React, host) {
   const call = (functionId, payload, timeoutMs) => host.iii.trigger(functionId, payload ?? {}, timeoutMs ? {timeoutMs} : undefined);
 
   return {h, React, host, Boundary, Icon, Button, TextInput, Dialog, Markdown, Editor, Choice, Tabs, Checkbox, Chip, Alert, Skeleton,
-    StepList, CopyButton, CodeLine, DiffView, DiffDialog, Confirm, useSubscription, useCoalesced, call};
+    StepList, CopyButton, CodeLine, DiffView, DiffDialog, Confirm, SplitLayout, useSubscription, useCoalesced, call};
 }
 
 export const MIN = 60 * 1000;
@@ -1183,7 +1229,7 @@ export function modelIds(answer) {
 
 function createBrowsers(ui) {
   const {h, React, Button, TextInput, Dialog, Markdown, Editor, Choice, Checkbox, Chip, Alert, Skeleton, Confirm, Icon,
-    useSubscription, useCoalesced, call} = ui;
+    SplitLayout, useSubscription, useCoalesced, call} = ui;
   const {useState, useEffect, useRef, useMemo, useCallback} = React;
 
   function EntryRow({adapter, row, active, onOpen}) {
@@ -1261,7 +1307,7 @@ function createBrowsers(ui) {
     const parsed = useMemo(() => parseFrontmatter(draft), [draft]);
     const f = parsed.fields;
     const set = (changes) => onDraft(setFrontmatterFields(draft, changes));
-    const [models] = useCatalog('router::models::list', {}, modelIds);
+    const [models, reloadModels] = useCatalog('router::models::list', {}, modelIds);
     const [functionsCatalog, reloadFunctions] = useCatalog('engine::functions::list', {}, (res) => {
       const rows = Array.isArray(res) ? res : (res && Array.isArray(res.functions) ? res.functions : []);
       return rows.map((r) => (typeof r === 'string' ? {id: r} : {id: r.function_id || r.id || r.name, description: r.description || ''}))
@@ -1290,7 +1336,8 @@ function createBrowsers(ui) {
         h('label', {className: 'iiid-field'}, h('span', {className: 'iiid-field__label'}, 'Model'),
           h(TextInput, {value: typeof f.model === 'string' ? f.model : '', onChange: (v) => set({model: v}), label: 'Model', placeholder: r.model || 'the send decides', list: modelListId}),
           h('datalist', {id: modelListId}, models.items.map((m) => h('option', {key: m, value: m}))),
-          models.status === 'error' ? h('span', {className: 'iiid-muted', role: 'status'}, 'Models could not be loaded.') : null),
+          models.status === 'error' ? h('span', {className: 'iiid-pickerfail', role: 'status'}, h('span', null, 'Models could not be loaded.'), ' ',
+            h('span', {className: 'iiid-muted'}, models.error), ' ', h(Button, {onClick: reloadModels}, 'Retry')) : null),
         h('label', {className: 'iiid-field'}, h('span', {className: 'iiid-field__label'}, 'Reasoning effort'),
           h('select', {className: 'iiid-select', 'aria-label': 'Reasoning effort', value: EFFORTS.includes(effort) || !effort ? effort : '__custom',
             onChange: (e) => set({reasoning_effort: e.target.value === '__custom' ? effort || 'custom' : (e.target.value || null)})},
@@ -1314,7 +1361,7 @@ function createBrowsers(ui) {
   }
 
   /** Skill structured fields (Title, Description) above the markdown body. */
-  function SkillFields({draft, onDraft, mode, narrow}) {
+  function SkillFields({draft, onDraft, mode, narrow, ratio, onRatio}) {
     const parsed = useMemo(() => parseFrontmatter(draft), [draft]);
     const f = parsed.fields;
     const titleKey = Object.prototype.hasOwnProperty.call(f, 'title') ? 'title' : 'name';
@@ -1327,9 +1374,7 @@ function createBrowsers(ui) {
           h(TextInput, {value: typeof f[titleKey] === 'string' ? f[titleKey] : '', label: 'Title', onChange: (v) => onDraft(setFrontmatterFields(draft, {[titleKey]: v}))})),
         h('label', {className: 'iiid-field'}, h('span', {className: 'iiid-field__label'}, 'Description'),
           h(TextInput, {value: typeof f.description === 'string' ? f.description : '', label: 'Description', onChange: (v) => onDraft(setFrontmatterFields(draft, {description: v}))}))),
-      h('div', {className: `iiid-split iiid-split--${effective}`},
-        h('div', {className: 'iiid-split__edit', hidden: effective === 'preview'}, editor),
-        effective !== 'edit' ? h('div', {className: 'iiid-split__preview'}, h(Markdown, {content: parsed.body})) : null));
+      h(SplitLayout, {mode: effective, ratio, onRatio, editor, preview: h(Markdown, {content: parsed.body})}));
   }
 
   /** The generic browser of one collection: list, filter, document, save, revert, delete, create. */
@@ -1344,7 +1389,13 @@ function createBrowsers(ui) {
     docRef.current = doc;
     const filterRef = useRef(null);
     const rootRef = useRef(null);
-    const setView = (mode) => { const next = {...view, mode}; setViewState(next); storageSet(`view:${pane}:${adapter.collection}`, next); };
+    const updateView = (patch) => setViewState((current) => {
+      const next = {...current, ...patch};
+      storageSet(`view:${pane}:${adapter.collection}`, next);
+      return next;
+    });
+    const setView = (mode) => updateView({mode});
+    const setRatio = (ratio) => updateView({ratio: clampRatio(ratio)});
 
     const loadList = useCallback(() => call(adapter.list.fn, adapter.list.payload).then((res) => {
       const rows = (res && res[adapter.list.field]) || [];
@@ -1561,7 +1612,7 @@ function createBrowsers(ui) {
           h('span', {className: `iiid-savestate${doc.saveError ? ' is-error' : ''}`, role: 'status'}, saveState),
           doc.creating
             ? h(Button, {variant: 'primary', disabled: !idOk || doc.saving, onClick: save}, doc.saving ? 'Saving…' : 'Create')
-            : h(Button, {variant: 'primary', disabled: doc.saving || doc.banner === 'gone' || doc.state !== 'ready', onClick: save}, 'Save'),
+            : h(Button, {variant: 'primary', disabled: doc.saving || doc.banner === 'gone' || doc.state !== 'ready', onClick: save}, doc.saving ? 'Saving…' : 'Save'),
           h(Button, {disabled: !isDirty, onClick: revert}, 'Revert'),
           !doc.creating && !builtin ? h(Button, {variant: 'danger', onClick: () => setConfirm({kind: 'delete', key: doc.key}), disabled: doc.state !== 'ready'}, 'Delete') : null),
         doc.banner === 'changed' ? h(Alert, {tone: 'warn', role: 'alert'}, h('span', null, `${doc.key} changed on disk while you were editing.`), ' ',
@@ -1580,11 +1631,10 @@ function createBrowsers(ui) {
         doc.state === 'loading' ? h(Skeleton, {rows: 6})
           : doc.state === 'error' ? h(Alert, {title: `Could not load ${doc.key}.`}, doc.error)
             : adapter.collection === 'skills'
-              ? h(SkillFields, {draft: doc.draft, onDraft, mode, narrow})
-              : (mode === 'preview'
-                ? h('div', null, h('div', {hidden: true}, h(AgentForm, {draft: doc.draft, onDraft, resolved: doc.resolved, agents: list.rows, creating: doc.creating, narrow})),
-                  h(Markdown, {content: parseFrontmatter(doc.draft).body}))
-                : h(AgentForm, {draft: doc.draft, onDraft, resolved: doc.resolved, agents: list.rows, creating: doc.creating, narrow})));
+              ? h(SkillFields, {draft: doc.draft, onDraft, mode, narrow, ratio: view.ratio, onRatio: setRatio})
+              : h(SplitLayout, {mode, ratio: view.ratio, onRatio: setRatio,
+                editor: h(AgentForm, {draft: doc.draft, onDraft, resolved: doc.resolved, agents: list.rows, creating: doc.creating, narrow}),
+                preview: h(Markdown, {content: parseFrontmatter(doc.draft).body})}));
     } else if (!narrow) {
       document = h('section', {className: 'iiid-doc iiid-doc--empty'}, h('p', {className: 'iiid-muted'}, `Select a ${adapter.noun} or start a new one.`));
     }
@@ -1629,8 +1679,13 @@ function pendingBanner(summary) {
   return [`An install is waiting for review: `, `${summary.kit} ${summary.to}`, warnings];
 }
 
+/** Text with `backticks` rendered as code elements (plan messages, review texts). */
+export function withCode(h, text) {
+  return String(text || '').split('`').map((part, i) => (i % 2 ? h('code', {key: i}, part) : part));
+}
+
 function createKits(ui) {
-  const {h, React, host, Button, TextInput, Markdown, Choice, Tabs, Chip, Alert, Skeleton, Confirm, Icon, CodeLine, DiffDialog,
+  const {h, React, host, Button, TextInput, Markdown, Choice, Tabs, Chip, Alert, Skeleton, Confirm, Icon, CodeLine, CopyButton, DiffDialog,
     useSubscription, useCoalesced, call} = ui;
   const {useState, useEffect, useRef, useCallback} = React;
 
@@ -1927,7 +1982,8 @@ function createKits(ui) {
         h('h2', {className: 'iiid-h2'}, planTitle(p)),
         h('p', {className: 'iiid-muted'}, planSummary(p).counts),
         (p.warnings || []).length ? h('ul', {className: 'iiid-list--plain'}, p.warnings.map((w, i) => h('li', {key: i}, w.message))) : null,
-        h('p', null, p.review), h(CodeLine, {text: `iii trigger directory::kits::apply plan_id=${p.plan_id}`}),
+        h('p', {className: 'iiid-review-text'}, withCode(h, p.review)), h(CopyButton, {text: p.review || ''}),
+        h(CodeLine, {text: `iii trigger directory::kits::apply plan_id=${p.plan_id}`}),
         h('div', {className: 'iiid-footer'}, h(Button, {onClick: () => setDiscarding(true)}, 'Discard plan'), h(Button, {onClick: () => onRoute({name: 'home'})}, 'Back to kits')),
         h(Confirm, {open: discarding, title: 'Discard this plan?', text: 'Nothing was written; you can plan it again any time.', confirmLabel: 'Discard', danger: true,
           onCancel: () => setDiscarding(false), onConfirm: discard}));
