@@ -2,7 +2,7 @@
 // Run by tests/ui/test_click_through.py, which starts the worker, the fakes and the harness server.
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
-import {mkdirSync, writeFileSync} from 'node:fs';
+import {mkdirSync, readFileSync, writeFileSync} from 'node:fs';
 import {join} from 'node:path';
 import {chromium} from 'playwright-core';
 
@@ -14,6 +14,7 @@ const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-backgro
 mkdirSync(ART, {recursive: true});
 
 let browser;
+let context;
 let page;
 const consoleLog = [];
 const fatal = [];
@@ -59,16 +60,21 @@ function scenario(name, fn) {
 
 before(async () => {
   browser = await chromium.launch({executablePath: '/usr/bin/chromium', headless: true, args: FLAGS});
-  const context = await browser.newContext({viewport: {width: 1280, height: 800}});
+  context = await browser.newContext({viewport: {width: 1280, height: 800}});
   context.setDefaultTimeout(10000);
   page = await context.newPage();
-  page.on('console', (msg) => {
-    const text = `[${msg.type()}] ${msg.text()}`;
+  listen(page, 'main');
+});
+
+/** Collect a page's console and errors; hook errors, [iii-ui] errors and page errors fail the run. */
+function listen(target, label) {
+  target.on('console', (msg) => {
+    const text = `[${label}] [${msg.type()}] ${msg.text()}`;
     consoleLog.push(text);
     if (msg.type() === 'error' && (text.includes('Invalid hook call') || text.includes('[iii-ui]'))) fatal.push(text);
   });
-  page.on('pageerror', (error) => { consoleLog.push(`[pageerror] ${error.stack || error}`); fatal.push(String(error)); });
-});
+  target.on('pageerror', (error) => { consoleLog.push(`[${label}] [pageerror] ${error.stack || error}`); fatal.push(String(error)); });
+}
 
 after(async () => {
   writeFileSync(join(ART, 'browser-console.log'), consoleLog.join('\n'));
@@ -130,6 +136,35 @@ scenario('S2 edit a skill', async () => {
   await until(async () => (await body.inputValue()).includes('Again outside.'), 'reloaded text');
   await skillDoc.getByText('Saved', {exact: true}).waitFor();
   await shot('02-skill-editor.png');
+
+  // Split view: a draggable separator sets the editor / preview ratio, kept per pane and collection.
+  const modes = skillDoc.getByRole('radiogroup', {name: 'View mode'});
+  await modes.getByRole('radio', {name: 'Split'}).click();
+  await skillDoc.locator('.iiid-split__preview').getByText('Again outside.').waitFor();
+  const handle = skillDoc.getByRole('separator', {name: 'Resize editor and preview'});
+  assert.equal(await handle.getAttribute('aria-valuenow'), '50');
+  const grip = await handle.boundingBox();
+  const area = await skillDoc.locator('.iiid-split--split').boundingBox();
+  await page.mouse.move(grip.x + grip.width / 2, grip.y + 40);
+  await page.mouse.down();
+  await page.mouse.move(area.x + area.width * 0.3, grip.y + 40, {steps: 5});
+  await page.mouse.up();
+  const stored = () => page.evaluate(() => JSON.parse(localStorage.getItem('iii-directory:view:harness:skills')));
+  await until(async () => Math.abs((await stored()).ratio - 0.3) <= 0.01, 'the dragged ratio is stored');
+  assert.equal((await stored()).mode, 'split');
+  assert.ok(Math.abs(Number(await handle.getAttribute('aria-valuenow')) - 30) <= 1);
+  await handle.press('ArrowRight');
+  await until(async () => Math.abs((await stored()).ratio - 0.35) <= 0.011, 'ArrowRight widens the editor');
+  await body.click();
+  await page.keyboard.press('Control+End');
+  await page.keyboard.type(' Split typing.');
+  await skillDoc.locator('.iiid-split__preview').getByText('Split typing.', {exact: false}).waitFor();
+  await shot('02-skill-split.png');
+  await skillDoc.getByRole('button', {name: 'Revert'}).click();
+  await modes.getByRole('radio', {name: 'Edit'}).click();
+  await skillDoc.locator('.iiid-split__preview').waitFor({state: 'detached'});
+  assert.equal((await stored()).mode, 'edit');
+  assert.ok(Math.abs((await stored()).ratio - 0.35) <= 0.011);
 });
 
 scenario('S3 add a preloaded function to a profile', async () => {
@@ -215,6 +250,51 @@ scenario('S6 plan an install, decide, see a diff', async () => {
   await dialog.waitFor({state: 'detached'});
 });
 
+/** Open a second tab of the same browser on a harness URL and wait for its first sync. */
+async function openTab(path, label) {
+  const tab = await context.newPage();
+  listen(tab, label);
+  await tab.goto(`${BASE}${path}`);
+  await tab.waitForFunction(() => window.__harness && window.__harness.ready, null, {timeout: 15000});
+  return tab;
+}
+
+const cardUrl = (query, fn, fixture) => `/harness/${query}#/card?fn=${encodeURIComponent(fn)}&fixture=${encodeURIComponent(fixture)}`;
+
+scenario('S6b old console, chat cards, dark theme', async () => {
+  const old = await openTab('/harness/?noImportModule=1#/worker/iii-directory/directory', 'old-console');
+  await old.evaluate((id) => window.__harness.openPanel({collection: 'kits', plan_id: id}), planId);
+  await old.getByText('This console predates lazy modules, so the review cannot open here.').waitFor();
+  await old.getByText(`iii trigger directory::kits::apply plan_id=${planId}`).first().waitFor();
+  await old.getByRole('heading', {name: 'Install acme/team 1.0.0'}).waitFor();
+  await old.getByRole('button', {name: 'Discard plan'}).waitFor();
+  await old.getByRole('button', {name: 'Copy'}).first().waitFor();
+  await old.screenshot({path: join(ART, '06-old-console.png'), fullPage: true});
+  await old.close();
+
+  const card = await openTab(cardUrl('', 'directory::download-kit', 'last:directory::download-kit'), 'card');
+  await card.getByText('Install acme/team 1.0.0').waitFor();
+  await card.getByRole('button', {name: 'Review install'}).click();
+  const opened = await card.evaluate(() => window.__harness.panelsOpened);
+  assert.deepEqual(opened.at(-1), {pageId: 'directory', context: {collection: 'kits', plan_id: planId}});
+  await card.screenshot({path: join(ART, '06-chat-card.png'), fullPage: true});
+  await card.close();
+
+  const compact = await openTab(cardUrl('?noPanels=1', 'directory::download-kit', 'last:directory::download-kit'), 'card-no-panels');
+  await compact.getByText('Install acme/team 1.0.0').waitFor();
+  await compact.getByRole('button', {name: 'Install with these defaults'}).waitFor();
+  assert.equal(await compact.getByRole('button', {name: 'Review install'}).count(), 0);
+  await compact.close();
+
+  const dark = await openTab('/harness/?theme=dark#/worker/iii-directory/directory', 'dark');
+  assert.equal(await dark.evaluate(() => document.documentElement.dataset.theme), 'dark');
+  await dark.evaluate((id) => window.__harness.openPanel({collection: 'kits', plan_id: id}), planId);
+  await dark.getByRole('heading', {name: 'Install acme/team 1.0.0'}).waitFor({timeout: 15000});
+  await dark.getByText('1 existing profile will be replaced').waitFor();
+  await dark.screenshot({path: join(ART, '06-install-review-dark.png'), fullPage: true});
+  await dark.close();
+});
+
 scenario('S7 apply: failure, retry, live progress', async () => {
   await json('/control/compose', {mode: 'fail'});
   await page.getByRole('button', {name: 'Install', exact: true}).click();
@@ -241,4 +321,206 @@ scenario('S7 apply: failure, retry, live progress', async () => {
   await page.getByText('2 profiles · 2 skills · 1 worker').waitFor();
   await page.getByText('1 kept yours').waitFor();
   await shot('07-kits-home.png');
+});
+
+const FLOW = 'skills/acme/team/tickets/flow.md';
+const kitCard = () => page.locator('.iiid-cards').getByRole('button', {name: /^acme\/team \d/});
+const backToKits = () => page.getByRole('button', {name: 'Kits', exact: true}).first();
+/** The state chip of one file row of the installed kit's Files tab. */
+const fileState = (path) => page.locator('.iiid-filerow', {has: page.locator('code', {hasText: path})}).locator('.iiid-chip');
+
+async function openKitCard() {
+  await kitCard().click();
+  await until(async () => (await callsTo('directory::kits::get')).length > 0, 'kits::get');
+  await page.getByRole('tab', {name: /^Files/}).click();
+}
+
+scenario('S8 installed kit', async () => {
+  const before = (await callsTo('directory::kits::get')).length;
+  await openKitCard();
+  const get = (await callsTo('directory::kits::get')).at(-1);
+  assert.ok((await callsTo('directory::kits::get')).length > before);
+  assert.deepEqual(get.payload, {kit: 'acme/team', registry: true});
+  await page.getByRole('heading', {name: 'acme/team 1.0.0'}).waitFor();
+  assert.equal(await fileState('agents/reviewer.md').innerText(), 'kept yours');
+  for (const path of ['agents/planner.md', FLOW, 'skills/acme/team/legacy/old.md']) assert.equal(await fileState(path).innerText(), 'intact', path);
+  const flow = (await readFile(FLOW)).content;
+  assert.ok(flow.includes('Step two.\n'), flow);
+  await writeFile(FLOW, flow.replace('Step two.\n', 'Step two (mine).\n'));
+  await backToKits().click();
+  await page.getByText('No kits installed').waitFor({state: 'detached'});
+  await openKitCard();
+  await page.getByRole('tab', {name: 'Files · 1 changed'}).waitFor();
+  await until(async () => (await fileState(FLOW).innerText()) === 'edited', 'flow is edited');
+  await page.getByRole('button', {name: 'View my changes'}).click();
+  const dialog = page.getByRole('dialog', {name: FLOW});
+  await dialog.getByText('Left: what the kit installed. Right: the file on disk.').waitFor();
+  await dialog.getByText(`kit/${FLOW}`).waitFor();
+  await dialog.getByText(`disk/${FLOW}`).waitFor();
+  await dialog.getByText('Step two (mine).').waitFor();
+  assert.deepEqual((await callsTo('directory::kits::diff')).at(-1).payload, {kit: 'acme/team', path: FLOW});
+  await shot('08-kit-files.png');
+  await dialog.getByRole('button', {name: 'Close'}).first().click();
+  await dialog.waitFor({state: 'detached'});
+});
+
+const kitsBadge = () => switcher().getByRole('radio', {name: 'Kits'}).locator('.iiid-badge');
+const mergedResult = () => page.getByRole('textbox', {name: `Merged result for ${FLOW}`});
+const RESOLVED = '# Flow\n\nStep one.\nStep two (kit, and mine).\nStep three.\n';
+
+scenario('S9 update with a conflict', async () => {
+  await json('/control/registry/publish', {kit: 'acme/team', version: '1.1.0'});
+  await backToKits().click();
+  await page.getByRole('button', {name: 'Check for updates'}).click();
+  await until(async () => (await callsTo('directory::kits::check-updates')).length === 1, 'check-updates');
+  assert.deepEqual((await callsTo('directory::kits::check-updates'))[0].payload, {});
+  await page.getByText('↑ 1.1.0 available').waitFor();
+  await until(async () => (await kitsBadge().innerText()) === '1', 'the Kits badge reads 1');
+  await page.getByRole('button', {name: 'View update'}).click();
+  await page.getByRole('heading', {name: 'Update acme/team 1.0.0 → 1.1.0'}).waitFor({timeout: 15000});
+  assert.deepEqual((await callsTo('directory::kits::plan-update')).at(-1).payload, {kit: 'acme/team'});
+  const groups = await page.locator('.iiid-prview__list .iiid-group__title').allTextContents();
+  assert.deepEqual(groups, ['Changed profiles', 'New workers', 'Worker ranges', 'New skills', 'Changed skills', 'Removed skills', 'Permissions']);
+  await page.getByText('+1 worker · +1 function · ~1 model').waitFor();
+  await page.getByText('1 file unchanged').waitFor();
+  const selected = page.locator('.iiid-changerow.is-active');
+  assert.equal(await selected.locator('.iiid-row__title').innerText(), 'acme/team/tickets/flow');
+  assert.equal(await selected.locator('.iiid-chip').innerText(), 'conflict');
+  const primary = page.getByRole('button', {name: 'Update · 1 conflict pending'});
+  assert.equal(await primary.isDisabled(), true);
+  assert.equal(await primary.getAttribute('title'), `Resolve: ${FLOW}`);
+  await page.getByRole('tab', {name: 'Result', selected: true}).waitFor();
+  assert.ok((await mergedResult().inputValue()).includes('<<<<<<<'));
+  await page.getByText('The result still has conflict markers.').waitFor();
+  await shot('09-update-conflict.png');
+
+  const resolve = page.getByRole('radiogroup', {name: `Resolve ${FLOW}`});
+  await resolve.getByRole('radio', {name: 'Keep mine'}).click();
+  assert.equal(await selected.locator('.iiid-chip').innerText(), 'resolved');
+  await page.getByRole('button', {name: 'Update to 1.1.0'}).waitFor();
+  await mergedResult().fill(RESOLVED);
+  await resolve.getByRole('radio', {name: 'Use the merged result'}).click();
+  await page.getByText('The result still has conflict markers.').waitFor({state: 'detached'});
+  assert.equal(await page.getByRole('button', {name: 'Update to 1.1.0'}).isDisabled(), false);
+  await shot('09-update-resolved.png');
+
+  await page.getByRole('button', {name: 'Update to 1.1.0'}).click();
+  await page.getByRole('heading', {name: 'Updating acme/team 1.0.0 → 1.1.0…'}).waitFor();
+  await page.locator('.iiid-step__label').first().getByText('Workers (2)').waitFor();
+  await page.getByRole('heading', {name: /^Updated acme\/team/}).waitFor({timeout: 20000});
+  const apply = (await callsTo('directory::kits::apply')).at(-1);
+  assert.deepEqual(apply.payload.decisions, {[FLOW]: {choice: 'merged', content: RESOLVED}});
+  assert.deepEqual(apply.payload.remove_workers, []);
+  for (const text of ['2 written', '1 merged', '1 removed', '1 worker added', '1 worker updated']) await page.getByText(text, {exact: true}).waitFor();
+  assert.equal((await readFile(FLOW)).content, RESOLVED);
+  await page.getByText('1 installed · 0 to review').waitFor();  // the listing is reloaded after the apply
+  await shot('09-update-done.png');
+});
+
+const needsReview = () => page.getByRole('region', {name: 'Needs review'});
+
+scenario('S10 replanned, discarded, stale link, ignored', async () => {
+  await json('/control/registry/publish', {kit: 'acme/team', version: '1.2.0'});
+  await page.getByRole('button', {name: 'Back to kits'}).click();
+  const checks = (await callsTo('directory::kits::check-updates')).length;
+  await page.getByRole('button', {name: 'Check for updates'}).click();
+  await until(async () => (await callsTo('directory::kits::check-updates')).length === checks + 1, 'check-updates');
+  await page.getByText('↑ 1.2.0 available').waitFor();
+  await page.getByRole('button', {name: 'View update'}).click();
+  await page.getByRole('heading', {name: 'Update acme/team 1.1.0 → 1.2.0'}).waitFor({timeout: 15000});
+  const firstPlan = (await callsTo('directory::kits::plan-update')).at(-1).result.plan.plan_id;
+  const planner = (await readFile('agents/planner.md')).content;
+  await writeFile('agents/planner.md', `${planner}A line of my own.\n`);
+  await page.getByRole('button', {name: 'Update to 1.2.0'}).click();
+  await page.getByText(/^Not applied: agents\/planner\.md changed on disk/).waitFor({timeout: 20000});
+  const apply = (await callsTo('directory::kits::apply')).at(-1);
+  assert.equal(apply.payload.plan_id, firstPlan);
+  assert.equal(apply.result.status, 'replanned');
+  const newPlan = apply.result.plan.plan_id;
+  assert.notEqual(newPlan, firstPlan);
+  await until(async () => (await callsTo('directory::kits::plan')).some((c) => c.payload.plan_id === newPlan), 'the new plan is loaded');
+  await page.getByRole('heading', {name: 'Update acme/team 1.1.0 → 1.2.0'}).waitFor();
+  await shot('10-replanned.png');
+  await page.getByRole('button', {name: 'Discard plan'}).click();
+  const dialog = page.getByRole('dialog', {name: 'Discard this plan?'});
+  await dialog.getByText('Nothing was written; you can plan it again any time.').waitFor();
+  await dialog.getByRole('button', {name: 'Discard'}).click();
+  await until(async () => (await callsTo('directory::kits::discard')).some((c) => c.payload.plan_id === newPlan), 'discard of the new plan');
+  assert.deepEqual((await callsTo('directory::kits::discard')).at(-1).payload, {plan_id: newPlan});
+  await page.getByRole('button', {name: 'Check for updates'}).waitFor();
+  await until(async () => (await needsReview().count()) === 0, 'nothing under Needs review');
+
+  await page.evaluate(() => window.__harness.openPanel({collection: 'kits', plan_id: 'kp_missing'}));
+  await page.getByText('This plan is no longer available.').waitFor();
+  await page.getByRole('button', {name: 'Back to kits'}).click();
+
+  await page.getByRole('button', {name: 'View update'}).click();
+  await page.getByRole('heading', {name: 'Update acme/team 1.1.0 → 1.2.0'}).waitFor({timeout: 15000});
+  await page.getByRole('button', {name: 'Ignore 1.2.0'}).click();
+  await until(async () => (await callsTo('directory::kits::ignore')).length === 1, 'ignore');
+  assert.deepEqual((await callsTo('directory::kits::ignore'))[0].payload, {kit: 'acme/team', version: '1.2.0', ignore: true});
+  await page.getByRole('button', {name: 'Check for updates'}).waitFor();
+  await page.locator('.iiid-kitcard').getByText('up to date').waitFor();
+  assert.equal(await page.locator('.iiid-kitcard').getByRole('button', {name: /update/}).count(), 0);
+});
+
+scenario('S11 removal', async () => {
+  await kitCard().click();
+  await page.getByRole('button', {name: 'Remove kit'}).click();
+  await page.getByRole('heading', {name: 'Remove acme/team 1.1.0'}).waitFor({timeout: 15000});
+  assert.deepEqual((await callsTo('directory::kits::remove')).at(-1).payload, {kit: 'acme/team'});
+  const box = (name) => page.getByRole('checkbox', {name, exact: true});
+  const row = (path) => page.locator('.iiid-filerow', {has: page.getByRole('checkbox', {name: path, exact: true})});
+  for (const path of [FLOW, 'agents/planner.md']) {
+    assert.equal(await box(path).isChecked(), false, path);
+    await row(path).getByText('edited', {exact: true}).waitFor();
+    await row(path).getByText('stays as a local file').waitFor();
+  }
+  assert.equal(await box('skills/acme/team/tickets/triage.md').isChecked(), true);
+  for (const name of ['kanban', 'github']) {
+    assert.equal(await box(`Remove worker ${name}`).isChecked(), false, name);
+    assert.equal(await box(`Remove worker ${name}`).isEnabled(), true, name);
+  }
+  await page.getByText('Workers stay unless you tick them.').waitFor();
+  await page.getByRole('button', {name: 'Remove acme/team · 1 file', exact: true}).waitFor();
+  await box('Remove worker kanban').check();
+  await page.getByRole('button', {name: 'Remove acme/team · 1 file · 1 worker'}).click();
+  await page.getByRole('heading', {name: /^Removed acme\/team/}).waitFor({timeout: 20000});
+  const apply = (await callsTo('directory::kits::apply')).at(-1);
+  assert.deepEqual(apply.payload.remove_workers, ['kanban']);
+  assert.deepEqual(apply.payload.decisions, {});
+  assert.equal(await page.getByRole('button', {name: 'View acme/team'}).count(), 0);
+  await page.getByText('0 installed · 0 to review').waitFor();
+  await shot('11-removal.png');
+  await page.getByRole('button', {name: 'Back to kits'}).click();
+  await page.getByText('No kits installed').waitFor();
+  assert.equal((await readFile('skills/acme/team/tickets/triage.md')).exists, false);
+  assert.equal((await readFile(FLOW)).exists, true);
+  assert.equal((await readFile('agents/planner.md')).exists, true);
+});
+
+scenario('S12 hot reload', async () => {
+  const browserId = await page.evaluate(() => window.__harness.browserId);
+  const kitBindings = async () => (await json('/bridge/bindings'))
+    .filter((b) => b.browser_id === browserId && b.type === 'directory::kits::on-change').length;
+  const before = await kitBindings();
+  assert.ok(before > 0);
+  const errorsBefore = consoleLog.filter((line) => line.includes('[error]')).length;
+  const pagePath = join(process.env.III_UI_WATCH, 'page.js');
+  writeFileSync(pagePath, readFileSync(pagePath, 'utf8').replace(/^export const PAGE_VERSION = '[^']*';/m, "export const PAGE_VERSION = 'hot-reload-test';"));
+  await until(async () => (await root().getAttribute('data-iii-directory-version')) === 'hot-reload-test', 'the new page version renders', 5000);
+  const pages = await page.evaluate(() => window.__harness.registrations.filter((r) => r.kind === 'page').map((r) => r.id));
+  assert.deepEqual(pages, ['directory']);
+  await until(async () => (await kitBindings()) === before, `live kits bindings back to ${before}`, 5000);
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal(await kitBindings(), before);
+  assert.deepEqual(consoleLog.filter((line) => line.includes('[error]')).slice(errorsBefore), []);
+
+  const link = page.locator('link[data-iii-ui-asset="iii-directory/styles.css"]');
+  const href = await link.getAttribute('href');
+  const stylePath = join(process.env.III_UI_WATCH, 'styles.css');
+  writeFileSync(stylePath, `${readFileSync(stylePath, 'utf8')}\n[data-iii-ui="iii-directory"] .iiid-title { color: var(--color-accent, #0969da); }\n`);
+  await until(async () => (await link.count()) === 1 && (await link.getAttribute('href')) !== href, 'the stylesheet is swapped', 5000);
+  assert.equal(await link.count(), 1);
+  await shot('12-hot-reload.png');
 });
