@@ -154,3 +154,28 @@ async def test_concurrent_downloads_land_whole_or_not_at_all_while_the_registry_
             assert (folder / ".iii-skill-complete").exists()
             assert sorted(p.name for p in (folder / "guide").iterdir()) == [f"page-{p}.md" for p in range(4)]
     assert not list(roots["skills"].rglob("*.tmp"))
+
+
+async def test_the_mock_registry_answers_a_burst_of_concurrent_connections() -> None:
+    """Hundreds of simultaneous connections (50 callers searching at once) are all answered;
+    with the stdlib's listen backlog of 5 a third of them hung until their timeout."""
+    import ssl
+
+    import httpx
+
+    context = ssl.create_default_context()
+    failures: list[BaseException] = []
+    with MockRegistry() as server:
+        server.add_worker("burst", version="1.0.0", description="Burst test")
+
+        async def one() -> None:
+            try:
+                async with httpx.AsyncClient(timeout=20, verify=context, trust_env=False) as client:
+                    assert (await client.get(server.url + "/w", params={"search": "burst"})).status_code == 200
+            except httpx.HTTPError as exc:
+                failures.append(exc)
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(300):
+                tg.start_soon(one)
+    assert failures == []

@@ -82,6 +82,12 @@ def _split(path: str) -> tuple[str, list[tuple[str, str]] | None]:
     return parts.path or "/", query
 
 
+class _Server(ThreadingHTTPServer):
+    # The stdlib default backlog of 5 drops connections when a worker under load opens dozens
+    # at once (a search fans out up to 12 registry requests); dropped ones hang until timeout.
+    request_queue_size = 1024
+
+
 @dataclass
 class MockWorker:
     name: str
@@ -115,7 +121,7 @@ class MockRegistry:
         class Handler(_Handler):
             owner = registry
 
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server = _Server(("127.0.0.1", 0), Handler)
         server.daemon_threads = True
         server.block_on_close = False
         self._server = server
