@@ -590,10 +590,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--drop-every", type=float, default=None, help="abort the worker's socket about every N s")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", help="also write the report as JSON to this path")
+    parser.add_argument("--workdir", help="keep the project and worker.log in this (new) folder")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="iii-soak-") as tmp:
+        workdir = Path(args.workdir) if args.workdir else Path(tmp)
+        workdir.mkdir(parents=True, exist_ok=True)
         report = anyio.run(lambda: run_soak(
-            args.seconds, args.callers, Path(tmp), in_process=args.in_process, seed=args.seed,
+            args.seconds, args.callers, workdir, in_process=args.in_process, seed=args.seed,
             rss_bound_mib=args.rss_bound_mib, warmup=args.warmup, drop_every=args.drop_every))
     print(report.table())
     if args.json:
