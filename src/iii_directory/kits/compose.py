@@ -20,6 +20,7 @@ import anyio
 import yaml
 
 from ..config import project_root
+from ..content.visibility import compose_route
 from ..errors import DirectoryError
 from .ref import is_exact_version
 
@@ -141,20 +142,9 @@ class Compose:
         self.max_wait_s = max_wait_s
         self._clock = clock
 
-    @staticmethod
-    def _route(payload: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
-        routed: dict[str, Any] = {}
-        namespace = os.environ.get("III_COMPOSE_NAMESPACE", "").strip() or None
-        if namespace:
-            routed["namespace"] = namespace
-        compose_file = os.environ.get("III_COMPOSE_FILE", "").strip()
-        if compose_file:
-            routed["file"] = compose_file
-        routed.update(payload)
-        return routed, namespace
-
     async def call(self, function_id: str, payload: dict[str, Any], timeout: float) -> Any:
-        routed, namespace = self._route(payload)
+        routed, namespace = compose_route()
+        routed.update(payload)
         return await self._call(function_id, routed, timeout, namespace)
 
     async def status(self) -> str | None:

@@ -35,6 +35,8 @@ LOCK_HEADER = (
     "# ADE (Directory → Kits), not by hand.\n"
 )
 _PLAIN = re.compile(r"^[A-Za-z0-9^~.][A-Za-z0-9^~._+/=<>-]*$")
+_STRING_LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
+"""Every scalar is read as a string (libyaml when available)."""
 _TRUE = frozenset({"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"})
 
 
@@ -171,7 +173,7 @@ def parse_lock(text: str) -> Lock:
     if not text.strip():
         return Lock()
     try:
-        data = yaml.load(text, Loader=yaml.BaseLoader)  # noqa: S506 - BaseLoader builds only str/list/dict
+        data = yaml.load(text, Loader=_STRING_LOADER)  # noqa: S506 - builds only str/list/dict
     except yaml.YAMLError as exc:
         raise ValueError(f"invalid kits.lock: {exc}") from None
     if data is None:
@@ -217,14 +219,15 @@ def read_lock(project_root: Path | None = None) -> Lock:
 # Writing
 
 
+_RESOLVER = yaml.resolver.Resolver()
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
 def _scalar(value: str) -> str:
-    """Plain when YAML reads it back as the same string, else a JSON (double-quoted) string."""
-    if _PLAIN.match(value):
-        try:
-            if yaml.safe_load(value) == value:
-                return value
-        except yaml.YAMLError:
-            pass
+    """Plain when a YAML reader resolves it back to the same string (no number, bool, null or
+    date look-alike), else a JSON (double-quoted, valid YAML) string."""
+    if _PLAIN.match(value) and _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG:
+        return value
     return json.dumps(value, ensure_ascii=False)
 
 

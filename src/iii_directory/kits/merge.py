@@ -114,7 +114,14 @@ def matching_pairs(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
     Common prefixes and suffixes are peeled off, then the rest is split at a point of an
     optimal path and both halves are solved the same way (recursion depth ~ log2 D).
     """
-    ia, ib = _intern(a, b)
+    full_a, full_b = _intern(a, b)
+    # Lines that occur on one side only can never be matched; dropping them first leaves the
+    # longest common subsequence unchanged and keeps rewrites (large D) cheap.
+    common = set(full_a) & set(full_b)
+    keep_a = [i for i, x in enumerate(full_a) if x in common]
+    keep_b = [j for j, x in enumerate(full_b) if x in common]
+    ia = [full_a[i] for i in keep_a]
+    ib = [full_b[j] for j in keep_b]
     pairs: list[tuple[int, int]] = []
 
     def solve(a0: int, a1: int, b0: int, b1: int) -> None:
@@ -135,7 +142,7 @@ def matching_pairs(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
         pairs.extend(reversed(suffix))
 
     solve(0, len(ia), 0, len(ib))
-    return pairs
+    return [(keep_a[i], keep_b[j]) for i, j in pairs]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -373,7 +373,10 @@ class DiffResult(Response):
     path: str
     base: str | None = Field(
         None,
-        description="What the kit installed (the lock's base), from the registry; `null` when the registry does not have it.",
+        description=(
+            "What the kit installed (the lock's base), from the registry; `null` when the "
+            "registry does not have it."
+        ),
     )
     local: str | None = Field(None, description="The file on disk, `null` when it is missing.")
     state: FileState = Field(description="Local state of an installed file relative to its lock entry.")

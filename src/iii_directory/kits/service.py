@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..config import Settings
+from ..content.visibility import InstalledWorkers
 from ..errors import DirectoryError
 from .apply import (
     ApplyDeps,
@@ -106,8 +107,6 @@ class KitsService:
         self.poll_interval_s: float = POLL_INTERVAL_S
         self.update_interval_s: float = UPDATE_INTERVAL_S
         self.first_check_delay_s: float = FIRST_CHECK_DELAY_S
-        self.workers_changed_listeners: list[Callable[[], None]] = []
-        """Called after an apply added, updated or removed workers (installed-workers caches)."""
         self._apply_lock = anyio.Lock()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._daemons: set[asyncio.Task[Any]] = set()
@@ -390,11 +389,8 @@ class KitsService:
             self.spawn(self._check_quietly(session.settings, report.kit), "check-updates")
 
     def _workers_changed(self) -> None:
-        for listener in list(self.workers_changed_listeners):
-            try:
-                listener()
-            except Exception:  # noqa: BLE001
-                log.exception("workers-changed listener failed")
+        """Installed workers moved: the skills visibility filter must re-read Compose."""
+        self.directory.service(InstalledWorkers).invalidate()
 
     async def _download_bundles(self, workers: list[str]) -> None:
         """Fetch the skill bundles of added / updated workers (tag `latest`); the download
@@ -563,7 +559,9 @@ class KitsService:
         self.emit(KITS_ON_CHANGE, {"op": "updates", "kit": ref.kit})
         return IgnoreResult(kit=ref.kit, ignored_versions=versions)
 
-    async def check_updates(self, settings: Settings, kit: str | None = None, *, event_kit: bool = False) -> CheckUpdatesResult:
+    async def check_updates(
+        self, settings: Settings, kit: str | None = None, *, event_kit: bool = False
+    ) -> CheckUpdatesResult:
         root = self.root()
         lock = load_lock(root)
         only: str | None = None

@@ -14,7 +14,6 @@ from kitfake import (
     LEGACY,
     PLANNER_V1,
     PLANNER_V2,
-    REVIEWER,
     REVIEWER_V2,
     TRIAGE,
     KitVersion,
