@@ -45,8 +45,12 @@ def example_catalog_path() -> Path:
 
 
 def standalone_settings(config_path: str | None) -> Settings:
-    seed = read_seed(config_path)
-    return load_settings(seed) if seed is not None else Settings()
+    """Defaults + the `--config` file. `call` runs offline: the installable-workers lane of
+    search asks the registry only when the configuration turns `registry_search` on
+    explicitly."""
+    seed = dict(read_seed(config_path) or {})
+    seed.setdefault("registry_search", False)
+    return load_settings(seed)
 
 
 def load_catalog(path: str | None) -> list[dict[str, Any]]:
