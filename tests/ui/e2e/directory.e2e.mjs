@@ -18,6 +18,8 @@ let context;
 let page;
 const consoleLog = [];
 const fatal = [];
+/** Substrings of console errors a scenario provokes on purpose (they do not fail the run). */
+const expected = [];
 
 async function json(path, body) {
   const res = await fetch(BASE + path, body === undefined ? {} : {method: 'POST', headers: {'content-type': 'application/json'}, body: JSON.stringify(body)});
@@ -71,13 +73,16 @@ function listen(target, label) {
   target.on('console', (msg) => {
     const text = `[${label}] [${msg.type()}] ${msg.text()}`;
     consoleLog.push(text);
-    if (msg.type() === 'error' && (text.includes('Invalid hook call') || text.includes('[iii-ui]'))) fatal.push(text);
+    if (msg.type() !== 'error' || expected.some((e) => text.includes(e))) return;
+    if (text.includes('Invalid hook call') || text.includes('[iii-ui]')) fatal.push(text);
   });
   target.on('pageerror', (error) => { consoleLog.push(`[${label}] [pageerror] ${error.stack || error}`); fatal.push(String(error)); });
 }
 
 after(async () => {
   writeFileSync(join(ART, 'browser-console.log'), consoleLog.join('\n'));
+  const others = consoleLog.filter((line) => line.includes('[error]') && !fatal.includes(line) && !expected.some((e) => line.includes(e)));
+  console.log(others.length ? `other browser console errors (${others.length}):\n${others.join('\n')}` : 'no other browser console errors');
   if (browser) await browser.close();
 });
 
@@ -523,4 +528,20 @@ scenario('S12 hot reload', async () => {
   await until(async () => (await link.count()) === 1 && (await link.getAttribute('href')) !== href, 'the stylesheet is swapped', 5000);
   assert.equal(await link.count(), 1);
   await shot('12-hot-reload.png');
+
+  // A version whose setup fails is torn down alone; the last good version stays registered.
+  const good = readFileSync(pagePath, 'utf8');
+  const setupLine = 'export default async function setup(host) {';
+  assert.ok(good.includes(setupLine));
+  expected.push('[iii-ui] failed to load iii-directory/page.js@');
+  const logged = consoleLog.length;
+  writeFileSync(pagePath, good.replace(setupLine, `${setupLine}\n  host.pages.register({id: 'directory', title: 'Broken', render: () => null});\n  throw new Error('broken on purpose');`));
+  await until(async () => consoleLog.slice(logged).some((line) => line.includes('[iii-ui] failed to load iii-directory/page.js@')),
+    'the failing version is reported', 5000);
+  const after = await page.evaluate(() => window.__harness.registrations.filter((r) => r.kind === 'page').map((r) => [r.id, r.title]));
+  assert.deepEqual(after, [['directory', 'Directory']]);
+  assert.equal(await root().getAttribute('data-iii-directory-version'), 'hot-reload-test');
+  writeFileSync(pagePath, good.replace("PAGE_VERSION = 'hot-reload-test'", "PAGE_VERSION = 'after-a-failure'"));
+  await until(async () => (await root().getAttribute('data-iii-directory-version')) === 'after-a-failure', 'the next good version loads', 5000);
+  await until(async () => (await kitBindings()) === before, `live kits bindings back to ${before}`, 5000);
 });
