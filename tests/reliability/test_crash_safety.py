@@ -203,3 +203,73 @@ def test_sigkill_during_writes_never_leaves_a_torn_or_partial_file(tmp_path: Pat
           f"{sum(1 for e in entries if 'ack' in e)} acknowledged operations, errors: {errors[:5]}")
     assert sum(1 for e in entries if e.get("ack") == "kit") >= 1, "no kit apply ever completed"
     assert not errors, errors[:5]
+
+
+@pytest.mark.wire
+async def test_sigkill_of_a_serve_worker_mid_write_and_restart(tmp_path: Path) -> None:
+    """`iii-directory serve` (against the in-process test engine) is SIGKILLed while a client
+    drives skill writes through the engine; after each restart the files are old-or-new, the
+    worker boots over whatever the kill left, and its scan lists no staging file."""
+    from iii_directory.config import Settings, config_id
+    from iii_directory.port import EngineCallError
+    from iii_directory.testing.engine import TestEngine
+
+    project = tmp_path / "project"
+    (project / "home").mkdir(parents=True)
+    settings = Settings(skills_folder=str(project / "skills"), local_skills_folder=str(project / "skills" / "iii"),
+                        agents_folder=str(project / "agents"), agents_skills_folder=str(project / ".agents" / "skills"),
+                        filter_unregistered=False, auto_download=False, registry_url="http://127.0.0.1:9",
+                        function_search_mode="lexical")
+    rng = random.Random(5)
+    state: dict[str, str | None] = {}  # path → sha of the last acknowledged content (None = absent)
+    allowed: dict[str, set[str | None]] = {}
+
+    async def lane(client: Any, lane_no: int, run: int) -> None:
+        for step in range(1000):
+            skill_id = f"serve/l{lane_no}-{step % 3}"
+            rel = f"skills/{skill_id}.md"
+            content = f"# Serve {lane_no}\n\n" + f"run {run} step {step} " * 2000 + "\n"
+            digest = sha(content.encode())
+            allowed[rel] = {state.get(rel), digest}
+            function = "directory::skills::update" if rel in state and state[rel] else "directory::skills::create"
+            try:
+                await client.call(function, {"id": skill_id, "content": content}, timeout=10)
+            except EngineCallError:
+                return  # the worker died under this call
+            state[rel] = digest
+            allowed[rel] = {digest}
+
+    async with TestEngine(functions_debounce_s=0.05) as engine:
+        engine.configuration.put(config_id(), settings.model_dump(mode="json"))
+        for run in range(3):
+            log = (tmp_path / f"serve-{run}.log").open("wb")
+            process = await anyio.open_process([sys.executable, "-m", "iii_directory", "serve", "--url", engine.url],
+                                               stdout=log, stderr=subprocess.STDOUT,
+                                               env=child_env(project / "home"), cwd=str(project))
+            try:
+                await engine.wait_for(lambda: engine.function("directory::skills::update") is not None
+                                      and engine.worker("iii-directory") is not None, timeout=60)
+                async with engine.client() as client:
+                    listed = await client.call("directory::skills::list", {"prefix": "serve/"})
+                    assert not [row["id"] for row in listed["skills"] if "tmp" in row["id"]]
+                    assert {row["id"] for row in listed["skills"]} == {
+                        rel[len("skills/"):-3] for rel, digest in state.items() if digest}
+                    async with anyio.create_task_group() as tg:
+                        for lane_no in range(4):
+                            tg.start_soon(lane, client, lane_no, run)
+                        await anyio.sleep(rng.uniform(0.3, 1.0))
+                        process.kill()
+                        await process.wait()
+                await engine.wait_for(lambda: engine.function("directory::skills::update") is None, timeout=10)
+            finally:
+                if process.returncode is None:
+                    process.kill()
+                    await process.wait()
+                log.close()
+            for rel, states in allowed.items():
+                path = project / rel
+                seen = sha(path.read_bytes()) if path.exists() else None
+                assert seen in states, f"{rel} is neither the old nor the new content"
+                if seen is not None:
+                    state[rel] = seen  # a write in flight at the kill may have landed
+            assert process.returncode == -signal.SIGKILL
