@@ -95,19 +95,31 @@ def atomic_write(path: Path, content: str | bytes, marks: SelfWrites | None = No
                 view = view[os.write(fd, view):]
             os.fsync(fd)
         except OSError as exc:
+            fd = _close_unlocked(fd)
             _unlink_quietly(tmp)
             raise DirectoryError.plain(f"write {tmp}: {exc.strerror or exc}") from None
         if marks is not None:
             marks.mark(path)
+        fd = _close_unlocked(fd)
         try:
             os.replace(tmp, path)
         except OSError as exc:
             _unlink_quietly(tmp)
             raise DirectoryError.plain(f"rename {tmp} -> {path}: {exc.strerror or exc}") from None
     finally:
-        os.close(fd)  # releases the staging lock, after the rename
+        if fd >= 0:
+            os.close(fd)  # releases the staging lock, after the rename
     _fsync_dir(parent)
     return len(data)
+
+
+def _close_unlocked(fd: int) -> int:
+    """Without staging locks (Windows) close before renaming or removing, which an open file
+    would block there; returns the descriptor still open (-1 when closed)."""
+    if fcntl is None:
+        os.close(fd)
+        return -1
+    return fd
 
 
 def _open_staging(tmp: Path) -> int:
