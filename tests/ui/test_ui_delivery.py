@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import shutil
 from collections.abc import AsyncIterator
@@ -49,7 +50,8 @@ class Delivery:
 
 
 @asynccontextmanager
-async def delivery(settings: Settings, monkeypatch: pytest.MonkeyPatch, **console_options: Any) -> AsyncIterator[Delivery]:
+async def delivery(settings: Settings, monkeypatch: pytest.MonkeyPatch, *, kept: int = 3,
+                   **console_options: Any) -> AsyncIterator[Delivery]:
     for name in ("III_CONFIG_NAME", "III_NAMESPACE", "III_WORKER_NAME", "III_TOKEN", "III_CONFIG"):
         monkeypatch.delenv(name, raising=False)
     async with TestEngine(functions_debounce_s=0.05, namespace_grace_s=1.0) as engine:
@@ -61,7 +63,7 @@ async def delivery(settings: Settings, monkeypatch: pytest.MonkeyPatch, **consol
                 with anyio.fail_after(WORKER_BOOT_TIMEOUT_S):
                     await worker.ready.wait()
                 await wait_registered(engine, worker)
-                await engine.wait_for(lambda: len(console.assets) == 3, timeout=10)
+                await engine.wait_for(lambda: len(console.assets) == kept and len(console.rejections) == 3 - kept, timeout=10)
                 async with engine.client() as client, httpx.AsyncClient(base_url=console.url) as http:
                     yield Delivery(engine, worker, console, client, http)
                 worker.stop()
@@ -292,6 +294,23 @@ async def test_fetch_failures_after_two_attempts(settings: Settings, monkeypatch
                                  "for path 'preview/no-content.js'")
         assert calls.count("preview/broken.js") == 2 and calls.count("preview/slow.js") == 2
         assert calls.count("preview/no-content.js") == 1
+
+
+async def test_the_worker_logs_a_refused_binding_and_keeps_running(settings: Settings, monkeypatch: pytest.MonkeyPatch,
+                                                                    caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.delenv(WATCH_ENV, raising=False)
+    caplog.set_level(logging.WARNING)
+    async with delivery(settings, monkeypatch, kept=0, size_cap=1000) as env:
+        def refused() -> list[str]:  # what the worker's connection logged
+            return [r.getMessage() for r in caplog.records if r.name.startswith("iii_directory.protocol")
+                    and "refused" in r.getMessage()]
+
+        await env.engine.wait_for(lambda: len(refused()) == 3, timeout=10)
+        for path in PATHS:
+            line = next(m for m in refused() if f"'path': '{path}'" in m)
+            assert f"asset '{path}' is " in line and "over the 1000-byte cap; check the worker's bundling" in line
+        result = await env.client.call(CONTENT_FN, {"path": "iii-directory/styles.css"})
+        assert result["content_type"] == "text/css; charset=utf-8"
 
 
 async def test_a_new_binding_for_a_kept_path_supersedes_the_old_one(env: Delivery) -> None:

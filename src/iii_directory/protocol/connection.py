@@ -579,8 +579,9 @@ class Connection:
         if kind == fr.TRIGGER_REGISTRATION_RESULT:
             if frame.get("error") is not None:
                 err = EngineCallError.from_body(frame.get("error"))
-                log.warning("binding %s (%s → %s) refused: %s", frame.get("id"), frame.get("trigger_type"),
-                            frame.get("function_id"), err)
+                bound = self._bindings.get(str(frame.get("id"))) or {}
+                log.warning("binding %s (%s → %s, config %s) refused: %s", frame.get("id"), frame.get("trigger_type"),
+                            frame.get("function_id"), bound.get("config"), err)
             return
         if kind == fr.REGISTRATION_REJECTED:
             self._rejected(frame)
