@@ -107,7 +107,10 @@ scenario('S1 load', async () => {
   await until(async () => (await callsTo('directory::kits::list')).length >= 1, 'badge listing');
   const browserId = await page.evaluate(() => window.__harness.browserId);
   const kitBindings = (await json('/bridge/bindings')).filter((b) => b.type === 'directory::kits::on-change');
-  assert.ok(kitBindings.length >= 1 && kitBindings.every((b) => b.function_id.endsWith(`::${browserId}`)));
+  assert.equal(kitBindings.length, 1, JSON.stringify(kitBindings));
+  assert.ok(kitBindings[0].function_id.startsWith('iii::iii-directory-ui::kits-on-change::badge-'));
+  assert.ok(kitBindings[0].function_id.endsWith(`::${browserId}`));
+  assert.deepEqual((await callsTo('directory::kits::list')).map((c) => c.payload), [{}]);
   await shot('01-load.png');
 });
 
