@@ -101,13 +101,11 @@ class SearchService:
         task.add_done_callback(self._tasks.discard)
 
     async def stop(self) -> None:
-        for task in list(self._tasks):
+        """Cancel background work (model load, index builds) and wait for it to unwind."""
+        tasks = list(self._tasks)
+        for task in tasks:
             task.cancel()
-        for task in list(self._tasks):
-            try:
-                await task
-            except BaseException:  # noqa: BLE001 - cancelled or failed background work
-                pass
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def settle(self) -> None:
         """Wait for background work (model load, index builds) to finish."""

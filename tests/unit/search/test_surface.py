@@ -1,0 +1,70 @@
+"""The search surface in the function table: ids, metadata, schemas, binding, start hook."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from search_fakes import CATALOG, PeerEngine
+
+from iii_directory.config import Settings
+from iii_directory.directory import Directory
+from iii_directory.functions.search import SURFACE
+from iii_directory.search.service import SearchService
+
+
+def spec(function_id: str) -> Any:
+    return next(f for f in SURFACE.functions if f.id == function_id)
+
+
+def test_search_function_schema_keeps_the_tuned_prompt() -> None:
+    search = spec("directory::search_functions")
+    assert search.metadata == {}
+    capabilities = search.request_schema()["properties"]["capabilities"]
+    assert capabilities["minItems"] == 1 and capabilities["uniqueItems"] is True
+    assert capabilities["items"] == {"type": "string", "minLength": 1}
+    text = capabilities["description"]
+    for phrase in ("one search at each decision point", "all unmet external capabilities",
+                   "intrinsic reasoning, summarization, planning, or formatting",
+                   "Requests to summarize provided text or content are ignored",
+                   "Write every entry in English", "preserving proper names, URLs, and function IDs",
+                   "do not repeat needs already represented",
+                   "usually one to six and at most eighteen per call (searched in batches of six)"):
+        assert phrase in text
+    response = search.response_schema()
+    assert sorted(response["required"]) == ["guidance", "latency_ms", "search_mode", "workers"]
+    assert response["properties"]["search_mode"]["enum"] == ["lexical", "hybrid", "judge"]
+    assert response["properties"]["installable"]["type"] == "array"
+
+
+def test_on_functions_change_is_internal_and_bound() -> None:
+    refresh = spec("directory::on-functions-change")
+    assert refresh.metadata == {"internal": True, "trace_hidden": True}
+    assert refresh.request_schema()["properties"]["event"]["anyOf"] == [{"type": "string"}, {"type": "null"}]
+    (binding,) = SURFACE.bindings
+    assert (binding.trigger_type, binding.function_id) == ("engine::functions-available",
+                                                          "directory::on-functions-change")
+    assert binding.config(Settings()) == {} and binding.enabled(Settings())
+
+
+async def test_start_hook_snapshots_without_loading_a_model_in_lexical_mode(settings: Settings) -> None:
+    engine = PeerEngine(CATALOG)
+    directory = Directory(settings=settings, engine=engine)
+    await directory.start()
+    service = directory.service(SearchService)
+    assert service.loaded and "mail::send" in service.corpus.by_id
+    assert service.dense.state == "absent"
+    await directory.stop()
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "judge"])
+async def test_switching_to_a_model_mode_starts_loading(settings: Settings, mode: str) -> None:
+    directory = Directory(settings=settings, engine=PeerEngine(CATALOG))
+    await directory.start()
+    service = directory.service(SearchService)
+    service.dense.disable("no model in unit tests")
+    directory.apply_settings(settings.model_copy(update={"function_search_mode": mode}))
+    assert service._tasks  # the load was spawned
+    await service.settle()
+    assert not service.dense.ready
+    await directory.stop()
