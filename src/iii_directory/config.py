@@ -142,8 +142,8 @@ class Settings(BaseModel):
     @property
     def web_url(self) -> str:
         """`registry_web_url`, or `registry_url` with a leading `api.` host label dropped."""
-        if self.registry_web_url:
-            return self.registry_web_url.rstrip("/")
+        if self.registry_web_url and self.registry_web_url.strip():
+            return self.registry_web_url.strip().rstrip("/")
         scheme, _, rest = self.registry_url.partition("://")
         if rest.startswith("api."):
             rest = rest[4:]
