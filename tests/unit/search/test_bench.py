@@ -1,0 +1,94 @@
+"""The evaluation harness (`python -m iii_directory.bench`) on a hand-made fixture (search.md §14.2)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from iii_directory.bench import latency_metrics, main, nearest_rank, score_cases, top_ids
+
+CASES: list[dict[str, Any]] = [
+    {"id": "m1", "split": "dev", "kind": "match", "capabilities": ["a"],
+     "qrels": [{"function_id": "x::a", "grade": 3, "covers": [0]}, {"function_id": "y::b", "grade": 2, "covers": [0]},
+               {"function_id": "x::c", "grade": 1, "covers": [0]}],
+     "forbidden_prefixes": ["engine::"], "forbidden_ids": ["directory::search_functions"]},
+    {"id": "multi", "split": "dev", "kind": "multi", "capabilities": ["a", "b", "c"],
+     "qrels": [{"function_id": "x::a", "grade": 3, "covers": [0]}, {"function_id": "z::d", "grade": 3, "covers": [1]},
+               {"function_id": "w::e", "grade": 1, "covers": [2]}],
+     "forbidden_prefixes": ["engine::"], "forbidden_ids": ["directory::search_functions"]},
+    {"id": "none", "split": "dev", "kind": "no_match", "capabilities": ["q"], "qrels": [],
+     "forbidden_prefixes": ["engine::"], "forbidden_ids": ["directory::search_functions"]},
+    {"id": "none2", "split": "dev", "kind": "no_match", "capabilities": ["q"], "qrels": [],
+     "forbidden_prefixes": ["engine::"], "forbidden_ids": ["directory::search_functions"]},
+]
+
+RUN = {
+    "m1": ["y::b", "q::zz", "x::a"],
+    "multi": ["x::a", "engine::health", {"function_id": "secret::gc"}],
+    "none": [],
+    "none2": ["directory::search_functions"],
+}
+
+
+def test_top_ids_dedupes_and_cuts() -> None:
+    assert top_ids(["a", {"function_id": "b"}, "a", 3, "c"], 2) == ["a", "b"]
+
+
+def test_metrics_on_known_answers() -> None:
+    m = score_cases(CASES, RUN, internal={"secret::gc"})
+    assert m["recall_at_1"] == pytest.approx((0.5 + 0.5) / 2)
+    assert m["recall_at_3"] == pytest.approx((1.0 + 0.5) / 2)
+    assert m["mrr_at_1"] == pytest.approx(1.0)
+    dcg_m1 = (2**2 - 1) / math.log2(2) + (2**3 - 1) / math.log2(4)
+    idcg_m1 = (2**3 - 1) / math.log2(2) + (2**2 - 1) / math.log2(3) + (2**1 - 1) / math.log2(4)
+    dcg_multi = (2**3 - 1) / math.log2(2)
+    idcg_multi = (2**3 - 1) / math.log2(2) + (2**3 - 1) / math.log2(3) + (2**1 - 1) / math.log2(4)
+    assert m["ndcg_at_12"] == pytest.approx((dcg_m1 / idcg_m1 + dcg_multi / idcg_multi) / 2)
+    assert m["worker_recall_at_12"] == pytest.approx((1.0 + 0.5) / 2)
+    assert m["multi_coverage_at_12"] == pytest.approx(1 / 2)  # capability 2 is not coverable
+    assert m["forbidden_contamination"] == 3  # engine::health, the internal id, the search itself
+    assert m["false_positive_rate"] == pytest.approx(0.5)
+
+
+def test_nearest_rank_percentiles_and_latency() -> None:
+    values = [float(v) for v in range(1, 101)]
+    assert nearest_rank(values, 50) == 50.0
+    assert nearest_rank(values, 95) == 95.0
+    assert nearest_rank([], 50) is None
+    m = latency_metrics([(1, 2.0), (1, 4.0), (6, 10.0)])
+    assert m["latency_p50_ms"] == 4.0 and m["latency_max_ms"] == 10.0
+    assert m["latency_by_capabilities"]["6"] == {"samples": 1, "p50_ms": 10.0, "p95_ms": 10.0}
+
+
+def test_bench_runs_the_handler_and_writes_run_and_metrics(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    catalog = [
+        {"function_id": "mail::send", "description": "Send an email message.", "request_schema": {"type": "object", "properties": {"to": {}}}, "metadata": {}},
+        {"function_id": "sms::send", "description": "Send an SMS text message.", "request_schema": {"type": "object", "properties": {"to": {}}}, "metadata": {}},
+        {"function_id": "engine::functions::list", "description": "List functions.", "request_schema": {"type": "object", "properties": {}}, "metadata": {}},
+    ]
+    cases = {"version": 1, "cases": [
+        {"id": "mail", "split": "dev", "kind": "match", "capabilities": ["send an email message"],
+         "qrels": [{"function_id": "mail::send", "grade": 3, "covers": [0]}],
+         "forbidden_prefixes": ["engine::"], "forbidden_ids": ["directory::search_functions"]},
+        {"id": "pizza", "split": "test", "kind": "no_match", "capabilities": ["order a pizza"], "qrels": [],
+         "forbidden_prefixes": ["engine::"], "forbidden_ids": ["directory::search_functions"]},
+    ]}
+    (tmp_path / "catalog.json").write_text(json.dumps(catalog))
+    (tmp_path / "cases.json").write_text(json.dumps(cases))
+    run, metrics = tmp_path / "run.json", tmp_path / "metrics.json"
+    assert main(["--eval-dir", str(tmp_path), "--mode", "lexical", "--json", str(run),
+                 "--metrics-json", str(metrics)]) == 0
+    assert json.loads(run.read_text()) == {"mail": ["mail::send"], "pizza": []}
+    written = json.loads(metrics.read_text())["lexical"]
+    assert written["dev"]["recall_at_12"] == 1.0 and written["dev"]["mrr_at_1"] == 1.0
+    assert written["test"]["false_positive_rate"] == 0.0
+    for key in ("recall_at_1", "recall_at_3", "recall_at_6", "recall_at_12", "mrr_at_1", "ndcg_at_12",
+                "worker_recall_at_12", "multi_coverage_at_12", "forbidden_contamination",
+                "false_positive_rate", "latency_p50_ms", "latency_p95_ms"):
+        assert key in written["dev"]
+    out = capsys.readouterr().out
+    assert "mode=lexical" in out and "split=dev" in out and "split=test" in out
