@@ -128,8 +128,8 @@ async def test_click_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv(WATCH_ENV, str(watched))
     monkeypatch.chdir(project)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    for stale in ARTIFACTS.glob("failure-*.png"):
-        stale.unlink()
+    for stale in [*ARTIFACTS.glob("failure-*.png"), ARTIFACTS / "page.html", ARTIFACTS / "bridge-calls.json"]:
+        stale.unlink(missing_ok=True)
 
     with MockRegistry() as registry:
         catalog = KitCatalog(registry)

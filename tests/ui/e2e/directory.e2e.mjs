@@ -233,6 +233,17 @@ scenario('S5 kits home', async () => {
   assert.equal(await submit.isDisabled(), false);
 });
 
+/** In the Split layout each side of a diff row takes half of the view (not a squeezed column). */
+async function splitColumnsAreWide(scope) {
+  const view = await scope.locator('.iiid-diff__split').boundingBox();
+  const halves = scope.locator('.iiid-diff__half');
+  assert.ok((await halves.count()) >= 2);
+  for (const index of [0, 1]) {
+    const box = await halves.nth(index).boundingBox();
+    assert.ok(box.width > view.width * 0.4, `diff half ${index} is ${box.width}px of ${view.width}px`);
+  }
+}
+
 scenario('S6 plan an install, decide, see a diff', async () => {
   await page.getByRole('button', {name: 'Review install'}).click();
   await page.getByRole('heading', {name: 'Install acme/team 1.0.0'}).waitFor({timeout: 15000});
@@ -252,6 +263,7 @@ scenario('S6 plan an install, decide, see a diff', async () => {
   const dialog = page.getByRole('dialog', {name: 'agents/reviewer.md'});
   await dialog.getByText('current/agents/reviewer.md').waitFor();
   await dialog.getByText('kit/agents/reviewer.md').waitFor();
+  await splitColumnsAreWide(dialog);
   await shot('06-install-diff.png');
   await dialog.getByRole('radio', {name: 'Unified'}).click();
   await dialog.getByRole('button', {name: 'Close'}).first().click();
@@ -366,6 +378,7 @@ scenario('S8 installed kit', async () => {
   await dialog.getByText(`kit/${FLOW}`).waitFor();
   await dialog.getByText(`disk/${FLOW}`).waitFor();
   await dialog.getByText('Step two (mine).').waitFor();
+  await splitColumnsAreWide(dialog);
   assert.deepEqual((await callsTo('directory::kits::diff')).at(-1).payload, {kit: 'acme/team', path: FLOW});
   await shot('08-kit-files.png');
   await dialog.getByRole('button', {name: 'Close'}).first().click();

@@ -2025,7 +2025,7 @@ function createKits(ui) {
       setPlanNotice(options && options.notice && next.name === 'plan' ? {planId: next.planId, text: options.notice} : null);
       if (options && options.notice && next.name === 'home') setNotice(options.notice);
       setRouteState(next);
-      if (next.name === 'home' || next.name === 'install') reload();
+      reload();  // every route change follows an action (a plan made, applied, discarded, ignored) or a return home
     };
     useEffect(() => { if (request && request.route) onRoute(request.route); }, [request && request.id]);
     const check = async () => {
