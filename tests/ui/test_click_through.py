@@ -198,3 +198,14 @@ async def test_click_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert result.returncode == 0, (
         f"browser scenarios failed; artefacts in {ARTIFACTS}: {', '.join(failures)} browser-console.log, "
         f"bridge-calls.json, page.html\n{output[-6000:]}")
+
+
+@pytest.mark.parametrize(("ci", "outcome"), [("1", pytest.fail.Exception), ("true", pytest.fail.Exception),
+                                             ("", pytest.skip.Exception), ("0", pytest.skip.Exception),
+                                             ("false", pytest.skip.Exception)])
+def test_missing_prerequisites_fail_in_ci_and_skip_locally(monkeypatch: pytest.MonkeyPatch, ci: str,
+                                                           outcome: type[BaseException]) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "missing_prerequisites", lambda: ["/usr/bin/chromium"])
+    monkeypatch.setenv("CI", ci)
+    with pytest.raises(outcome, match="browser prerequisites missing: /usr/bin/chromium"):
+        require_prerequisites()
