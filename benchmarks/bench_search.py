@@ -34,7 +34,7 @@ from iii_directory.standalone import standalone_engine
 np = pytest.importorskip("numpy")
 pytest.importorskip("onnxruntime")
 
-from conftest import report  # noqa: E402
+from _report import report  # noqa: E402
 
 pytestmark = pytest.mark.timeout(900)
 
