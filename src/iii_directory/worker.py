@@ -228,7 +228,10 @@ class Worker:
             await self._stop.wait()
             await self.connection.stop(self.shutdown_grace_s)
             if self.directory is not None:
-                await self.directory.stop()
+                with anyio.move_on_after(self.shutdown_grace_s) as deadline:
+                    await self.directory.stop()
+                if deadline.cancelled_caught:
+                    log.warning("stop hooks still running after %.1fs; cancelled", self.shutdown_grace_s)
             tg.cancel_scope.cancel()
         if self._fatal is not None:
             raise self._fatal
