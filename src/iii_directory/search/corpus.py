@@ -163,13 +163,23 @@ class Corpus:
     fingerprint: str = field(init=False)
     documents: DocumentSet = field(init=False)
     by_id: dict[str, Tool] = field(init=False)
+    descriptions: dict[str, str] = field(init=False)
     namespaces: frozenset[str] = field(init=False)
+    raw_namespaces: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
         self.fingerprint = fingerprint(self.tools)
         self.documents = DocumentSet(tool_documents(self.tools))
         self.by_id = {tool.name: tool for tool in self.tools}
+        self.descriptions = {tool.name: tool.description for tool in self.tools}
         self.namespaces = frozenset(ns for ns in (namespace_of(t.name) for t in self.tools) if ns)
+        self.relist(self.raw_ids)
+
+    def relist(self, raw_ids: Iterable[str]) -> None:
+        """Replace the raw id set (the engine's listing, excluded ids included) and its
+        namespaces; the tools, and so the fingerprint, are unchanged."""
+        self.raw_ids = frozenset(raw_ids)
+        self.raw_namespaces = frozenset(ns for ns in (namespace_of(i) for i in self.raw_ids) if ns)
 
     @classmethod
     def build(cls, tools: Iterable[Tool], raw_ids: Iterable[str] = ()) -> Corpus:

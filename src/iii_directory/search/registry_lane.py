@@ -21,7 +21,7 @@ import anyio
 
 from ..sources.registry import RegistryClient, api_entries
 from .call import SearchCall
-from .corpus import DocumentSet, namespace_of, tool_documents, tool_from_schema
+from .corpus import DocumentSet, tool_documents, tool_from_schema
 from .exclusions import is_excluded
 from .judge import Candidate, function_candidate
 from .query import Query
@@ -125,8 +125,8 @@ async def _search(call: SearchCall, queries: Sequence[Query]) -> list[dict[str, 
         for position, text in enumerate(variants):
             group.start_soon(fetch_list, position, text)
 
-    installed_namespaces = {ns for ns in (namespace_of(i) for i in call.corpus.raw_ids) if ns}
-    lists = [[w for w in page if w.name not in installed_namespaces] for page in pages if page]
+    installed = call.corpus.raw_namespaces
+    lists = [[w for w in page if w.name not in installed] for page in pages if page]
     candidates = round_robin(lists, CANDIDATE_BUDGET, key=lambda w: w.name)
     if not candidates:
         return []

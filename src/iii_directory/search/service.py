@@ -126,7 +126,7 @@ class SearchService:
         """Swap in `corpus` when its fingerprint differs; then reset session delivery and
         request a dense index. The raw id set (judge detection) is always updated."""
         if corpus.fingerprint == self.corpus.fingerprint and self.loaded:
-            self.corpus.raw_ids = corpus.raw_ids
+            self.corpus.relist(corpus.raw_ids)
             return False
         self.corpus = corpus
         self.loaded = True
@@ -378,8 +378,7 @@ class SearchService:
         session = call.ctx.session_id
         selected = concatenate([r.selection for r in results])
         split = self.memory.split(session, corpus.fingerprint, selected)
-        descriptions = {tool.name: tool.description for tool in corpus.tools}
-        workers = group_by_namespace(split.new, descriptions)
+        workers = group_by_namespace(split.new, corpus.descriptions)
         installables = merge_installables([r.installables for r in results])
         skills = side.get("skills", SideResult(None))
         triggers = side.get("triggers", SideResult(None))

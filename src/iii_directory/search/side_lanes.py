@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 
 from .call import SearchCall
-from .corpus import Document, DocumentSet, namespace_of
+from .corpus import Document, DocumentSet
 from .judge import SIDE_DEPTH, Candidate, skill_candidate, trigger_candidate
 from .lanes import Ranking
 from .query import Query
@@ -83,8 +83,7 @@ async def load_skills(call: SearchCall) -> list[SkillEntry]:
     if call.settings.filter_unregistered:
         installed = await call.ctx.directory.service(InstalledWorkers).get(call.ctx)
         if installed is not None:
-            catalog = {ns for ns in (namespace_of(i) for i in call.corpus.raw_ids) if ns}
-            installed = frozenset(installed | catalog)
+            installed = frozenset(installed | call.corpus.raw_namespaces)
     return await anyio.to_thread.run_sync(visible_skills, call.settings, installed)
 
 
