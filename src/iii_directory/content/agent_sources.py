@@ -8,23 +8,19 @@
   modified}`;
 * else `{kind: "local"}`.
 
-`kits.lock` is read leniently here (missing, unreadable, unparsable or unsupported ⇒ no kits);
-this small reader can give way to the kits subsystem's lenient `read_lock` once that lands.
+`kits.lock` is read with the kits subsystem's lenient reader (missing, unreadable, unparsable or
+unsupported ⇒ no kits); the markers with `sources.markers.all_markers` (unreadable ⇒ ignored).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
+from ..kits.lock import read_lock
+from ..sources.markers import all_markers
 from .agents import Profile
-
-COMPLETION_MARKER = ".iii-skill-complete"
 
 
 @dataclass(frozen=True)
@@ -48,58 +44,23 @@ class Owner:
 
 def kit_owned_agents(project_root: Path) -> dict[str, Owner]:
     """Agent id → the first kit (sorted by id) with a non-skipped `agents/<id>.md` entry in
-    `<project root>/kits.lock`. Lenient: a missing, unreadable, unparsable or unsupported lock
-    owns nothing. Scalars are read as strings so versions such as `1.10` survive."""
-    try:
-        text = (project_root / "kits.lock").read_text(encoding="utf-8")
-        data = yaml.load(text, Loader=yaml.BaseLoader)  # noqa: S506 - strings only, no tags
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return {}
-    if not isinstance(data, dict) or str(data.get("version", "")).strip() != "1":
-        return {}
-    kits = data.get("kits")
+    `<project root>/kits.lock`, with the kit's locked version and the file's locked sha256."""
+    lock = read_lock(project_root)
     owners: dict[str, Owner] = {}
-    if not isinstance(kits, dict):
-        return owners
-    for kit in sorted(k for k in kits if isinstance(k, str)):
-        entry = kits[kit]
-        if not isinstance(entry, dict) or not isinstance(entry.get("files"), dict):
-            continue
-        version = entry.get("version") if isinstance(entry.get("version"), str) else None
-        for install_path, locked in entry["files"].items():
-            if not (isinstance(install_path, str) and install_path.startswith("agents/")):
-                continue
-            stem = install_path[len("agents/"):]
-            if "/" in stem or not stem.endswith(".md"):
-                continue
-            locked = locked if isinstance(locked, dict) else {}
-            if str(locked.get("skipped", "false")).strip().lower() in ("true", "yes", "on"):
-                continue
-            sha = locked.get("sha256") if isinstance(locked.get("sha256"), str) else None
-            owners.setdefault(stem[: -len(".md")], Owner(kit, None, version, sha))
+    for agent_id, kit in lock.owned_agents().items():
+        entry = lock.kits[kit]
+        sha = entry.files[f"agents/{agent_id}.md"].sha256
+        owners[agent_id] = Owner(kit, None, entry.version or None, sha or None)
     return owners
 
 
 def worker_owned_agents(skills_root: Path) -> dict[str, Owner]:
     """Agent id → the first completion marker (by worker directory name) whose `agents` map
-    lists it (surfaces.md §9.5). Unreadable markers are ignored."""
+    lists it (surfaces.md §9.5)."""
     owners: dict[str, Owner] = {}
-    try:
-        dirs = sorted(entry.name for entry in os.scandir(skills_root) if entry.is_dir())
-    except OSError:
-        return owners
-    for name in dirs:
-        try:
-            marker = json.loads((skills_root / name / COMPLETION_MARKER).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError):
-            continue
-        if not isinstance(marker, dict) or not isinstance(marker.get("agents"), dict):
-            continue
-        worker = marker.get("worker") if isinstance(marker.get("worker"), str) else name
-        version = marker.get("version") if isinstance(marker.get("version"), str) else None
-        for agent_id, sha in marker["agents"].items():
-            if isinstance(agent_id, str):
-                owners.setdefault(agent_id, Owner(None, worker, version, sha if isinstance(sha, str) else None))
+    for marker in all_markers(skills_root):
+        for agent_id, sha in marker.agents.items():
+            owners.setdefault(agent_id, Owner(None, marker.worker, marker.version, sha))
     return owners
 
 
