@@ -212,7 +212,8 @@ class Found:
     path: Path
 
 
-def _utf8_name(name: str) -> bool:
+def utf8_name(name: str) -> bool:
+    """False for a file name that cannot be encoded as UTF-8 (a surrogate-escaped byte)."""
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:
@@ -222,8 +223,11 @@ def _utf8_name(name: str) -> bool:
 
 def walk_markdown(root: Path, *, suffix: str = ".md") -> list[Found]:
     """Every regular file under `root` whose name ends in `suffix`, in lexical byte order of
-    the relative paths. A missing root is empty. Non-UTF-8 names are skipped. Symlinks are
-    followed only while their target stays inside the root (and a directory is entered once)."""
+    the relative paths. A missing root is empty. Non-UTF-8 names are skipped.
+
+    Symlinks: one whose target leaves the root is never followed. One that stays inside is
+    followed like what it names (a linked file or folder is listed under the link's path too),
+    except a folder link back to the root or to a folder on its own path, which would loop."""
     try:
         real_root = root.resolve()
     except (OSError, RuntimeError):
@@ -231,8 +235,7 @@ def walk_markdown(root: Path, *, suffix: str = ".md") -> list[Found]:
     if not real_root.is_dir():
         return []
     found: list[Found] = []
-    visited: set[Path] = {real_root}
-    for rel_parts, path in _walk(root, (), real_root, visited):
+    for rel_parts, path in _walk(root, (), real_root, (real_root,)):
         if rel_parts[-1].endswith(suffix):
             found.append(Found("/".join(rel_parts), rel_parts, path))
     found.sort(key=lambda f: f.rel.encode("utf-8"))
@@ -240,15 +243,16 @@ def walk_markdown(root: Path, *, suffix: str = ".md") -> list[Found]:
 
 
 def _walk(
-    directory: Path, prefix: tuple[str, ...], real_root: Path, visited: set[Path]
+    directory: Path, prefix: tuple[str, ...], real_root: Path, ancestors: tuple[Path, ...]
 ) -> Iterator[tuple[tuple[str, ...], Path]]:
+    """`ancestors` holds the resolved paths of `directory` and every folder above it."""
     try:
         entries = list(os.scandir(directory))
     except OSError as exc:
         log.debug("cannot list %s: %s", directory, exc)
         return
     for entry in entries:
-        if not _utf8_name(entry.name):
+        if not utf8_name(entry.name):
             log.info("skipping non-UTF-8 name under %s", directory)
             continue
         path = Path(entry.path)
@@ -258,12 +262,10 @@ def _walk(
                 log.info("skipping %s: symlink points outside its root", path)
                 continue
             if entry.is_dir(follow_symlinks=True):
-                real = path.resolve() if is_link else None
-                if real is not None:
-                    if real in visited:
-                        continue
-                    visited.add(real)
-                yield from _walk(path, prefix + (entry.name,), real_root, visited)
+                real = path.resolve() if is_link else ancestors[-1] / entry.name
+                if real in ancestors:
+                    continue
+                yield from _walk(path, prefix + (entry.name,), real_root, ancestors + (real,))
             elif entry.is_file(follow_symlinks=True):
                 yield prefix + (entry.name,), path
         except OSError as exc:
@@ -287,6 +289,6 @@ def top_level_dirs(root: Path) -> frozenset[str]:
                 continue
         except OSError:
             continue
-        if _utf8_name(entry.name):
+        if utf8_name(entry.name):
             names.add(entry.name)
     return frozenset(names)

@@ -96,6 +96,21 @@ def test_walk_never_follows_symlinks_out_of_the_root(tmp_path: Path) -> None:
     assert rels == ["ns/alias.md", "ns/ok.md"]
 
 
+def test_walk_follows_links_inside_the_root_but_never_loops(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "ns").mkdir(parents=True)
+    (root / "ns" / "ok.md").write_text("ok")
+    (root / "a").mkdir()
+    (root / "a" / "x.md").write_text("x")
+    os.symlink("ns", root / "alias")
+    os.symlink("ns", root / "alias2")
+    os.symlink("..", root / "ns" / "up")
+    os.symlink(".", root / "a" / "self")
+    rels = [f.rel for f in walk_markdown(root)]
+    assert rels == ["a/x.md", "alias/ok.md", "alias2/ok.md", "ns/ok.md"]
+    assert walk_markdown(root / "alias")[0].path == root / "alias" / "ok.md"
+
+
 def test_contained_target_refuses_escapes(tmp_path: Path) -> None:
     root = tmp_path / "root"
     root.mkdir()
