@@ -113,10 +113,6 @@ def scan_agent_skills_root(root: Path) -> list[SkillFile]:
         return []
     out = []
     for name in names:
-        try:
-            name.encode("utf-8")
-        except UnicodeEncodeError:
-            continue
         if not is_valid_id(name):
             continue
         doc = root / name / "SKILL.md"

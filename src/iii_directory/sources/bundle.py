@@ -33,7 +33,7 @@ from typing import Any
 from ..content.atomic import SelfWrites, atomic_write
 from ..content.files import MAX_FILE_BYTES
 from ..content.ids import is_valid_name
-from ..content.roots import EscapesRoot, Kind, classify, contained_target
+from ..content.roots import EscapesRoot, Kind, classify, contained_target, utf8_name
 from ..errors import DirectoryError
 from .registry import undecodable
 
@@ -237,14 +237,6 @@ def plan_registry_bundle(
 # Repo trees
 
 
-def _utf8(name: str) -> bool:
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def plan_repo_tree(source: Path, skill: str, skills_root: Path, repo: str) -> DownloadPlan:
     """Route the files of a cloned `skills/<skill>/` folder into `<skills_root>/<skill>/`.
 
@@ -263,7 +255,7 @@ def plan_repo_tree(source: Path, skill: str, skills_root: Path, repo: str) -> Do
             raise DirectoryError.plain(f"read {directory}: {exc.strerror or exc}") from None
         for entry in entries:
             name = entry.name
-            if name.startswith(".") or not _utf8(name):
+            if name.startswith(".") or not utf8_name(name):
                 continue
             parts = prefix + (name,)
             rel = "/".join(parts)
