@@ -27,7 +27,7 @@ import yaml
 from .markdown import split_frontmatter
 
 _HEADER = re.compile(r"^functions *:(?:\s|$)")
-_BARE = re.compile(r"^[A-Za-z0-9_\-./:]+$")
+_BARE = re.compile(r"^[A-Za-z0-9_\-./:]+\Z")
 
 
 class NoFrontmatter(ValueError):

@@ -11,7 +11,7 @@ import re
 
 from ..errors import DirectoryError, invalid_input
 
-SEGMENT = re.compile(r"^[a-z0-9_-]{1,64}$")
+SEGMENT = re.compile(r"^[a-z0-9_-]{1,64}\Z")
 MAX_ID_CHARS = 1024
 MAX_SEGMENT_CHARS = 64
 

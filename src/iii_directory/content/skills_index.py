@@ -29,7 +29,7 @@ OMITTED_NOTE = (
     "\n(some descriptions omitted to save space; call directory::skills::get for the full "
     "reference)\n"
 )
-_OVERVIEW_ID = re.compile(r"^[^/]+/index$")
+_OVERVIEW_ID = re.compile(r"^[^/]+/index\Z")
 
 
 def is_worker_overview(row: SkillRow) -> bool:

@@ -34,7 +34,7 @@ LOCK_HEADER = (
     "# Commit this file. Edit kits with `iii trigger directory::download-kit` or the\n"
     "# ADE (Directory → Kits), not by hand.\n"
 )
-_PLAIN = re.compile(r"^[A-Za-z0-9^~.][A-Za-z0-9^~._+/=<>-]*$")
+_PLAIN = re.compile(r"^[A-Za-z0-9^~.][A-Za-z0-9^~._+/=<>-]*\Z")
 _STRING_LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 """Every scalar is read as a string (libyaml when available)."""
 _TRUE = frozenset({"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"})

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from ..config import Settings
 from ..content.atomic import is_within
+from ..content.ids import is_valid_name
 
-_AGENT_ID = re.compile(r"^[a-z0-9_-]{1,64}$")
 _DRIVE = re.compile(r"^[A-Za-z]:")
 BUILTIN_AGENT_IDS: frozenset[str] = frozenset({"default", "iii", "iii-minimal"})
 
@@ -76,7 +76,7 @@ def is_valid_install_path(install: str) -> bool:
         return (
             len(segments) == 2
             and segments[1].endswith(".md")
-            and bool(_AGENT_ID.match(segments[1][:-3]))
+            and is_valid_name(segments[1][:-3])
         )
     if segments[0] == "skills":
         return len(segments) >= 4 and segments[-1].endswith(".md")

@@ -21,7 +21,7 @@ HANDLE_PATTERN = "^[a-z0-9][a-z0-9-]{0,38}$"
 NAME_PATTERN = "^[a-z0-9][a-z0-9-]{0,63}$"
 _HANDLE = re.compile(HANDLE_PATTERN)
 _NAME = re.compile(NAME_PATTERN)
-_TAG = re.compile(r"^[A-Za-z0-9_.-]+$")
+_TAG = re.compile(r"^[A-Za-z0-9_.-]+\Z")
 _RANGE_START = frozenset("0123456789^~><=*")
 
 RefKind = Literal["exact", "range", "tag"]
@@ -63,8 +63,8 @@ def _pre_cmp(a: str | None, b: str | None) -> int:
 
 Op = Literal["=", ">", ">=", "<", "<=", "~", "^", "*"]
 _OPS: tuple[str, ...] = (">=", "<=", "=", ">", "<", "~", "^")
-_NUMBER = re.compile(r"^(0|[1-9][0-9]*)$")
-_PRE = re.compile(r"^[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*$")
+_NUMBER = re.compile(r"^(0|[1-9][0-9]*)\Z")
+_PRE = re.compile(r"^[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*\Z")
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _MISSING = object()
-_SHA = re.compile(r"^[0-9a-fA-F]{64}$")
+_SHA = re.compile(r"^[0-9a-fA-F]{64}\Z")
 RETRY = " Next: retry shortly."
 
 

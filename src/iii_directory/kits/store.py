@@ -23,7 +23,7 @@ from .clock import parse_stamp
 from .records import PlanRecord
 
 PLAN_TTL = timedelta(hours=24)
-_PLAN_ID = re.compile(r"^kp_[A-Za-z0-9]{1,61}$")
+_PLAN_ID = re.compile(r"^kp_[A-Za-z0-9]{1,61}\Z")
 
 
 def new_plan_id() -> str:

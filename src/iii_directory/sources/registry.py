@@ -59,7 +59,7 @@ WORKER_LIST_NEXT: tuple[tuple[str, str], ...] = (
 )
 RETRY_NEXT = " Next: retry shortly."
 
-_WORKER_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+_WORKER_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*\Z")
 _WORKER_NAME_START = re.compile(r"^[a-z0-9]")
 
 
