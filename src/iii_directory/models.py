@@ -12,6 +12,7 @@ Rules (protocol.md §8, surfaces.md §1.2):
 from __future__ import annotations
 
 import copy
+import re
 from typing import Annotated, Any, ClassVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, model_serializer
@@ -82,13 +83,13 @@ class Response(BaseModel):
         return data
 
 
+# A request with no fields.
 class Empty(Request):
-    """A request with no fields."""
+    pass
 
 
+# `{"ok": true}` — the acknowledgement of internal handlers (`ok` published as required).
 class Ok(Response):
-    """`{"ok": true}` — the acknowledgement of internal handlers (`ok` published as required)."""
-
     model_config = ConfigDict(json_schema_serialization_defaults_required=True)
 
     ok: bool = True
@@ -136,40 +137,43 @@ def dump_response(value: Any) -> Any:
     return value
 
 
-def _drop_titles(node: Any) -> Any:
+def _flow(text: str) -> str:
+    """A docstring as one line per paragraph: single line breaks become spaces, blank lines
+    stay paragraph breaks (`\\n\\n`) — how the reference worker publishes its doc comments."""
+    paragraphs = re.split(r"\n[ \t]*\n", text.strip())
+    return "\n\n".join(" ".join(line.strip() for line in p.splitlines()) for p in paragraphs)
+
+
+def _tidy(node: Any) -> None:
+    """Drop `title` and `additionalProperties: false`, flow every `description` (recursive;
+    the keys of a `properties` map are field names, not schema keywords)."""
     if isinstance(node, dict):
         node.pop("title", None)
-        for key, child in list(node.items()):
+        if node.get("additionalProperties") is False:
+            del node["additionalProperties"]
+        if isinstance(node.get("description"), str):
+            node["description"] = _flow(node["description"])
+        for key, child in node.items():
             if key == "properties" and isinstance(child, dict):
                 for prop in child.values():
-                    _drop_titles(prop)
+                    _tidy(prop)
             else:
-                _drop_titles(child)
+                _tidy(child)
     elif isinstance(node, list):
         for child in node:
-            _drop_titles(child)
-    return node
+            _tidy(child)
 
 
 def draft07_schema(model: type[BaseModel], *, mode: str = "validation") -> dict[str, Any]:
     """The draft-07 JSON Schema of `model`: `$defs` become `definitions`, no titles,
-    no `additionalProperties: false`, and `$schema` set."""
+    no `additionalProperties: false`, descriptions flowed (see `_flow`), and `$schema` set.
+
+    A model's docstring is its published description (pydantic's rule): write it for the
+    schema's reader, and keep notes for developers in comments."""
     schema = model.model_json_schema(ref_template="#/definitions/{model}", mode=mode)  # type: ignore[arg-type]
     schema = copy.deepcopy(schema)
     defs = schema.pop("$defs", None)
     if defs:
         schema["definitions"] = defs
-    _drop_titles(schema)
-    _strip_closed(schema)
+    _tidy(schema)
     return {"$schema": DRAFT_07, **schema}
-
-
-def _strip_closed(node: Any) -> None:
-    if isinstance(node, dict):
-        if node.get("additionalProperties") is False:
-            del node["additionalProperties"]
-        for child in node.values():
-            _strip_closed(child)
-    elif isinstance(node, list):
-        for child in node:
-            _strip_closed(child)

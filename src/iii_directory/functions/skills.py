@@ -8,7 +8,7 @@ anything touches disk, land atomically with a self-write mark, and fan out
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import anyio
 from pydantic import Field
@@ -109,7 +109,7 @@ class GetSkillOutput(Response):
     omit_when_none: ClassVar[frozenset[str]] = frozenset({"raw"})
 
     body: str = Field(
-        description="Raw markdown body (post-frontmatter) from disk. Note: there is no "
+        description="Raw markdown body (post-frontmatter) from disk.\n\nNote: there is no "
         "`description` field. `description` is the body's first paragraph, which is already "
         "inside `body` — every caller asking for the body would otherwise pay for the prefix "
         "twice. Use `directory::skills::list` rows when you want the teaser without the full body."
@@ -167,13 +167,21 @@ class WriteSkillOutput(Response):
     function_id: str | None = Field(
         description="Frontmatter `function_id:` of the content, `null` when absent."
     )
-    id: str = Field(description="The skill's id (normalized form of the input id).")
+    id: str
     modified_at: str = Field(description="File mtime after the write, RFC 3339.")
     title: str = Field(
         description="Title resolved from the content (frontmatter `title:`, then `name:`, then "
         "body H1, then the id) — what `list` rows will show."
     )
     type: str | None = Field(description="Frontmatter `type:` of the content, `null` when absent.")
+
+
+class CreateSkillOutput(WriteSkillOutput):
+    id: str = Field(description="The created skill's id (normalized form of the input id).")
+
+
+class UpdateSkillOutput(WriteSkillOutput):
+    id: str = Field(description="The id that was updated (normalized form of the input id).")
 
 
 class DeleteSkillInput(Request):
@@ -247,8 +255,8 @@ async def get_skill(ctx: Context, req: GetSkillInput) -> GetSkillOutput:
     )
 
 
-def _write_output(written: skill_writes.Written) -> WriteSkillOutput:
-    return WriteSkillOutput(
+def _write_output(written: skill_writes.Written, model: type[WriteSkillOutput]) -> Any:
+    return model(
         id=written.id,
         title=written.title,
         type=written.type,
@@ -258,7 +266,7 @@ def _write_output(written: skill_writes.Written) -> WriteSkillOutput:
     )
 
 
-async def create_skill(ctx: Context, req: CreateSkillInput) -> WriteSkillOutput:
+async def create_skill(ctx: Context, req: CreateSkillInput) -> CreateSkillOutput:
     skill_id = normalize_skill_id(req.id)
     view = await skills.load_view(ctx)
     marks = ctx.directory.self_writes
@@ -266,10 +274,10 @@ async def create_skill(ctx: Context, req: CreateSkillInput) -> WriteSkillOutput:
         skill_writes.create_skill, view, skill_id, req.content, marks
     )
     ctx.emit(SKILLS_ON_CHANGE, written.event("create"))
-    return _write_output(written)
+    return _write_output(written, CreateSkillOutput)
 
 
-async def update_skill(ctx: Context, req: UpdateSkillInput) -> WriteSkillOutput:
+async def update_skill(ctx: Context, req: UpdateSkillInput) -> UpdateSkillOutput:
     skill_id = normalize_skill_id(req.id)
     skill_writes.check_content(req.content)
     view = await skills.load_view(ctx)
@@ -278,7 +286,7 @@ async def update_skill(ctx: Context, req: UpdateSkillInput) -> WriteSkillOutput:
         skill_writes.update_skill, view, skill_id, req.content, marks
     )
     ctx.emit(SKILLS_ON_CHANGE, written.event("update"))
-    return _write_output(written)
+    return _write_output(written, UpdateSkillOutput)
 
 
 async def delete_skill(ctx: Context, req: DeleteSkillInput) -> DeleteSkillOutput:
@@ -345,7 +353,7 @@ SURFACE = Surface(
                 "existing skills."
             ),
             request=CreateSkillInput,
-            response=WriteSkillOutput,
+            response=CreateSkillOutput,
             handler=create_skill,
             metadata=_tool("Create skill"),
         ),
@@ -357,7 +365,7 @@ SURFACE = Surface(
                 "read-only system-installed skills."
             ),
             request=UpdateSkillInput,
-            response=WriteSkillOutput,
+            response=UpdateSkillOutput,
             handler=update_skill,
             metadata=_tool("Update skill"),
         ),

@@ -25,9 +25,8 @@ StepState = Literal["pending", "running", "done", "failed", "skipped"]
 FlowStatus = Literal["planned", "applied", "up_to_date", "replanned"]
 
 
+# A warning or a blocking issue.
 class Issue(Response):
-    """A warning or a blocking issue."""
-
     omit_when_none = frozenset({"path"})
     code: str
     path: str | None = None
@@ -44,9 +43,8 @@ class Collision(Response):
     modified: bool | None = Field(None, description="The owner's copy was edited locally.")
 
 
+# Frontmatter changes versus the installed version; empty parts are left out.
 class AgentChanges(Response):
-    """Frontmatter changes versus the installed version; empty parts are left out."""
-
     omit_when_none = frozenset(
         {"fields", "functions_added", "functions_removed", "skills_added", "skills_removed"}
     )
@@ -179,9 +177,8 @@ class Plan(Response):
         return next((f for f in self.files if f.path == path), None)
 
 
+# File bodies a plan refers to.
 class PlanContents(Response):
-    """File bodies a plan refers to."""
-
     blobs: dict[str, str] = Field(default_factory=dict, description="Kit blobs by sha256 (theirs and bases).")
     ours: dict[str, str] = Field(
         default_factory=dict, description="Local file bodies when the plan was made, by install path."
@@ -243,9 +240,8 @@ class ApplyReport(Response):
     lock_path: str
 
 
+# The envelope of `download-kit`, `plan-update`, `remove` and `apply`.
 class FlowResult(Response):
-    """The envelope of `download-kit`, `plan-update`, `remove` and `apply`."""
-
     omit_when_none = frozenset({"plan", "report"})
     status: FlowStatus
     kit: str

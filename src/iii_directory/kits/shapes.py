@@ -56,14 +56,13 @@ class KitCounts(Lenient):
 class KitWorker(Lenient):
     name: str = ""
     range: str = ""
-    resolved: str | None = Field(None, description="The version the range resolves to today.")
+    resolved: str | None = None  # the version the range resolves to today
     type: str | None = None
     description: str | None = None
 
 
+# Parsed frontmatter of a kit's `agents/<id>.md`.
 class AgentEntry(Lenient):
-    """Parsed frontmatter of a kit's `agents/<id>.md`."""
-
     id: str | None = None
     path: str | None = None
     sha256: str | None = None

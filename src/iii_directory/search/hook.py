@@ -29,9 +29,8 @@ DEFAULT_LEDGER_CAPACITY = 1024
 """Sessions whose once-per-turn record is kept (least recently used dropped first)."""
 
 
+# Why the hook skipped, in gate order (search.md §12.3).
 class DiscoveryReason(str, Enum):
-    """Why the hook skipped, in gate order (search.md §12.3)."""
-
     search_unavailable = "search_unavailable"
     already_searched = "already_searched"
     narrow_surface = "narrow_surface"
