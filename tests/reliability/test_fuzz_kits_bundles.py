@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import example, given, strategies as st
 from reliability_support import fuzz_settings, tree
 
 from iii_directory.config import Settings
@@ -168,6 +168,7 @@ PAYLOAD = st.one_of(
 
 
 @given(PAYLOAD)
+@example({"skills": [{"path": "00", "content": None}, {"path": "00/0", "content": None}]})
 @fuzz_settings(ci=500)
 def test_bundle_manifests_are_refused_whole_or_written_inside_the_roots(tmp_path_factory: pytest.TempPathFactory,
                                                                        payload: Any) -> None:
@@ -190,3 +191,19 @@ def test_bundle_manifests_are_refused_whole_or_written_inside_the_roots(tmp_path
     assert all(k.startswith(("skills/", "agents/")) for k in written), sorted(written)
     staged = {p.target.relative_to(base).as_posix() + ".tmp" for p in plan.files}
     assert not staged & set(written), "a staging file was left behind"
+
+
+@pytest.mark.parametrize("paths", [["00", "00/0"], ["guide/a.md/x.md", "guide/a.md"], ["agents/../x", "x/y"]])
+def test_a_bundle_naming_one_path_as_file_and_folder_is_refused_whole(tmp_path: Path, paths: list[str]) -> None:
+    """Found by the nightly fuzz run: `00` and `00/0` in one bundle passed planning; applying
+    wrote `00` and then failed creating the folder `00/`, leaving half a bundle."""
+    payload = {"skills": [{"path": p, "content": f"# {p}\n\nBody.\n"} for p in paths]}
+    try:
+        plan = plan_registry_bundle(payload, "mailer", tmp_path / "skills", tmp_path / "agents", {})
+    except DirectoryError as exc:
+        assert exc.code == "invocation_failed"
+        assert "both a file and a folder" in exc.message or exc.message.startswith("invalid skill path")
+        assert tree(tmp_path) == {}
+        return
+    apply_plan(plan, None)  # a plan that passed must apply whole
+    assert len(tree(tmp_path)) == len(plan.files)

@@ -102,6 +102,8 @@ class DownloadPlan:
     namespace: str
     agents_skipped: list[dict[str, str]] = field(default_factory=list)
     _by_target: dict[Path, PlannedFile] = field(default_factory=dict)
+    _folders: set[Path] = field(default_factory=set)
+    """Every ancestor folder of a planned file."""
     _total_bytes: int = 0
 
     @property
@@ -124,7 +126,14 @@ class DownloadPlan:
 
     def add(self, planned: PlannedFile) -> None:
         """Add a file (a later entry for the same target replaces the earlier one), enforcing
-        the file-count and total-size caps."""
+        the file-count and total-size caps and refusing a path that another planned file needs
+        as a folder (or the reverse), which could only be half-applied."""
+        parents = planned.target.parents
+        if planned.target in self._folders or any(parent in self._by_target for parent in parents):
+            raise DirectoryError.plain(
+                f"download of {self.namespace} names {planned.target} as both a file and a folder"
+            )
+        self._folders.update(parents)
         previous = self._by_target.get(planned.target)
         if previous is not None:
             self._total_bytes -= len(previous.content)
