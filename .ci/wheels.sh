@@ -34,7 +34,9 @@ WHEEL=$(ls "$WORK"/dist/*.whl)
 SDIST=$(ls "$WORK"/dist/*.tar.gz)
 echo "$(basename "$WHEEL")  $(basename "$SDIST")"
 case "$WHEEL" in *-cp311-abi3-*) ;; *) fail "wheel is not a cp311 abi3 wheel: $WHEEL";; esac
-tar -tzf "$SDIST" | grep -q 'src/_rank/_core.pyx' || fail "sdist lacks _core.pyx"
+tar -tzf "$SDIST" > "$WORK/sdist.txt"
+grep -q 'src/_rank/_core.pyx$' "$WORK/sdist.txt" || fail "sdist lacks _core.pyx"
+grep -q 'ui/dist/page.js$' "$WORK/sdist.txt" || fail "sdist lacks the console assets"
 "$VENV_PY" -m auditwheel show "$WHEEL" || fail "auditwheel show"
 
 CATALOG="$ROOT/tests/data/smoke_catalog.json"
@@ -67,7 +69,15 @@ smoke "$WORK/dense" hybrid
 say "3c. BM25-only build (musl/armv7 metadata)"
 IIIDIR_LANES=lexical "$VENV_PY" -m build --wheel --outdir "$WORK/lexdist" . >"$WORK/build2.log" 2>&1 || { tail -40 "$WORK/build2.log"; fail "lexical build"; }
 LEXWHEEL=$(ls "$WORK"/lexdist/*.whl)
-unzip -p "$LEXWHEEL" '*.dist-info/METADATA' | grep -Ei '^Requires-Dist: (onnxruntime|numpy|hnswlib)' && fail "BM25-only wheel declares dense packages"
+"$VENV_PY" - "$LEXWHEEL" <<'PY' || fail "BM25-only wheel declares dense packages"
+import re, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as wheel:
+    meta = next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
+    text = wheel.read(meta).decode()
+heavy = [l for l in text.splitlines() if re.match(r"Requires-Dist: (onnxruntime|numpy|hnswlib)", l)]
+print("BM25-only wheel requirements:", [l for l in text.splitlines() if l.startswith("Requires-Dist")][:3], "...")
+sys.exit(1 if heavy else 0)
+PY
 python3 -m venv "$WORK/lexonly" && "$WORK/lexonly/bin/pip" install -q "$LEXWHEEL[dense]"
 smoke "$WORK/lexonly" lexical
 
