@@ -80,6 +80,9 @@ sys.exit(1 if heavy else 0)
 PY
 python3 -m venv "$WORK/lexonly" && "$WORK/lexonly/bin/pip" install -q "$LEXWHEEL[dense]"
 smoke "$WORK/lexonly" lexical
+n=$(grep -c 'dense lane unavailable' "$WORK/smoke.err" || true)
+[ "$n" = 1 ] || fail "expected one log line saying why search is lexical-only, got $n"
+grep 'dense lane unavailable' "$WORK/smoke.err"
 
 for v in 3.12 3.13; do
   say "4. sdist on Python $v"
