@@ -1,7 +1,7 @@
 """Capabilities as queries, and local (model-free or ad-hoc dense) ranking of any document set.
 
-A `Query` is one compacted capability with its BM25 terms and, when the call embedded its
-queries, the row of its vector in the call's query matrix. Helpers here turn a `DocumentSet` and
+A `Query` is one compacted capability with its BM25 terms, the text its embedding is made from
+and, when the call embedded its queries, the row of its vector in the call's query matrix. Helpers here turn a `DocumentSet` and
 the queries into lanes for each mode, and build judge shortlists (search.md §6.2).
 """
 
@@ -13,20 +13,26 @@ import _rank
 
 from .corpus import DocumentSet
 from .lanes import Ranking, exact_lane, hybrid_lane, lexical_ranking, raw_bm25, weighted_rrf
-from .text import compact_capability, is_intrinsic
+from .text import compact_capability, dense_query, is_intrinsic
 
 
 @dataclass(frozen=True)
 class Query:
-    """One searched capability: `text` (compacted), its `terms`, and `vector` — its row in the
-    call's query matrix, or None when it was not embedded."""
+    """One searched capability: `text` (compacted), its `terms`, `vector` — its row in the
+    call's query matrix, or None when it was not embedded — and `dense_text`, what the encoder
+    embeds (`text.dense_query`; defaults to `text`)."""
 
     text: str
     terms: tuple[str, ...]
     vector: int | None = None
+    dense_text: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.dense_text:
+            object.__setattr__(self, "dense_text", self.text)
 
     def with_vector(self, row: int | None) -> Query:
-        return Query(self.text, self.terms, row)
+        return Query(self.text, self.terms, row, self.dense_text)
 
 
 def make_query(capability: str) -> Query | None:
@@ -35,7 +41,7 @@ def make_query(capability: str) -> Query | None:
     terms = tuple(_rank.tokenize_query(text))
     if is_intrinsic(terms):
         return None
-    return Query(text, terms)
+    return Query(text, terms, dense_text=dense_query(text))
 
 
 def local_lanes(documents: DocumentSet, queries: Sequence[Query],

@@ -263,7 +263,8 @@ class SearchService:
         if not wanted:
             return queries
         try:
-            call.vectors = await self.dense.encode_queries([queries[i].text for i in wanted])  # type: ignore[union-attr]
+            call.vectors = await self.dense.encode_queries(
+                [queries[i].dense_text for i in wanted])  # type: ignore[union-attr]
         except Exception as exc:  # noqa: BLE001 - no vectors: lexical results
             log.warning("query embedding failed; serving lexical results: %s", exc)
             return queries

@@ -3,13 +3,17 @@
 * slim description — the first sentence of the first line, at most 160 bytes;
 * searchable text — `"{name} {slim}"` plus every request-property key (sorted): the dense document;
 * BM25 document — the name twice more in front of the searchable text (term-frequency boost);
-* capability compaction (2048 bytes) and the intrinsic-summary filter.
+* capability compaction (2048 bytes) and the intrinsic-summary filter;
+* the dense query — what the sentence encoder sees of a capability (JSON keys stripped, URLs and
+  e-mail addresses masked).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+
+import _rank
 
 SLIM_DESCRIPTION_BYTES = 160
 CAPABILITY_BYTES = 2048
@@ -19,6 +23,9 @@ BROWSER_FETCH_BOOST = "default static web page webpage website RSS Atom API cont
 """Extra words of the `browser::fetch` BM25 document (kept for parity with the reference)."""
 
 _SENTENCE_END = re.compile(r"[.?!](?=\s|$)")
+
+_URL = re.compile(r"\b(?:https?|ftp)://\S+", re.IGNORECASE)
+_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
 
 SUMMARY_TERMS = frozenset({"summarize", "summarise", "summary", "summarization"})
 PROVIDED_TERMS = frozenset({"provided", "text", "content"})
@@ -79,3 +86,21 @@ def is_intrinsic(terms: Iterable[str]) -> bool:
 def side_document(text: str) -> str:
     """A side-lane ranking document: at most 300 bytes, character boundary, trimmed."""
     return truncate_bytes(text.strip(), SIDE_DOCUMENT_BYTES).strip()
+
+
+def dense_query(capability: str) -> str:
+    """The text the sentence encoder embeds for a capability (chosen for this project): the
+    compacted capability with quoted JSON keys stripped (the §4 rule BM25 already applies),
+    every URL replaced by the word `URL` and every e-mail address by `email address`.
+
+    Opaque tokens pull a sentence encoder toward whatever their pieces resemble
+    (`https://hooks.example.com/ci` toward CI functions, `"text":` toward text functions), while
+    the fact that a URL or an address is there is what matters. Dev split, dense lane alone:
+    top-1 0.516 → 0.578 on the graded capabilities, MRR 0.676 → 0.713; hybrid pipeline:
+    recall@3 0.701 → 0.715, recall@6 0.842 → 0.852, nDCG@12 0.733 → 0.736, nothing lower. BM25
+    terms, judge questions, registry queries and exact-id matching keep the capability as
+    written."""
+    text = _rank.strip_json_keys(capability)
+    text = _URL.sub("URL", text)
+    text = _EMAIL.sub("email address", text)
+    return " ".join(text.split())

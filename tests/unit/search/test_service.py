@@ -167,6 +167,13 @@ async def test_hybrid_encodes_all_capabilities_in_one_batch(directory: Directory
     assert not any(text == "kv::get" for text in encoder.texts)  # exact ids bypass the model
 
 
+async def test_hybrid_embeds_the_dense_query_text(directory: Directory, tmp_path: Path) -> None:
+    encoder = hybrid(directory, tmp_path)
+    await search(directory, 'send {"subject": "hi"} to bob@example.com via https://mail.example.com/x')
+    assert 'send { "hi"} to email address via URL' in encoder.texts
+    assert not any("bob@example.com" in text for text in encoder.texts)
+
+
 async def test_hybrid_without_a_model_reports_lexical(directory: Directory) -> None:
     directory.apply_settings(directory.settings.model_copy(update={"function_search_mode": "hybrid"}))
     service = directory.service(SearchService)

@@ -9,6 +9,7 @@ from iii_directory.search.query import make_query
 from iii_directory.search.text import (
     bm25_document,
     compact_capability,
+    dense_query,
     is_intrinsic,
     searchable_text,
     side_document,
@@ -92,3 +93,29 @@ def test_query_strips_json_keys() -> None:
 
 def test_side_document_is_capped_at_300_bytes() -> None:
     assert len(side_document("x" * 500).encode()) == 300
+
+
+@pytest.mark.parametrize(
+    ("capability", "embedded"),
+    [
+        ('POST {"status": "done", "run": 42} to https://hooks.example.com/ci',
+         'POST { "done", 42} to URL'),
+        ("email the German version to anna@example.de", "email the German version to email address"),
+        ("open http://shop.example.com/deals?x=1 in a browser", "open URL in a browser"),
+        ("fetch FTP://mirror.example.org/pub/file.tar.gz", "fetch URL"),
+        ("send an email to a customer", "send an email to a customer"),
+        ("ping @oncall in #ops", "ping @oncall in #ops"),
+    ],
+)
+def test_dense_query_strips_keys_and_masks_urls_and_addresses(capability: str, embedded: str) -> None:
+    assert dense_query(capability) == embedded
+
+
+def test_query_keeps_the_capability_for_terms_and_exact_ids() -> None:
+    query = make_query("  read {\"path\": \"/tmp/a.csv\"} from https://x.example.com  ")
+    assert query is not None
+    assert query.text == 'read {"path": "/tmp/a.csv"} from https://x.example.com'
+    assert query.dense_text == 'read { "/tmp/a.csv"} from URL'
+    assert "path" not in query.terms and "example" in query.terms
+    assert query.with_vector(3).dense_text == query.dense_text
+
