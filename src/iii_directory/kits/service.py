@@ -253,7 +253,9 @@ class KitsService:
         prefix = "Not applied automatically: the plan needs review. " if apply else ""
         return FlowResult(status="planned", kit=ref.kit, message=prefix + planned_message(plan), plan=plan)
 
-    def _installed(self, raw: str) -> tuple[KitRef, Path, Lock, LockedKit]:
+    def _installed(self, raw: str, *, with_next: bool = True) -> tuple[KitRef, Path, Lock, LockedKit]:
+        """The kit `raw` names, the project root, its lock and the kit's entry; D510 when the
+        kit is not installed."""
         try:
             ref = parse_kit_id(raw)
         except RefError as exc:
@@ -262,7 +264,7 @@ class KitsService:
         lock = load_lock(root)
         installed = lock.get(ref.kit)
         if installed is None:
-            raise not_installed(ref.kit)
+            raise not_installed(ref.kit, with_next=with_next)
         return ref, root, lock, installed
 
     async def plan_update(self, session: Session, raw: str, version_text: str | None) -> FlowResult:
@@ -533,15 +535,7 @@ class KitsService:
     # -- ignore, check-updates ------------------------------------------------------------
 
     def ignore(self, raw: str, version: str, ignore: bool) -> IgnoreResult:
-        try:
-            ref = parse_kit_id(raw)
-        except RefError as exc:
-            raise ref_error(exc, "kit=<author>/<kit>") from None
-        root = self.root()
-        lock = load_lock(root)
-        entry = lock.get(ref.kit)
-        if entry is None:
-            raise not_installed(ref.kit, with_next=False)
+        ref, root, lock, entry = self._installed(raw, with_next=False)
         versions = [v for v in entry.ignored_versions if v != version]
         if ignore:
             versions = sorted([*versions, version])
