@@ -50,12 +50,11 @@ class Written:
     modified_at: str
     path: Path
 
-    @property
-    def namespace(self) -> str:
-        return self.id.split("/", 1)[0]
 
-    def event(self, op: str) -> dict[str, Any]:
-        return {"op": op, "namespace": self.namespace, "id": self.id}
+def change_event(op: str, skill_id: str) -> dict[str, Any]:
+    """The `directory::skills::on-change` payload of a write: `{op, namespace, id}`, the
+    namespace being the id's first segment."""
+    return {"op": op, "namespace": skill_id.split("/", 1)[0], "id": skill_id}
 
 
 def check_content(content: str) -> bytes:
@@ -210,9 +209,6 @@ class Deleted:
     id: str
     """The resolved on-disk id."""
     path: Path
-
-    def event(self) -> dict[str, Any]:
-        return {"op": "delete", "namespace": self.id.split("/", 1)[0], "id": self.id}
 
 
 def delete_skill(view: SkillsView, skill_id: str, marks: SelfWrites) -> Deleted:

@@ -8,7 +8,8 @@ anything touches disk, land atomically with a self-write mark, and fan out
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
 
 import anyio
 from pydantic import Field
@@ -41,6 +42,8 @@ _TITLE_TEXT = (
     "Frontmatter `title:` when present and non-empty, otherwise the first `# H1` line in the "
     "body, otherwise the bare `id`."
 )
+Edited = TypeVar("Edited", skill_writes.Written, skill_writes.Deleted)
+
 _DMI_TEXT = "Whether model-facing indexes should omit this skill from invocation candidates."
 
 
@@ -266,35 +269,31 @@ def _write_output(written: skill_writes.Written, model: type[WriteSkillOutput]) 
     )
 
 
+async def _edit(ctx: Context, op: str, edit: Callable[..., Edited], *args: Any) -> Edited:
+    """Run one skill write off the event loop against this call's visible set (the self-write
+    marks appended to `args`), then fan out its `on-change` event."""
+    view = await skills.load_view(ctx)
+    done = await anyio.to_thread.run_sync(edit, view, *args, ctx.directory.self_writes)
+    ctx.emit(SKILLS_ON_CHANGE, skill_writes.change_event(op, done.id))
+    return done
+
+
 async def create_skill(ctx: Context, req: CreateSkillInput) -> CreateSkillOutput:
     skill_id = normalize_skill_id(req.id)
-    view = await skills.load_view(ctx)
-    marks = ctx.directory.self_writes
-    written = await anyio.to_thread.run_sync(
-        skill_writes.create_skill, view, skill_id, req.content, marks
-    )
-    ctx.emit(SKILLS_ON_CHANGE, written.event("create"))
+    written = await _edit(ctx, "create", skill_writes.create_skill, skill_id, req.content)
     return _write_output(written, CreateSkillOutput)
 
 
 async def update_skill(ctx: Context, req: UpdateSkillInput) -> UpdateSkillOutput:
     skill_id = normalize_skill_id(req.id)
     skill_writes.check_content(req.content)
-    view = await skills.load_view(ctx)
-    marks = ctx.directory.self_writes
-    written = await anyio.to_thread.run_sync(
-        skill_writes.update_skill, view, skill_id, req.content, marks
-    )
-    ctx.emit(SKILLS_ON_CHANGE, written.event("update"))
+    written = await _edit(ctx, "update", skill_writes.update_skill, skill_id, req.content)
     return _write_output(written, UpdateSkillOutput)
 
 
 async def delete_skill(ctx: Context, req: DeleteSkillInput) -> DeleteSkillOutput:
     skill_id = normalize_skill_id(req.id)
-    view = await skills.load_view(ctx)
-    marks = ctx.directory.self_writes
-    deleted = await anyio.to_thread.run_sync(skill_writes.delete_skill, view, skill_id, marks)
-    ctx.emit(SKILLS_ON_CHANGE, deleted.event())
+    deleted = await _edit(ctx, "delete", skill_writes.delete_skill, skill_id)
     return DeleteSkillOutput(id=deleted.id)
 
 
