@@ -177,13 +177,22 @@ async def get_prompt(ctx: Context, req: SystemPromptGetInput) -> SystemPromptGet
     raise store.not_found_error(name, entries)
 
 
-def _create_target(ctx: Context, name: str) -> Path:
-    """`<skills_folder>/system-prompts/<name>.md`, refused when a symlink would carry the write
-    outside `skills_folder`."""
+def _new_file(ctx: Context, name: str, content: str) -> tuple[Path, store.PromptText]:
+    """The target `<skills_folder>/system-prompts/<name>.md` of a new prompt file and the parsed
+    content, checked in order: the target stays inside `skills_folder` (no symlink carries it
+    out), nothing is there yet, the content passes the read rules, a declared name matches."""
     try:
-        return contained_target(ctx.settings.path("skills_folder"), f"{SYSTEM_PROMPTS_SEGMENT}/{name}.md")
+        target = contained_target(
+            ctx.settings.path("skills_folder"), f"{SYSTEM_PROMPTS_SEGMENT}/{name}.md"
+        )
     except EscapesRoot as exc:
         raise DirectoryError.plain(f"refusing to write system prompt {name!r}: {exc}") from None
+    if os.path.lexists(target):
+        raise store.skipped_file_error(target)
+    store.check_size_and_body(content)
+    text = store.check_frontmatter(content)
+    store.check_declared_matches(text, name)
+    return target, text
 
 
 async def create_prompt(ctx: Context, req: SystemPromptCreateInput) -> SystemPromptCreateOutput:
@@ -194,12 +203,7 @@ async def create_prompt(ctx: Context, req: SystemPromptCreateInput) -> SystemPro
             f'system prompt "{name}" already exists.',
             next_steps=store.PROMPT_CREATE_CONFLICT_NEXT,
         )
-    target = _create_target(ctx, name)
-    if os.path.lexists(target):
-        raise store.skipped_file_error(target)
-    store.check_size_and_body(req.content)
-    text = store.check_frontmatter(req.content)
-    store.check_declared_matches(text, name)
+    target, text = _new_file(ctx, name, req.content)
     written = atomic_write(target, req.content, ctx.directory.self_writes)
     ctx.emit(ON_CHANGE, {"op": "create", "name": name})
     return SystemPromptCreateOutput(
@@ -218,12 +222,7 @@ async def update_prompt(ctx: Context, req: SystemPromptUpdateInput) -> SystemPro
         target = entry.path
         effective = text.declared_name or target.name[:-3]
     elif name in store.bundled_prompts():
-        target = _create_target(ctx, name)
-        if os.path.lexists(target):
-            raise store.skipped_file_error(target)
-        store.check_size_and_body(req.content)
-        text = store.check_frontmatter(req.content)
-        store.check_declared_matches(text, name)
+        target, text = _new_file(ctx, name, req.content)
         effective = name
     else:
         raise store.not_found_error(name, entries, update=True)
