@@ -262,6 +262,15 @@ async def _catalog(ctx: Context) -> store.Catalog:
     )
 
 
+async def _existing(ctx: Context, agent_id: str) -> tuple[store.Catalog, store.Profile]:
+    """This call's catalog and the profile `agent_id` names in it; D410 when there is none."""
+    catalog = await _catalog(ctx)
+    profile = catalog.get(agent_id)
+    if profile is None:
+        raise catalog.not_found(agent_id)
+    return catalog, profile
+
+
 async def _sources(ctx: Context) -> SourceLookup:
     """`kits.lock` and the completion markers of this call, read off the event loop."""
     return await anyio.to_thread.run_sync(SourceLookup, project_root(), ctx.settings.path("skills_folder"))
@@ -300,6 +309,15 @@ def _write_target(ctx: Context, profile: store.Profile) -> Path:
     if os.path.lexists(target):
         raise _skipped_file(target)
     return target
+
+
+def _write(ctx: Context, op: str, agent_id: str, target: Path, content: str) -> tuple[store.ProfileFields, int]:
+    """Validate `content` as a profile, write it atomically (self-write marked) and fan out
+    `on-change`; the parsed fields and the bytes written."""
+    fields = store.check_content(content)
+    written = atomic_write(target, content, ctx.directory.self_writes)
+    ctx.emit(ON_CHANGE, {"op": op, "name": agent_id})
+    return fields, written
 
 
 def _write_output(agent_id: str, fields: store.ProfileFields, written: int, path: Path) -> AgentWriteOutput:
@@ -394,10 +412,7 @@ async def unknown_functions(ctx: Context, functions: Sequence[str]) -> list[str]
 
 async def get_agent(ctx: Context, req: AgentGetInput) -> AgentGetOutput:
     agent_id = store.check_id(req.id)
-    catalog = await _catalog(ctx)
-    profile = catalog.get(agent_id)
-    if profile is None:
-        raise catalog.not_found(agent_id)
+    catalog, profile = await _existing(ctx, agent_id)
     resolved = store.resolve(catalog, profile)
     own = profile.fields
     return AgentGetOutput(
@@ -442,31 +457,21 @@ async def create_agent(ctx: Context, req: AgentCreateInput) -> AgentWriteOutput:
     target = _project_target(ctx, agent_id)
     if os.path.lexists(target):
         raise _skipped_file(target)
-    fields = store.check_content(req.content)
-    written = atomic_write(target, req.content, ctx.directory.self_writes)
-    ctx.emit(ON_CHANGE, {"op": "create", "name": agent_id})
+    fields, written = _write(ctx, "create", agent_id, target, req.content)
     return _write_output(agent_id, fields, written, target)
 
 
 async def update_agent(ctx: Context, req: AgentUpdateInput) -> AgentWriteOutput:
     agent_id = store.check_id(req.id)
-    catalog = await _catalog(ctx)
-    profile = catalog.get(agent_id)
-    if profile is None:
-        raise catalog.not_found(agent_id)
+    _, profile = await _existing(ctx, agent_id)
     target = _write_target(ctx, profile)
-    fields = store.check_content(req.content)
-    written = atomic_write(target, req.content, ctx.directory.self_writes)
-    ctx.emit(ON_CHANGE, {"op": "update", "name": agent_id})
+    fields, written = _write(ctx, "update", agent_id, target, req.content)
     return _write_output(agent_id, fields, written, target)
 
 
 async def delete_agent(ctx: Context, req: AgentDeleteInput) -> AgentDeleteOutput:
     agent_id = store.check_id(req.id)
-    catalog = await _catalog(ctx)
-    profile = catalog.get(agent_id)
-    if profile is None:
-        raise catalog.not_found(agent_id)
+    _, profile = await _existing(ctx, agent_id)
     if profile.path is None:
         raise invalid_input(
             "D414",
@@ -500,10 +505,7 @@ def _requested_functions(entries: Sequence[str]) -> list[str]:
 async def _edit_functions(ctx: Context, req: AgentFunctionsInput, *, add: bool) -> AgentFunctionsOutput:
     agent_id = store.check_id(req.id)
     wanted = _requested_functions(req.functions)
-    catalog = await _catalog(ctx)
-    profile = catalog.get(agent_id)
-    if profile is None:
-        raise catalog.not_found(agent_id)
+    _, profile = await _existing(ctx, agent_id)
     current = list(profile.fields.functions)
     if add:
         added = [fid for fid in wanted if fid not in current]
@@ -520,9 +522,7 @@ async def _edit_functions(ctx: Context, req: AgentFunctionsInput, *, add: bool) 
         )
     target = _write_target(ctx, profile)
     content = rewrite_functions(profile.raw, new)
-    fields = store.check_content(content)
-    written = atomic_write(target, content, ctx.directory.self_writes)
-    ctx.emit(ON_CHANGE, {"op": "update", "name": agent_id})
+    fields, written = _write(ctx, "update", agent_id, target, content)
     return AgentFunctionsOutput(
         id=agent_id, functions=list(fields.functions), added=added, removed=removed,
         unchanged=False, bytes=written, modified_at=modified_at(target),
