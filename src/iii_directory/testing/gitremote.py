@@ -24,17 +24,14 @@ import socket
 import ssl
 import subprocess
 import tempfile
-import threading
-import time
 from collections.abc import Iterable, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from .loopback import LoopbackHTTPServer, LoopbackService
 from .tls import write_identity
-
-HANG_LIMIT_S = 120.0
 
 
 def _git_env(home: Path) -> dict[str, str]:
@@ -52,10 +49,7 @@ def _git_env(home: Path) -> dict[str, str]:
     return env
 
 
-class _TLSServer(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-
+class _TLSServer(LoopbackHTTPServer):
     def __init__(self, handler: type[BaseHTTPRequestHandler], context: ssl.SSLContext) -> None:
         super().__init__(("127.0.0.1", 0), handler)
         self.context = context
@@ -73,8 +67,11 @@ class _TLSServer(ThreadingHTTPServer):
         return
 
 
-class GitRemote:
+class GitRemote(LoopbackService):
+    thread_name = "git-remote"
+
     def __init__(self, root: Path | None = None) -> None:
+        super().__init__()
         self._owned_root = root is None
         self.root = Path(tempfile.mkdtemp(prefix="iii-gitremote-")) if root is None else root
         self.root.mkdir(parents=True, exist_ok=True)
@@ -85,14 +82,10 @@ class GitRemote:
         self.ca_file, self._key_file = write_identity(self.root / "tls")
         self.requests: list[tuple[str, str]] = []
         self._mode: str | None = None
-        self._stop = threading.Event()
-        self._server: _TLSServer | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def start(self) -> GitRemote:
-        if self._server is not None:
-            return self
+    def _serve(self) -> _TLSServer:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(self.ca_file, self._key_file)
         remote = self
@@ -100,38 +93,15 @@ class GitRemote:
         class Handler(_CGIHandler):
             owner = remote
 
-        self._server = _TLSServer(Handler, context)
-        threading.Thread(target=self._server.serve_forever, args=(0.05,),
-                         name="git-remote", daemon=True).start()
-        return self
+        return _TLSServer(Handler, context)
 
-    def close(self) -> None:
-        self._stop.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+    def _closed(self) -> None:
         if self._owned_root:
             shutil.rmtree(self.root, ignore_errors=True)
 
-    def __enter__(self) -> GitRemote:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    async def __aenter__(self) -> GitRemote:
-        return self.start()
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.close()
-
     @property
     def base_url(self) -> str:
-        if self._server is None:
-            self.start()
-        assert self._server is not None
-        return f"https://127.0.0.1:{self._server.server_address[1]}"
+        return f"https://127.0.0.1:{self.port}"
 
     def url(self, name: str) -> str:
         return f"{self.base_url}/{name}.git"
@@ -254,9 +224,7 @@ class _CGIHandler(BaseHTTPRequestHandler):
         body = self._read_body()
         mode = owner._mode
         if mode == "hang":
-            started = time.monotonic()
-            while time.monotonic() - started < HANG_LIMIT_S and not owner._stop.is_set():
-                owner._stop.wait(0.05)
+            owner.hang()
             self.close_connection = True
             return
         if mode is not None and mode.isdigit():

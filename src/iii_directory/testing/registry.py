@@ -31,14 +31,13 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-HANG_LIMIT_S = 120.0
+from .loopback import LoopbackHTTPServer, LoopbackService
 
 
 @dataclass(frozen=True)
@@ -82,12 +81,6 @@ def _split(path: str) -> tuple[str, list[tuple[str, str]] | None]:
     return parts.path or "/", query
 
 
-class _Server(ThreadingHTTPServer):
-    # The stdlib default backlog of 5 drops connections when a worker under load opens dozens
-    # at once (a search fans out up to 12 registry requests); dropped ones hang until timeout.
-    request_queue_size = 1024
-
-
 @dataclass
 class MockWorker:
     name: str
@@ -99,63 +92,32 @@ class MockWorker:
     listed: bool = True
 
 
-class MockRegistry:
+class MockRegistry(LoopbackService):
+    thread_name = "mock-registry"
+
     def __init__(self, *, page_size: int = 20) -> None:
+        super().__init__()
         self.page_size = page_size
         self.requests: list[RecordedRequest] = []
         self._routes: dict[str, Reply | Responder] = {}
         self._failures: dict[str, _Failure] = {}
         self._workers: dict[str, MockWorker] = {}
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def start(self) -> MockRegistry:
-        if self._server is not None:
-            return self
+    def _serve(self) -> LoopbackHTTPServer:
         registry = self
 
         class Handler(_Handler):
             owner = registry
 
-        server = _Server(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
-        server.block_on_close = False
-        self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, args=(0.05,),
-                                        name="mock-registry", daemon=True)
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        self._stop.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> MockRegistry:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    async def __aenter__(self) -> MockRegistry:
-        return self.start()
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.close()
+        return LoopbackHTTPServer(("127.0.0.1", 0), Handler)
 
     @property
     def url(self) -> str:
         """Base URL without a trailing slash (`http://127.0.0.1:<port>`)."""
-        if self._server is None:
-            self.start()
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"http://127.0.0.1:{self.port}"
 
     # -- configuration -----------------------------------------------------------------------
 
@@ -367,9 +329,6 @@ class MockRegistry:
             },
         }
 
-    def _wait(self, seconds: float) -> None:
-        self._stop.wait(seconds)
-
 
 class _Handler(BaseHTTPRequestHandler):
     owner: MockRegistry
@@ -445,9 +404,7 @@ class _Handler(BaseHTTPRequestHandler):
             status = int(mode)
             self._send(Reply(status=status, json={"error": f"mock failure {status}"}))
         elif mode in ("hang", "timeout"):
-            started = time.monotonic()
-            while time.monotonic() - started < HANG_LIMIT_S and not self.owner._stop.is_set():
-                self.owner._wait(0.05)
+            self.owner.hang()
         elif mode == "truncated":
             data = b'{"workers": [{"name": "truncated", "description": "cut short"}]}'
             self.send_response(200)
