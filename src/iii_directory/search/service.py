@@ -30,7 +30,7 @@ from .corpus import Corpus
 from .dense_lane import DenseLane, DenseUnavailable
 from .guidance import GuidanceInput, compose
 from .judge import FUNCTION_DEPTH, JUDGE_EVALUATE, Candidate, Judge, JudgeFailure, LaneAsk, function_candidate
-from .lanes import Ranking, exact_lane, hybrid_lane, is_admitted, lexical_ranking, weighted_rrf
+from .lanes import CATALOG, Ranking, exact_lane, hybrid_lane, lexical_ranking, weighted_rrf
 from .memory import PREAMBLE_GUIDANCE, PREAMBLE_INSTALL, SessionMemory
 from .query import Query, make_query
 from .registry_lane import INSTALL_FUNCTION, merge_installables, search_registry
@@ -315,7 +315,8 @@ class SearchService:
         exact = [exact_lane(q.text, documents) for q in queries]
         if dense is None:
             return [e if e is not None else lex for e, lex in zip(exact, lexical)], "lexical"
-        lanes = [hybrid_lane(lex, d) if d is not None else lex for lex, d in zip(lexical, dense)]
+        lanes = [hybrid_lane(lex, d, CATALOG) if d is not None else lex
+                 for lex, d in zip(lexical, dense)]
         if self.reranker is not None:
             lanes = await self._rerank(call, queries, lexical, dense, lanes)
         lanes = [e if e is not None else lane for e, lane in zip(exact, lanes)]
@@ -348,7 +349,7 @@ class SearchService:
         documents = {tool.name: tool.dense_text for tool in call.corpus.tools}
         plans: dict[int, tuple[Ranking, list[str]]] = {}
         for i, (lex, d) in enumerate(zip(lexical, dense)):
-            if d is not None and is_admitted(d):
+            if d is not None and CATALOG.admit(d):
                 retrieval = weighted_rrf(lex, d)
                 plans[i] = (retrieval, rerank_head(retrieval))
 

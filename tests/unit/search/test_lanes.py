@@ -6,11 +6,15 @@ import pytest
 
 from iii_directory.search.corpus import Document, DocumentSet
 from iii_directory.search.lanes import (
+    AD_HOC,
+    CATALOG,
+    catalog_admitted,
     coverage_prune,
     dense_cut,
     exact_lane,
     hybrid_lane,
     is_admitted,
+    is_coherent,
     lexical_ranking,
     weighted_rrf,
 )
@@ -59,6 +63,33 @@ def test_admission_is_inclusive_at_030() -> None:
     assert is_admitted([("a", 0.30)])
     assert not is_admitted([("a", 0.2999)])
     assert not is_admitted([])
+
+
+def test_coherence_needs_one_worker_twice_in_the_first_four() -> None:
+    assert is_coherent([("a::x", 0.3), ("b::x", 0.3), ("c::x", 0.3), ("a::y", 0.3)])
+    assert not is_coherent([("a::x", 0.3), ("b::x", 0.3), ("c::x", 0.3), ("d::x", 0.3), ("a::y", 0.3)])
+    assert is_coherent([("x::a", 0.3), ("y::a", 0.3), ("y::b", 0.3)])  # not necessarily the leader's
+    assert not is_coherent([("plain", 0.3), ("plain2", 0.3)])  # ids without a namespace never count
+    assert not is_coherent([])
+
+
+def test_catalog_admission_is_confident_or_coherent() -> None:
+    scattered = [("db::list", 0.352), ("state::list", 0.35), ("engine::health", 0.335), ("files::list", 0.33)]
+    family = [("maps::geocode", 0.332), ("maps::reverse", 0.327), ("maps::route", 0.316)]
+    assert not catalog_admitted(scattered)  # a no-match wording: unrelated workers, middling cosines
+    assert is_admitted(scattered)  # §5.5 as written would take it
+    assert catalog_admitted(family)
+    assert catalog_admitted([("db::list", 0.40), ("state::list", 0.39)])  # confident: inclusive at 0.40
+    assert not catalog_admitted([("db::list", 0.3999), ("state::list", 0.39)])
+    assert not catalog_admitted([("maps::a", 0.2999), ("maps::b", 0.29)])  # under 0.30: never
+    assert not catalog_admitted([])
+
+
+def test_hybrid_lane_policies() -> None:
+    lexical = [("kv::get", 3.0)]
+    scattered = [("db::list", 0.35), ("state::list", 0.34), ("kv::get", 0.33)]
+    assert hybrid_lane(lexical, scattered, CATALOG) == lexical
+    assert [i for i, _ in hybrid_lane(lexical, scattered, AD_HOC)] == ["kv::get", "db::list", "state::list"]
 
 
 def test_dense_cut_uses_gap_floor_and_depth() -> None:
