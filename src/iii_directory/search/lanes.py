@@ -8,7 +8,8 @@ A ranking is a list of `(id, score)` pairs, best first. Lanes are built from:
 
 Two fusion policies: `AD_HOC` is §5.5 as written (registry contracts, skills, triggers);
 `CATALOG`, for the installed function catalog, admits low-confidence lanes only when their dense
-head is coherent (chosen for this project, see `catalog_admitted`).
+head is coherent and weights the dense list 1.5 (both chosen for this project, see
+`catalog_admitted` and `CATALOG_DENSE_WEIGHT`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ FUSION_WEIGHT = 1.0
 RRF_K = 60
 CONFIDENT_COSINE = 0.40
 COHERENCE_HEAD = 4
+CATALOG_DENSE_WEIGHT = 1.5
 
 
 def coverage_prune(hits: Sequence[tuple[str, float, int]]) -> Ranking:
@@ -125,8 +127,13 @@ class FusionPolicy:
 AD_HOC = FusionPolicy(is_admitted, FUSION_WEIGHT)
 """§5.5 as written: admission at 0.30, weight 1.0 (registry contracts, skills, triggers)."""
 
-CATALOG = FusionPolicy(catalog_admitted, FUSION_WEIGHT)
-"""The installed catalog: coherent admission, weight 1.0."""
+CATALOG = FusionPolicy(catalog_admitted, CATALOG_DENSE_WEIGHT)
+"""The installed catalog: coherent admission and the dense list weighted 1.5. The weight, chosen
+for this project, makes a semantic leader beat a lexical leader that the encoder places lower
+(RRF ties otherwise go to the lexical rank): dev split, hybrid, with coherent admission, MRR@1
+0.652 → 0.696, recall@1 0.501 → 0.528, nDCG@12 0.730 → 0.740, recall@12 unchanged, recall@3
+0.715 → 0.704. Without coherent admission the same weight cost multi coverage (0.963 → 0.889),
+so the two go together."""
 
 
 def hybrid_lane(lexical: Ranking, dense: Ranking, policy: FusionPolicy = AD_HOC) -> Ranking:

@@ -114,3 +114,14 @@ def test_exact_lane() -> None:
     assert exact_lane("email::send", docs, 1.0) == [("email::send", 1.0)]
     assert exact_lane("send email", docs) is None
     assert exact_lane("x::y", {"x::y"}) == [("x::y", 0.0)]
+
+
+def test_catalog_fusion_weights_the_dense_list_1_5() -> None:
+    dense = [("a::y", 0.5), ("a::x", 0.45)]
+    agreed = hybrid_lane([("a::x", 9.0)], dense, CATALOG)  # agreement still wins
+    assert [i for i, _ in agreed] == ["a::x", "a::y"]
+    assert agreed[0][1] == pytest.approx(1 / 61 + 1.5 / 62)
+    # Leaders that disagree: RRF's tie goes to the lexical leader at weight 1.0, to the dense
+    # leader at 1.5.
+    assert [i for i, _ in hybrid_lane([("a::z", 9.0)], dense, AD_HOC)] == ["a::z", "a::y", "a::x"]
+    assert [i for i, _ in hybrid_lane([("a::z", 9.0)], dense, CATALOG)] == ["a::y", "a::x", "a::z"]
