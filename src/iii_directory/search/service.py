@@ -349,7 +349,7 @@ class SearchService:
         documents = {tool.name: tool.dense_text for tool in call.corpus.tools}
         plans: dict[int, tuple[Ranking, list[str]]] = {}
         for i, (lex, d) in enumerate(zip(lexical, dense)):
-            if d is not None and CATALOG.admit(d):
+            if d is not None and CATALOG.admit(d, lex):
                 retrieval = weighted_rrf(lex, d)
                 plans[i] = (retrieval, rerank_head(retrieval))
 

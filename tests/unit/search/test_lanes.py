@@ -73,6 +73,17 @@ def test_coherence_needs_one_worker_twice_in_the_first_four() -> None:
     assert not is_coherent([])
 
 
+def test_coherence_by_agreement_with_the_lexical_lane() -> None:
+    dense = [("oauth::url", 0.357), ("browser::fill", 0.322), ("pay::create", 0.30), ("store::put", 0.3)]
+    assert not is_coherent(dense)
+    assert is_coherent(dense, [("log::write", 11.0), ("browser::type", 6.0)])  # browser twice
+    assert not is_coherent(dense, [("log::write", 11.0), ("a::b", 7.0), ("c::d", 6.0), ("browser::type", 5.0)])
+    # two lexical hits of one worker do not make a scattered dense head coherent
+    assert not is_coherent(dense, [("log::write", 11.0), ("log::tail", 10.0)])
+    assert not catalog_admitted(dense, [("log::write", 11.0)])
+    assert catalog_admitted(dense, [("browser::type", 6.0)])
+
+
 def test_catalog_admission_is_confident_or_coherent() -> None:
     scattered = [("db::list", 0.352), ("state::list", 0.35), ("engine::health", 0.335), ("files::list", 0.33)]
     family = [("maps::geocode", 0.332), ("maps::reverse", 0.327), ("maps::route", 0.316)]
@@ -87,9 +98,12 @@ def test_catalog_admission_is_confident_or_coherent() -> None:
 
 def test_hybrid_lane_policies() -> None:
     lexical = [("kv::get", 3.0)]
-    scattered = [("db::list", 0.35), ("state::list", 0.34), ("kv::get", 0.33)]
+    scattered = [("db::list", 0.35), ("state::list", 0.34), ("files::list", 0.33)]
     assert hybrid_lane(lexical, scattered, CATALOG) == lexical
-    assert [i for i, _ in hybrid_lane(lexical, scattered, AD_HOC)] == ["kv::get", "db::list", "state::list"]
+    assert [i for i, _ in hybrid_lane(lexical, scattered, AD_HOC)] == [
+        "kv::get", "db::list", "state::list", "files::list"]
+    agreeing = [("db::list", 0.35), ("state::list", 0.34), ("kv::get", 0.33)]
+    assert [i for i, _ in hybrid_lane(lexical, agreeing, CATALOG)] == ["kv::get", "db::list", "state::list"]
 
 
 def test_dense_cut_uses_gap_floor_and_depth() -> None:
