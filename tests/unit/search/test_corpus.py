@@ -11,6 +11,7 @@ from iii_directory.search.corpus import (
     DocumentSet,
     canonical_corpus,
     fingerprint,
+    index_terms,
     namespace_of,
     slim_parameters,
     tool_from_schema,
@@ -65,3 +66,17 @@ def test_document_set_bm25_requires_two_terms_and_breaks_ties_by_order() -> None
     assert all(h[2] == 2 for h in hits)
     assert docs.bm25(["alpha"]) == []
     assert [h[0] for h in docs.bm25(["alpha"], min_matched=1)] == ["a::one", "b::two", "c::three"]
+
+
+def test_single_letters_are_not_indexed_or_scored() -> None:
+    import _rank
+
+    assert index_terms(_rank.tokenize_query("renew my driver's license for 3D printing v2")) == [
+        "renew", "my", "driver", "license", "3", "3d", "printing", "v2"]
+    docs = DocumentSet((Document("deploy::down", "", "stop the service's containers"),
+                        Document("deploy::up", "", "start the stack's services")))
+    # `s` (from the possessive) no longer counts as a matched term
+    assert docs.bm25(_rank.tokenize_query("the driver's license")) == []
+    assert docs.bm25(["s", "container"], min_matched=1) == [
+        ("deploy::down", docs.bm25(["container"], min_matched=1)[0][1], 1)]
+
