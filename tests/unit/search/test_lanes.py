@@ -16,6 +16,7 @@ from iii_directory.search.lanes import (
     is_admitted,
     is_coherent,
     lexical_ranking,
+    single_term_fallback,
     weighted_rrf,
 )
 
@@ -139,3 +140,30 @@ def test_catalog_fusion_weights_the_dense_list_1_5() -> None:
     # leader at 1.5.
     assert [i for i, _ in hybrid_lane([("a::z", 9.0)], dense, AD_HOC)] == ["a::z", "a::y", "a::x"]
     assert [i for i, _ in hybrid_lane([("a::z", 9.0)], dense, CATALOG)] == ["a::y", "a::x", "a::z"]
+
+
+def test_single_term_fallback_needs_a_worker_twice_in_the_first_three() -> None:
+    hits = [("web::extract-article", 7.7, 1), ("translate::text", 7.1, 1), ("translate::document", 6.9, 1),
+            ("translate::detect", 6.5, 1), ("translate::glossary", 3.0, 1), ("search::news", 5.1, 1)]
+    # the lane is the worker's hits, coverage-pruned (glossary is under half of text's score)
+    assert [i for i, _ in single_term_fallback(hits)] == [
+        "translate::text", "translate::document", "translate::detect"]
+    scattered = [("shell::which", 6.7, 1), ("image::describe", 5.4, 1), ("maps::directions", 4.5, 1),
+                 ("image::ocr", 4.4, 1)]
+    assert single_term_fallback(scattered) == []  # the pair sits outside the first three
+    assert single_term_fallback([("plain", 5.0, 1), ("plain2", 5.0, 1)]) == []
+    assert single_term_fallback([]) == []
+
+
+def test_lexical_ranking_falls_back_only_without_two_term_matches() -> None:
+    docs = DocumentSet((
+        Document("audio::transcribe", "", "audio transcribe audio transcribe speech to text"),
+        Document("audio::synthesize", "", "audio synthesize audio synthesize text to speech with a voice"),
+        Document("shell::which", "", "shell which locate a binary"),
+    ))
+    assert [i for i, _ in lexical_ranking(docs, ["transcribe", "voice", "memo"])] == [
+        "audio::transcribe", "audio::synthesize"]
+    assert lexical_ranking(docs, ["think", "which", "approach"]) == []  # one scattered hit
+    # a two-term match wins outright: no fallback candidates are added
+    assert [i for i, _ in lexical_ranking(docs, ["speech", "voice", "which"])] == ["audio::synthesize"]
+
