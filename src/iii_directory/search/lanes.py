@@ -117,8 +117,13 @@ def is_coherent(dense: Ranking, lexical: Sequence[tuple[str, float]] = (), head:
                 lexical_head: int = LEXICAL_AGREEMENT_HEAD) -> bool:
     """The evidence names one worker twice: some namespace holds two of the first `head` (4)
     dense hits, or one of those hits' namespaces also holds one of the first `lexical_head` (3)
-    hits of the lexical lane. Ids without a namespace never count."""
-    workers = [ns for ns in (namespace_of(doc_id) for doc_id, _ in dense[:head]) if ns]
+    hits of the lexical lane. Only dense hits within `DENSE_GAP` of the best cosine count (a
+    far-behind hit is no evidence; dev figures are the same for windows of 0.10 and wider), and
+    ids without a namespace never do."""
+    if not dense:
+        return False
+    near = [doc_id for doc_id, cos in dense[:head] if cos >= dense[0][1] - DENSE_GAP]
+    workers = [ns for ns in (namespace_of(doc_id) for doc_id in near) if ns]
     if not workers:
         return False
     if max(Counter(workers).values()) >= 2:

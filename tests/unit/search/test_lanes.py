@@ -72,6 +72,8 @@ def test_coherence_needs_one_worker_twice_in_the_first_four() -> None:
     assert is_coherent([("x::a", 0.3), ("y::a", 0.3), ("y::b", 0.3)])  # not necessarily the leader's
     assert not is_coherent([("plain", 0.3), ("plain2", 0.3)])  # ids without a namespace never count
     assert not is_coherent([])
+    assert not is_coherent([("a::x", 0.5), ("b::x", 0.45), ("a::y", 0.29)])  # a::y is 0.21 behind
+    assert is_coherent([("a::x", 0.5), ("b::x", 0.45), ("a::y", 0.31)])
 
 
 def test_coherence_by_agreement_with_the_lexical_lane() -> None:
