@@ -131,6 +131,27 @@ async def test_hybrid_mode_over_the_wire(wire: Any) -> None:
     assert ids(response)[0] == "weather::forecast"
 
 
+async def test_hybrid_admits_a_middling_dense_head_only_when_a_worker_repeats(wire: Any) -> None:
+    # FakeEncoder cosine of "alpha beta" with each of these documents: 0.316 (between 0.30 and
+    # the confident 0.40), one document per worker: the §5.5 floor alone would admit the lane.
+    for function_id, description in (("ant::fetch", "Alpha thing more."), ("bee::fetch", "Beta thing more."),
+                                      ("cat::store", "Alpha other more.")):
+        wire.engine.add_function(function_id, echo, description=description)
+    service = wire.directory.service(SearchService)
+    service.use_encoder(FakeEncoder(), index_factory=ExactIndex, persist=False)
+    await set_mode(wire, "hybrid")
+    await eventually(wire, "ant fetch thing", lambda r: r["search_mode"] == "hybrid"
+                     and "ant::fetch" in ids(r))
+    scattered = await wire.call(SEARCH, {"capabilities": ["alpha beta"]})
+    assert scattered["workers"] == [] and scattered["search_mode"] == "hybrid"
+    assert scattered["guidance"].startswith("No functions matched")
+
+    wire.engine.add_function("ant::store", echo, description="Alpha other more.")
+    coherent = await eventually(wire, "alpha beta", lambda r: bool(r["workers"]))
+    assert {f for f in ids(coherent)} >= {"ant::fetch", "ant::store"}
+    assert coherent["workers"][0]["namespace"] == "ant"
+
+
 async def test_judge_mode_with_a_fake_judge(wire: Any) -> None:
     add_peers(wire)
     judge = wire.engine.install_judge()
