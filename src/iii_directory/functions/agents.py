@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import anyio
 from pydantic import Field
@@ -334,32 +334,40 @@ def _write_output(agent_id: str, fields: store.ProfileFields, written: int, path
 # --- list / get -----------------------------------------------------------------------------
 
 
+def _shared_fields(profile: store.Profile, resolved: store.Resolved, source: Source) -> dict[str, Any]:
+    """The fields a list row and a get answer both carry: the profile's own display fields,
+    the model and reasoning effort resolved through `extends`, and where the file came from."""
+    own = profile.fields
+    return {
+        "id": profile.id,
+        "name": own.name,
+        "description": own.description,
+        "logo": own.logo,
+        "model": resolved.model,
+        "reasoning_effort": resolved.reasoning_effort,
+        "icon": own.icon,
+        "color": own.color,
+        "extends": own.extends,
+        "hidden": own.hidden,
+        "composer_placeholder": own.composer_placeholder,
+        "builtin": profile.builtin,
+        "inheritance_error": resolved.inheritance_error,
+        "source": _source_model(source),
+        "modified_at": profile.modified_at,
+    }
+
+
 async def list_agents(ctx: Context, _req: Empty) -> ListAgentsOutput:
     catalog = await _catalog(ctx)
     sources = await _sources(ctx)
     rows = []
     for profile in catalog:
         resolved = store.resolve(catalog, profile)
-        own = profile.fields
         rows.append(
             AgentEntry(
-                id=profile.id,
-                name=own.name,
-                description=own.description,
-                logo=own.logo,
                 skill_count=len(resolved.skills) or None,
                 function_count=len(resolved.functions),
-                model=resolved.model,
-                reasoning_effort=resolved.reasoning_effort,
-                icon=own.icon,
-                color=own.color,
-                extends=own.extends,
-                hidden=own.hidden,
-                composer_placeholder=own.composer_placeholder,
-                builtin=profile.builtin,
-                inheritance_error=resolved.inheritance_error,
-                source=_source_model(sources.source(profile)),
-                modified_at=profile.modified_at,
+                **_shared_fields(profile, resolved, sources.source(profile)),
             )
         )
     return ListAgentsOutput(agents=rows)
@@ -414,30 +422,15 @@ async def get_agent(ctx: Context, req: AgentGetInput) -> AgentGetOutput:
     agent_id = store.check_id(req.id)
     catalog, profile = await _existing(ctx, agent_id)
     resolved = store.resolve(catalog, profile)
-    own = profile.fields
     return AgentGetOutput(
-        id=profile.id,
-        name=own.name,
-        description=own.description,
-        logo=own.logo,
         system_prompt=resolved.system_prompt,
         skills=list(resolved.skills),
         unknown_skills=await unknown_skills(ctx, resolved.skills),
         functions=list(resolved.functions),
         unknown_functions=await unknown_functions(ctx, resolved.functions),
-        model=resolved.model,
-        reasoning_effort=resolved.reasoning_effort,
-        icon=own.icon,
-        color=own.color,
-        extends=own.extends,
-        hidden=own.hidden,
-        composer_placeholder=own.composer_placeholder,
         skills_index=resolved.skills_index,
-        builtin=profile.builtin,
-        inheritance_error=resolved.inheritance_error,
         raw=profile.raw if req.raw else None,
-        source=_source_model((await _sources(ctx)).source(profile)),
-        modified_at=profile.modified_at,
+        **_shared_fields(profile, resolved, (await _sources(ctx)).source(profile)),
     )
 
 
