@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 import anyio
 from pydantic import Field
@@ -105,6 +105,9 @@ class SystemPromptUpdateOutput(Response):
     )
 
 
+Written = TypeVar("Written", SystemPromptCreateOutput, SystemPromptUpdateOutput)
+
+
 class SystemPromptDeleteInput(Request):
     name: str = Field(
         description="Existing system prompt name, as returned by `directory::system-prompts::list`."
@@ -195,6 +198,15 @@ def _new_file(ctx: Context, name: str, content: str) -> tuple[Path, store.Prompt
     return target, text
 
 
+def _write(ctx: Context, op: str, name: str, target: Path, content: str, text: store.PromptText,
+           answer: type[Written]) -> Written:
+    """Write the validated `content` atomically (self-write marked), fan out `on-change` and
+    answer `{name, description, bytes, modified_at}`."""
+    written = atomic_write(target, content, ctx.directory.self_writes)
+    ctx.emit(ON_CHANGE, {"op": op, "name": name})
+    return answer(name=name, description=text.description, bytes=written, modified_at=modified_at(target))
+
+
 async def create_prompt(ctx: Context, req: SystemPromptCreateInput) -> SystemPromptCreateOutput:
     name = store.check_name(req.name)
     if store.find(await _scan(ctx), name) is not None:
@@ -204,11 +216,7 @@ async def create_prompt(ctx: Context, req: SystemPromptCreateInput) -> SystemPro
             next_steps=store.PROMPT_CREATE_CONFLICT_NEXT,
         )
     target, text = _new_file(ctx, name, req.content)
-    written = atomic_write(target, req.content, ctx.directory.self_writes)
-    ctx.emit(ON_CHANGE, {"op": "create", "name": name})
-    return SystemPromptCreateOutput(
-        name=name, description=text.description, bytes=written, modified_at=modified_at(target)
-    )
+    return _write(ctx, "create", name, target, req.content, text, SystemPromptCreateOutput)
 
 
 async def update_prompt(ctx: Context, req: SystemPromptUpdateInput) -> SystemPromptUpdateOutput:
@@ -226,11 +234,7 @@ async def update_prompt(ctx: Context, req: SystemPromptUpdateInput) -> SystemPro
         effective = name
     else:
         raise store.not_found_error(name, entries, update=True)
-    written = atomic_write(target, req.content, ctx.directory.self_writes)
-    ctx.emit(ON_CHANGE, {"op": "update", "name": effective})
-    return SystemPromptUpdateOutput(
-        name=effective, description=text.description, bytes=written, modified_at=modified_at(target)
-    )
+    return _write(ctx, "update", effective, target, req.content, text, SystemPromptUpdateOutput)
 
 
 async def delete_prompt(ctx: Context, req: SystemPromptDeleteInput) -> SystemPromptDeleteOutput:
