@@ -14,13 +14,13 @@ unsupported ⇒ no kits); the markers with `sources.markers.all_markers` (unread
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..kits.lock import read_lock
 from ..sources.markers import all_markers
 from .agents import Profile
+from .files import sha256_hex
 
 
 @dataclass(frozen=True)
@@ -62,10 +62,6 @@ def worker_owned_agents(skills_root: Path) -> dict[str, Owner]:
         for agent_id, sha in marker.agents.items():
             owners.setdefault(agent_id, Owner(None, marker.worker, marker.version, sha))
     return owners
-
-
-def sha256_hex(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class SourceLookup:

@@ -12,6 +12,7 @@ Walking roots and classifying paths is `roots.py`'s job.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from datetime import UTC, datetime
 from pathlib import Path
@@ -71,6 +72,14 @@ def read_head(path: Path, limit: int = MAX_FILE_BYTES + 65_536) -> tuple[str, in
             return None
         text = data[: exc.start].decode("utf-8")
     return text, size
+
+
+def sha256_hex(data: bytes | str) -> str:
+    """Lower-case hex SHA-256 of the bytes, a string taken as UTF-8 (`abc` → `ba7816bf…15ad`):
+    how kits.lock and the completion markers name a file's content."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return hashlib.sha256(data).hexdigest()
 
 
 def body_is_empty(body: str) -> bool:

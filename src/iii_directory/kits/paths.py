@@ -9,23 +9,16 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path
 
 from ..config import Settings
 from ..content.atomic import is_within
+from ..content.files import sha256_hex
 from ..content.ids import is_valid_name
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 BUILTIN_AGENT_IDS: frozenset[str] = frozenset({"default", "iii", "iii-minimal"})
-
-
-def sha256_hex(data: bytes | str) -> str:
-    """Lower-case hex SHA-256 of the bytes (`abc` → `ba7816bf…15ad`)."""
-    if isinstance(data, str):
-        data = data.encode("utf-8")
-    return hashlib.sha256(data).hexdigest()
 
 
 def safe_segments(path: str) -> list[str] | None:

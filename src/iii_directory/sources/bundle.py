@@ -21,7 +21,6 @@ at most `MAX_OTHER_BYTES`; all files together at most `MAX_TOTAL_BYTES`.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
@@ -31,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..content.atomic import SelfWrites, atomic_write
-from ..content.files import MAX_FILE_BYTES
+from ..content.files import MAX_FILE_BYTES, sha256_hex
 from ..content.ids import is_valid_name
 from ..content.roots import EscapesRoot, Kind, classify, contained_target, utf8_name
 from ..errors import DirectoryError
@@ -81,10 +80,6 @@ def safe_relative(path: str) -> str:
 
 def size_cap(rel: str) -> int:
     return MAX_MARKDOWN_BYTES if rel.endswith(".md") else MAX_OTHER_BYTES
-
-
-def sha256_hex(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 @dataclass(frozen=True)
