@@ -11,15 +11,12 @@ import anyio
 import pytest
 
 from iii_directory.port import EngineCallError
+from wire_checks import own_ops
 
 pytestmark = [pytest.mark.wire, pytest.mark.timeout(60)]
 
 ON_CHANGE = "directory::agents::on-change"
 PROFILE = "---\nname: Helper\nlogo: 🧭\n# a comment\nskills: [ghost/skill]\n---\nYou help.\n"
-
-
-def own_ops(events: list[Any]) -> list[Any]:
-    return [e for e in events if e.get("op") != "external"]
 
 
 async def test_every_function_over_the_wire(wire: Any, roots: dict[str, Path]) -> None:

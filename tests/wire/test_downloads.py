@@ -19,7 +19,8 @@ from iii_directory.functions.downloads import AutoDownloader
 from iii_directory.port import EngineCallError
 from iii_directory.testing.gitremote import GitRemote
 from iii_directory.testing.registry import MockRegistry
-from iii_directory.testing.schema_check import first_error
+from wire_checks import conforms, direct_loopback  # noqa: F401 - direct_loopback is autouse
+from wire_checks import own_ops as own
 
 pytestmark = [pytest.mark.wire, pytest.mark.timeout(90)]
 
@@ -28,30 +29,10 @@ PROMPTS_EVENT = "directory::system-prompts::on-change"
 AGENTS_EVENT = "directory::agents::on-change"
 
 
-def own(events: list[Any]) -> list[Any]:
-    """The events a download caused (the watcher may add `external` doorbells)."""
-    return [e for e in events if e.get("op") != "external"]
-
-
 async def wait_until(predicate: Any, timeout: float = 15.0) -> None:
     with anyio.fail_after(timeout):
         while not predicate():
             await anyio.sleep(0.05)
-
-
-def conforms(wire: Any, function_id: str, value: Any) -> Any:
-    """`value` after checking it against the function's published response schema."""
-    schema = wire.directory.table.functions[function_id].response_schema()
-    assert first_error(value, schema) is None, first_error(value, schema)
-    return value
-
-
-@pytest.fixture(autouse=True)
-def _no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Loopback servers must be reached directly, whatever proxy the host configures."""
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
-                 "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture

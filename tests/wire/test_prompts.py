@@ -10,16 +10,12 @@ import anyio
 import pytest
 
 from iii_directory.port import EngineCallError
+from wire_checks import own_ops
 
 pytestmark = [pytest.mark.wire, pytest.mark.timeout(60)]
 
 ON_CHANGE = "directory::system-prompts::on-change"
 PROMPT = "---\ndescription: Reviews pull requests.\n---\nYou review pull requests.\n"
-
-
-def own_ops(events: list[Any]) -> list[Any]:
-    """The events this test's calls caused (the watcher may add `external` doorbells)."""
-    return [e for e in events if e.get("op") != "external"]
 
 
 async def test_list_get_create_update_delete(wire: Any, roots: dict[str, Path]) -> None:

@@ -14,24 +14,9 @@ import pytest
 from iii_directory.config import Settings
 from iii_directory.port import EngineCallError
 from iii_directory.testing.registry import MockRegistry
-from iii_directory.testing.schema_check import first_error
+from wire_checks import conforms, direct_loopback  # noqa: F401 - direct_loopback is autouse
 
 pytestmark = [pytest.mark.wire, pytest.mark.timeout(60)]
-
-
-def conforms(wire: Any, function_id: str, value: Any) -> Any:
-    """`value` after checking it against the function's published response schema."""
-    schema = wire.directory.table.functions[function_id].response_schema()
-    assert first_error(value, schema) is None, first_error(value, schema)
-    return value
-
-
-@pytest.fixture(autouse=True)
-def _no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Loopback servers must be reached directly, whatever proxy the host configures."""
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
-                 "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from iii_directory.config import Settings
-from iii_directory.port import EngineCallError
+from wire_checks import failure, own_ops
 
 pytestmark = [pytest.mark.wire, pytest.mark.timeout(60)]
 
@@ -22,16 +22,6 @@ def put(root: Path, rel: str, content: str = "# Title\n\nBody.\n") -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(content)
     return path
-
-
-def own_ops(events: list[Any]) -> list[Any]:
-    return [e for e in events if e.get("op") != "external"]
-
-
-async def failure(wire: Any, function_id: str, data: Any) -> EngineCallError:
-    with pytest.raises(EngineCallError) as caught:
-        await wire.call(function_id, data)
-    return caught.value
 
 
 async def test_every_function_round_trip(wire: Any, roots: dict[str, Path]) -> None:

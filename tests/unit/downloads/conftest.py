@@ -16,6 +16,7 @@ from iii_directory.port import StandaloneEngine
 from iii_directory.table import FunctionTable
 from iii_directory.testing.gitremote import GitRemote
 from iii_directory.testing.registry import MockRegistry
+from wire_checks import direct_loopback  # noqa: F401 - autouse: loopback servers bypass proxies
 
 
 @pytest.fixture
@@ -79,12 +80,3 @@ def tree() -> Callable[[Path], dict[str, str]]:
     return _tree
 
 
-PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
-                   "all_proxy")
-
-
-@pytest.fixture(autouse=True)
-def _no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Loopback servers must be reached directly, whatever proxy the host configures."""
-    for name in PROXY_VARIABLES:
-        monkeypatch.delenv(name, raising=False)

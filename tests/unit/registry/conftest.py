@@ -12,6 +12,7 @@ from iii_directory.port import StandaloneEngine
 from iii_directory.sources.registry import RegistryClient
 from iii_directory.table import FunctionTable
 from iii_directory.testing.registry import MockRegistry
+from wire_checks import direct_loopback  # noqa: F401 - autouse: loopback servers bypass proxies
 
 
 @pytest.fixture
@@ -36,12 +37,3 @@ def client(reg_directory: Directory) -> RegistryClient:
     return reg_directory.service(RegistryClient)
 
 
-PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
-                   "all_proxy")
-
-
-@pytest.fixture(autouse=True)
-def _no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Loopback servers must be reached directly, whatever proxy the host configures."""
-    for name in PROXY_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
