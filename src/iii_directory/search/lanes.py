@@ -113,8 +113,8 @@ def is_admitted(dense: Ranking) -> bool:
     return bool(dense) and dense[0][1] >= ADMISSION_COSINE
 
 
-def is_coherent(dense: Ranking, lexical: Sequence[tuple[str, float]] = (), head: int = COHERENCE_HEAD,
-                lexical_head: int = LEXICAL_AGREEMENT_HEAD) -> bool:
+def is_coherent(dense: Ranking, lexical: Sequence[tuple[str, float]] = (),
+                head: int = COHERENCE_HEAD, lexical_head: int = LEXICAL_AGREEMENT_HEAD) -> bool:
     """The evidence names one worker twice: some namespace holds two of the first `head` (4)
     dense hits, or one of those hits' namespaces also holds one of the first `lexical_head` (3)
     hits of the lexical lane. Only dense hits within `DENSE_GAP` of the best cosine count (a

@@ -1,8 +1,9 @@
 """Capabilities as queries, and local (model-free or ad-hoc dense) ranking of any document set.
 
 A `Query` is one compacted capability with its BM25 terms, the text its embedding is made from
-and, when the call embedded its queries, the row of its vector in the call's query matrix. Helpers here turn a `DocumentSet` and
-the queries into lanes for each mode, and build judge shortlists (search.md §6.2).
+and, when the call embedded its queries, the row of its vector in the call's query matrix.
+Helpers here turn a `DocumentSet` and the queries into lanes for each mode, and build judge
+shortlists (search.md §6.2).
 """
 
 from __future__ import annotations
