@@ -9,15 +9,24 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from kitfake import FakeComposeEngine, KitCatalog
 
 from iii_directory.directory import Directory
+from iii_directory.errors import DirectoryError
 from iii_directory.kits.lock import Lock, load_lock
 from iii_directory.kits.service import KitsService
 from iii_directory.testing.registry import MockRegistry
 from iii_directory.testing.schema_check import first_error
 
 T0 = datetime(2026, 10, 8, 14, 2, 11, tzinfo=UTC)
+FLOW = "skills/acme/team/tickets/flow.md"
+LEGACY_PATH = "skills/acme/team/legacy/old.md"
+
+
+def by_path(plan: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """A plan's files by install path."""
+    return {f["path"]: f for f in plan["files"]}
 
 
 @dataclass
@@ -46,6 +55,12 @@ class KitEnv:
             problem = first_error(result, schema)
             assert problem is None, f"{function_id} answered outside its schema: {problem}"
         return result
+
+    async def fails(self, function_id: str, data: dict[str, Any]) -> DirectoryError:
+        """The coded error a call must end with."""
+        with pytest.raises(DirectoryError) as caught:
+            await self.call(function_id, data)
+        return caught.value
 
     def path(self, install: str) -> Path:
         if install.startswith("agents/"):

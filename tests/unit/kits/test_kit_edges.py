@@ -3,27 +3,11 @@ integrity, path workers, and lock errors."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from kitenv import KitEnv
+from kitenv import FLOW, LEGACY_PATH, KitEnv, by_path
 from kitfake import FLOW_V1, LEGACY, PLANNER_V1, REVIEWER, KitVersion, sha, team_v1, team_v11
 
-from iii_directory.errors import DirectoryError
 from iii_directory.kits.store import PlanStore
-
-FLOW = "skills/acme/team/tickets/flow.md"
-LEGACY_PATH = "skills/acme/team/legacy/old.md"
-
-
-def by_path(plan: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {f["path"]: f for f in plan["files"]}
-
-
-async def fails(kits: KitEnv, function_id: str, data: dict[str, Any]) -> DirectoryError:
-    with pytest.raises(DirectoryError) as caught:
-        await kits.call(function_id, data)
-    return caught.value
 
 
 async def test_identical_files_are_still_written(kits: KitEnv) -> None:
@@ -101,7 +85,7 @@ async def test_path_workers_are_never_managed(kits: KitEnv) -> None:
     await kits.call("directory::kits::apply", {"plan_id": plan["plan_id"]})
     removal = (await kits.call("directory::kits::remove", {"kit": "acme/team"}))["plan"]
     assert removal["workers"][0]["action"] == "none"
-    error = await fails(kits, "directory::kits::apply", {"plan_id": removal["plan_id"], "remove_workers": ["kanban"]})
+    error = await kits.fails("directory::kits::apply", {"plan_id": removal["plan_id"], "remove_workers": ["kanban"]})
     assert error.code == "D513"
     assert kits.engine.log == []
 
@@ -125,7 +109,7 @@ async def test_integrity_mismatch_is_d516_and_writes_nothing(kits: KitEnv) -> No
     kits.declare(kanban=("^1.4", "1.6.1"))
     plan = (await kits.call("directory::download-kit", {"kit": "acme/team"}))["plan"]
     kits.catalog.tampered[("acme/team", "agents/planner.md")] = "tampered"
-    error = await fails(kits, "directory::kits::apply", {"plan_id": plan["plan_id"]})
+    error = await kits.fails("directory::kits::apply", {"plan_id": plan["plan_id"]})
     assert error.code == "D516"
     assert error.message == (
         "D516 integrity: the registry served different content for agents/planner.md than the plan "
@@ -155,15 +139,15 @@ async def test_a_blob_with_the_wrong_hash_is_refused(kits: KitEnv) -> None:
 
 
 async def test_plan_missing_expired_and_discard(kits: KitEnv) -> None:
-    error = await fails(kits, "directory::kits::apply", {"plan_id": "kp_nothing"})
+    error = await kits.fails("directory::kits::apply", {"plan_id": "kp_nothing"})
     assert error.message == (
         'D512 not_found: plan "kp_nothing" does not exist (applied, discarded or expired). '
         "Next: call directory::kits::list to see pending plans."
     )
-    assert (await fails(kits, "directory::kits::plan", {"plan_id": "../etc/passwd"})).code == "D512"
+    assert (await kits.fails("directory::kits::plan", {"plan_id": "../etc/passwd"})).code == "D512"
     plan = (await kits.call("directory::download-kit", {"kit": "acme/team"}))["plan"]
     kits.advance(hours=24)
-    error = await fails(kits, "directory::kits::apply", {"plan_id": plan["plan_id"]})
+    error = await kits.fails("directory::kits::apply", {"plan_id": plan["plan_id"]})
     assert error.message == (
         f"D512 invalid_input: plan {plan['plan_id']} expired at {plan['expires_at']}. "
         "Next: call directory::download-kit kit=acme/team to plan again."
@@ -237,7 +221,7 @@ async def test_ignoring_a_version_drops_its_pending_update_plans(kits: KitEnv) -
     await kits.call("directory::kits::ignore", {"kit": "acme/team", "version": "1.1.0"})
     assert PlanStore(kits.project).load(plan["plan_id"]) is None
     assert len([e for e in kits.engine.events("directory::kits::on-change") if e["op"] == "discard"]) == discards
-    error = await fails(kits, "directory::kits::ignore", {"kit": "acme/other", "version": "1.0.0"})
+    error = await kits.fails("directory::kits::ignore", {"kit": "acme/other", "version": "1.0.0"})
     assert error.message == 'D510 not_found: kit "acme/other" is not installed in this project.'
 
 
@@ -248,7 +232,7 @@ async def test_kit_flows_propagate_an_unreadable_lock(kits: KitEnv) -> None:
         ("directory::download-kit", {"kit": "acme/team"}),
         ("directory::kits::check-updates", {}),
     ):
-        error = await fails(kits, function_id, data)
+        error = await kits.fails(function_id, data)
         assert "kits.lock version 7 is not supported (expected 1)" in error.message
 
 

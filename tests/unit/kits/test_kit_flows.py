@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from kitenv import KitEnv
+from kitenv import FLOW, LEGACY_PATH, KitEnv, by_path
 from kitfake import (
     FLOW_V1,
     FLOW_V2,
@@ -27,24 +27,12 @@ from iii_directory.errors import DirectoryError
 from iii_directory.kits.lock import Lock, LockedFile, LockedKit, write_lock
 from iii_directory.kits.store import PlanStore
 
-FLOW = "skills/acme/team/tickets/flow.md"
-LEGACY_PATH = "skills/acme/team/legacy/old.md"
 TRIAGE_PATH = "skills/acme/team/tickets/triage.md"
 WORKER_REVIEWER = "---\nname: Reviewer\ndescription: From the kanban worker.\n---\nWorker review.\n"
 
 
-def by_path(plan: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {f["path"]: f for f in plan["files"]}
-
-
 def workers(plan: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {w["name"]: w for w in plan["workers"]}
-
-
-async def fails(kits: KitEnv, function_id: str, data: dict[str, Any]) -> DirectoryError:
-    with pytest.raises(DirectoryError) as caught:
-        await kits.call(function_id, data)
-    return caught.value
 
 
 def worker_owned_reviewer(kits: KitEnv) -> None:
@@ -170,7 +158,7 @@ async def test_blocks_without_compose_and_when_deprecated(kits: KitEnv) -> None:
     assert workers(plan)["kanban"]["action"] == "add"
     assert workers(plan)["kanban"]["installed"] is None
     assert [b["code"] for b in plan["blocking"]] == ["compose_not_running"]
-    error = await fails(kits, "directory::kits::apply", {"plan_id": plan["plan_id"]})
+    error = await kits.fails("directory::kits::apply", {"plan_id": plan["plan_id"]})
     assert error.code == "D514"
     assert error.message.startswith("D514 invalid_input: the plan is blocked: This kit adds or moves workers")
     kits.engine.up = True
@@ -181,7 +169,7 @@ async def test_blocks_without_compose_and_when_deprecated(kits: KitEnv) -> None:
     assert [b["code"] for b in plan["blocking"]] == ["kit_deprecated"]
     assert plan["blocking"][0]["message"] == "acme/team is deprecated: Use the new one. Install acme/team2 instead."
     assert plan["deprecation"] == {"message": "Use the new one", "replaced_by": "acme/team2"}
-    error = await fails(kits, "directory::kits::apply", {"plan_id": plan["plan_id"]})
+    error = await kits.fails("directory::kits::apply", {"plan_id": plan["plan_id"]})
     assert error.message.startswith("D514 invalid_input: the plan is blocked: acme/team is deprecated")
 
 
@@ -257,7 +245,7 @@ async def test_apply_install_runs_workers_then_files_then_lock(kits: KitEnv) -> 
 async def test_failed_compose_aborts_before_files_and_retry_converges(kits: KitEnv) -> None:
     plan = (await kits.call("directory::download-kit", {"kit": "acme/team"}))["plan"]
     kits.engine.fail["compose::add"] = "image pull failed"
-    error = await fails(kits, "directory::kits::apply", {"plan_id": plan["plan_id"]})
+    error = await kits.fails("directory::kits::apply", {"plan_id": plan["plan_id"]})
     assert error.code == "D515"
     assert error.message == "D515 compose_error: compose::add failed: image pull failed"
     assert not kits.path("agents/planner.md").exists()
@@ -268,7 +256,7 @@ async def test_failed_compose_aborts_before_files_and_retry_converges(kits: KitE
     assert stored["progress"]["error"] == error.message
     del kits.engine.fail["compose::add"]
     kits.engine.outcome = "failed"
-    error = await fails(kits, "directory::kits::apply", {"plan_id": plan["plan_id"]})
+    error = await kits.fails("directory::kits::apply", {"plan_id": plan["plan_id"]})
     assert error.message == (
         "D515 compose_error: compose::add did not finish: pulled. Nothing was written; fix the worker "
         "and retry the apply."
@@ -282,7 +270,7 @@ async def test_failed_compose_aborts_before_files_and_retry_converges(kits: KitE
 async def test_compose_gone_at_apply_is_d514(kits: KitEnv) -> None:
     plan = (await kits.call("directory::download-kit", {"kit": "acme/team"}))["plan"]
     kits.engine.up = False
-    error = await fails(kits, "directory::kits::apply", {"plan_id": plan["plan_id"]})
+    error = await kits.fails("directory::kits::apply", {"plan_id": plan["plan_id"]})
     assert error.code == "D514"
     assert error.message.startswith("D514 compose_not_running: the Compose daemon did not answer (")
     assert error.message.endswith("Start the project with `iii compose --up` and retry the apply.")
@@ -325,7 +313,7 @@ async def test_a_write_failing_midway_leaves_a_state_the_retry_converges_from(
         return real(path, content, marks)
 
     monkeypatch.setattr(apply_module, "atomic_write", flaky)
-    error = await fails(kits, "directory::kits::apply", {"plan_id": plan["plan_id"]})
+    error = await kits.fails("directory::kits::apply", {"plan_id": plan["plan_id"]})
     assert "No space left on device" in error.message
     assert kits.read("agents/planner.md") == PLANNER_V1
     assert not kits.path("agents/reviewer.md").exists()
@@ -422,24 +410,24 @@ async def test_apply_true_with_a_warning_waits(kits: KitEnv) -> None:
 
 
 async def test_unknown_kits_and_versions(kits: KitEnv) -> None:
-    assert (await fails(kits, "directory::download-kit", {"kit": "acme/nope"})).code == "D510"
-    error = await fails(kits, "directory::download-kit", {"kit": "acme/team@9.0.0"})
+    assert (await kits.fails("directory::download-kit", {"kit": "acme/nope"})).code == "D510"
+    error = await kits.fails("directory::download-kit", {"kit": "acme/team@9.0.0"})
     assert error.code == "D510" and "no version or tag" in error.message
-    error = await fails(kits, "directory::download-kit", {"kit": "acme/team@^3"})
+    error = await kits.fails("directory::download-kit", {"kit": "acme/team@^3"})
     assert error.code == "D510" and "satisfies" in error.message
-    error = await fails(kits, "directory::download-kit", {"kit": "Acme"})
+    error = await kits.fails("directory::download-kit", {"kit": "Acme"})
     assert error.code == "D511"
     assert error.message == (
         'D511 invalid_input: "Acme" is not <author>/<kit>. Use kit=<author>/<kit>[@<version|tag|range>].'
     )
-    error = await fails(kits, "directory::kits::plan-update", {"kit": "acme/team@1.0.0"})
+    error = await kits.fails("directory::kits::plan-update", {"kit": "acme/team@1.0.0"})
     assert error.code == "D511" and "must not carry a version here" in error.message
-    error = await fails(kits, "directory::kits::plan-update", {"kit": "acme/team"})
+    error = await kits.fails("directory::kits::plan-update", {"kit": "acme/team"})
     assert error.message == (
         'D510 not_found: kit "acme/team" is not installed in this project. '
         "Next: call directory::kits::list to see installed kits."
     )
-    assert (await fails(kits, "directory::kits::remove", {"kit": "acme/team"})).code == "D510"
+    assert (await kits.fails("directory::kits::remove", {"kit": "acme/team"})).code == "D510"
 
 
 # 10 ------------------------------------------------------------------------------------------
@@ -495,16 +483,16 @@ async def test_update_plan_merges_edits_and_flags_conflicts(kits: KitEnv) -> Non
     assert contents["blobs"][sha(FLOW_V1)] == FLOW_V1
 
     pid = plan["plan_id"]
-    error = await fails(kits, "directory::kits::apply", {"plan_id": pid})
+    error = await kits.fails("directory::kits::apply", {"plan_id": pid})
     assert error.code == "D513" and f"{FLOW} needs a decision (kit | mine | merged)" in error.message
     assert error.message.endswith(f"Next: call directory::kits::plan plan_id={pid} to see each file's options.")
-    error = await fails(kits, "directory::kits::apply", {"plan_id": pid, "decisions": {FLOW: "merged"}})
+    error = await kits.fails("directory::kits::apply", {"plan_id": pid, "decisions": {FLOW: "merged"}})
     assert "has conflicts: pass the resolved text" in error.message
-    error = await fails(kits, "directory::kits::apply", {
+    error = await kits.fails("directory::kits::apply", {
         "plan_id": pid, "decisions": {FLOW: {"choice": "merged", "content": contents["merged"][FLOW]}},
     })
     assert "conflict markers" in error.message
-    error = await fails(kits, "directory::kits::apply", {
+    error = await kits.fails("directory::kits::apply", {
         "plan_id": pid, "decisions": {FLOW: "overwrite", "agents/nope.md": "keep"},
     })
     assert f'{FLOW} cannot take "overwrite"; choose kit | mine | merged' in error.message
@@ -649,9 +637,9 @@ async def test_removal_deletes_intact_files_keeps_edited_ones_and_drops_the_lock
     assert (kanban["action"], kanban["range_from"]) == ("remove", "^1.4")
     assert "range" not in kanban
     assert plan["counts"]["agents"] == 0 and plan["counts"]["removed"] == 4
-    error = await fails(kits, "directory::kits::apply", {"plan_id": plan["plan_id"], "remove_workers": ["github"]})
+    error = await kits.fails("directory::kits::apply", {"plan_id": plan["plan_id"], "remove_workers": ["github"]})
     assert error.code == "D513" and 'worker "github" is not one this plan can remove' in error.message
-    error = await fails(kits, "directory::kits::apply", {"plan_id": plan["plan_id"], "remove_workers": ["kanban"]})
+    error = await kits.fails("directory::kits::apply", {"plan_id": plan["plan_id"], "remove_workers": ["kanban"]})
     assert error.code == "D514"
     kits.engine.up = True
     out = await kits.call("directory::kits::apply", {"plan_id": plan["plan_id"], "remove_workers": ["kanban"]})
@@ -709,11 +697,11 @@ async def test_check_updates_errors_are_cached(kits: KitEnv) -> None:
     await kits.install_v1()
     await kits.service.drain()
     kits.registry.fail("/k/updates", 503, method="POST")
-    error = await fails(kits, "directory::kits::check-updates", {})
+    error = await kits.fails("directory::kits::check-updates", {})
     assert error.code == "D520"
     listing = await kits.call("directory::kits::list")
     assert listing["updates_error"] == error.message
-    assert (await fails(kits, "directory::kits::check-updates", {"kit": "acme/other"})).code == "D510"
+    assert (await kits.fails("directory::kits::check-updates", {"kit": "acme/other"})).code == "D510"
 
 
 # 17 ------------------------------------------------------------------------------------------
@@ -742,7 +730,7 @@ async def test_get_reports_file_states_and_diff_serves_both_sides(kits: KitEnv) 
     assert diff == {"kit": "acme/team", "path": FLOW, "base": FLOW_V1, "local": "# Flow edited\n", "state": "edited"}
     gone = await kits.call("directory::kits::diff", {"kit": "acme/team", "path": "agents/reviewer.md"})
     assert (gone["local"], gone["state"]) == (None, "missing")
-    error = await fails(kits, "directory::kits::diff", {"kit": "acme/team", "path": "agents/none.md"})
+    error = await kits.fails("directory::kits::diff", {"kit": "acme/team", "path": "agents/none.md"})
     assert error.message == "D510 not_found: agents/none.md is not a file of acme/team."
 
 
