@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .loopback import LoopbackHTTPServer, LoopbackService
+from .loopback import LoopbackHTTPServer, LoopbackService, QuietHandler
 from .tls import write_identity
 
 
@@ -187,20 +187,10 @@ class GitRemote(LoopbackService):
             os.symlink(target, path)
 
 
-class _CGIHandler(BaseHTTPRequestHandler):
+class _CGIHandler(QuietHandler):
     """Forwards each request to `git http-backend` (CGI) and relays its answer."""
 
     owner: GitRemote
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        return
-
-    def do_GET(self) -> None:  # noqa: N802 - stdlib naming
-        self._serve("GET")
-
-    def do_POST(self) -> None:  # noqa: N802
-        self._serve("POST")
 
     def _read_body(self) -> bytes:
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
@@ -218,7 +208,7 @@ class _CGIHandler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(length) if length else b""
 
-    def _serve(self, method: str) -> None:
+    def serve(self, method: str) -> None:
         owner = self.owner
         owner.requests.append((method, self.path))
         body = self._read_body()

@@ -5,8 +5,8 @@ a request open until the server closes (at most `HANG_LIMIT_S`)."""
 from __future__ import annotations
 
 import threading
-from http.server import ThreadingHTTPServer
-from typing import Self
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Self
 
 HANG_LIMIT_S = 120.0
 
@@ -19,6 +19,30 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
     # The stdlib default backlog of 5 drops connections when a worker under load opens dozens
     # at once (a search fans out up to 12 registry requests); dropped ones hang until timeout.
     request_queue_size = 1024
+
+
+class QuietHandler(BaseHTTPRequestHandler):
+    """HTTP/1.1, no access log; GET, POST, PUT and DELETE all go to `serve(method)`."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        return
+
+    def serve(self, method: str) -> None:
+        raise NotImplementedError
+
+    def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+        self.serve("GET")
+
+    def do_POST(self) -> None:  # noqa: N802
+        self.serve("POST")
+
+    def do_PUT(self) -> None:  # noqa: N802
+        self.serve("PUT")
+
+    def do_DELETE(self) -> None:  # noqa: N802
+        self.serve("DELETE")
 
 
 class LoopbackService:

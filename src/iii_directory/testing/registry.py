@@ -33,11 +33,10 @@ import json
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from .loopback import LoopbackHTTPServer, LoopbackService
+from .loopback import LoopbackHTTPServer, LoopbackService, QuietHandler
 
 
 @dataclass(frozen=True)
@@ -330,26 +329,10 @@ class MockRegistry(LoopbackService):
         }
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     owner: MockRegistry
-    protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        return
-
-    def do_GET(self) -> None:  # noqa: N802 - stdlib naming
-        self._dispatch("GET")
-
-    def do_POST(self) -> None:  # noqa: N802
-        self._dispatch("POST")
-
-    def do_PUT(self) -> None:  # noqa: N802
-        self._dispatch("PUT")
-
-    def do_DELETE(self) -> None:  # noqa: N802
-        self._dispatch("DELETE")
-
-    def _dispatch(self, method: str) -> None:
+    def serve(self, method: str) -> None:
         owner = self.owner
         parts = urlsplit(self.path)
         pairs = parse_qsl(parts.query, keep_blank_values=True)
