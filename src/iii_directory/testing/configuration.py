@@ -17,7 +17,7 @@ from typing import Any
 from ..protocol.errors import EngineCallError
 from .schema_check import child_schema, first_error, types_at
 
-ID_RULE = re.compile(r"^[a-z0-9_-]{1,64}$")
+ID_RULE = re.compile(r"^[a-z0-9_-]{1,64}\Z")
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::([^}]*))?\}")
 
 REGISTERED = "configuration:registered"
