@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 from pydantic import ConfigDict, Field
 
 from ..context import Context
+from ..directory import Directory
 from ..models import OptionalText, Request, Response
 from ..sources.registry import RegistryClient
 from ..table import FunctionSpec, Surface
@@ -209,6 +210,11 @@ async def worker_info(ctx: Context, req: WorkerInfoInput) -> WorkerInfoOutput:
 
 # --- table ------------------------------------------------------------------------------------
 
+async def close_registry_client(directory: Directory) -> None:
+    """Close the pooled registry connections on shutdown."""
+    await directory.service(RegistryClient).aclose()
+
+
 SURFACE = Surface(
     functions=(
         FunctionSpec(
@@ -234,4 +240,5 @@ SURFACE = Surface(
             metadata={},
         ),
     ),
+    on_stop=(close_registry_client,),
 )

@@ -29,12 +29,14 @@ URL, so a repointed `registry_url` never serves an old answer.
 
 from __future__ import annotations
 
+import asyncio
+
 import json
 import logging
 import re
 import ssl
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -351,12 +353,57 @@ def _ssl_context() -> ssl.SSLContext:
     return _SSL_CONTEXT
 
 
+class _Flight:
+    """The outcome of one in-flight registry GET, shared by callers asking for the same key."""
+
+    def __init__(self) -> None:
+        self._done = anyio.Event()
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+    def succeed(self, value: Any) -> None:
+        self._value = value
+        self._done.set()
+
+    def fail(self, error: BaseException) -> None:
+        self._error = error
+        self._done.set()
+
+    async def result(self) -> Any:
+        await self._done.wait()
+        if self._error is not None:
+            if isinstance(self._error, DirectoryError):
+                raise self._error
+            raise unreachable("the shared request was cancelled")
+        return self._value
+
+
 class RegistryClient:
     """Registry access for one `Directory` (create it with `directory.service(RegistryClient)`)."""
 
     def __init__(self, directory: Directory) -> None:
         self._cache: dict[str, tuple[float, Any]] = {}
+        self._inflight: dict[str, _Flight] = {}
+        self._client: httpx.AsyncClient | None = None
+        self._client_loop: object | None = None
         directory.settings_listeners.append(self._on_settings)
+
+    def _http(self) -> httpx.AsyncClient:
+        """One pooled client per event loop: connections are reused across requests (a new
+        client per request made every search pay a TCP + TLS handshake per registry call)."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop or self._client.is_closed:
+            self._client = httpx.AsyncClient(
+                verify=_ssl_context(), follow_redirects=True, max_redirects=5, trust_env=True,
+                limits=httpx.Limits(max_connections=16, max_keepalive_connections=8),
+            )
+            self._client_loop = loop
+        return self._client
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None and self._client_loop is asyncio.get_running_loop():
+            await client.aclose()
 
     # -- cache ---------------------------------------------------------------------------
 
@@ -400,26 +447,30 @@ class RegistryClient:
         headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
         try:
             with anyio.fail_after(timeout_s):
-                async with httpx.AsyncClient(
-                    timeout=httpx.Timeout(timeout_s), verify=_ssl_context(),
-                    follow_redirects=True, max_redirects=5, trust_env=True,
-                ) as client:
-                    request = client.build_request(
-                        method, url, params=dict(params) if params else None, headers=headers,
-                        json=body if body is not None else None,
-                    )
+                client = self._http()
+                request = client.build_request(
+                    method, url, params=dict(params) if params else None, headers=headers,
+                    json=body if body is not None else None, timeout=httpx.Timeout(timeout_s),
+                )
+                try:
                     response = await client.send(request, stream=True)
-                    try:
-                        chunks: list[bytes] = []
-                        size = 0
-                        async for chunk in response.aiter_bytes():
-                            size += len(chunk)
-                            if size > MAX_RESPONSE_BYTES:
-                                raise too_large(response.status_code)
-                            chunks.append(chunk)
-                    finally:
-                        await response.aclose()
-                    return response.status_code, b"".join(chunks)
+                except httpx.RemoteProtocolError:
+                    if method != "GET":
+                        raise
+                    # A pooled keep-alive connection the server had already closed: a GET is
+                    # idempotent, so it is sent once more on a fresh connection.
+                    response = await client.send(request, stream=True)
+                try:
+                    chunks: list[bytes] = []
+                    size = 0
+                    async for chunk in response.aiter_bytes():
+                        size += len(chunk)
+                        if size > MAX_RESPONSE_BYTES:
+                            raise too_large(response.status_code)
+                        chunks.append(chunk)
+                finally:
+                    await response.aclose()
+                return response.status_code, b"".join(chunks)
         except RegistryFailure:
             raise
         except TimeoutError:
@@ -447,16 +498,41 @@ class RegistryClient:
                        params: Mapping[str, str] | None = None, *,
                        cache_key: str | None = None) -> Any:
         """GET `{registry_url}{path}` and decode JSON; cached under `cache_key` when given."""
-        if cache_key is not None:
-            hit = self._cached(settings, cache_key)
-            if hit is not None:
-                return hit
+        if cache_key is None:
+            return await self._fetch_json(settings, path, params)
+        return await self._shared(settings, cache_key,
+                                  lambda: self._fetch_json(settings, path, params))
+
+    async def _shared(self, settings: Settings, key: str,
+                      fetch: Callable[[], Awaitable[Any]]) -> Any:
+        """The cached value of `key`, else one `fetch()` shared by every caller asking for
+        `key` meanwhile (they all get its value or its error); the value is then cached."""
+        hit = self._cached(settings, key)
+        if hit is not None:
+            return hit
+        slot = f"{settings.registry_url} {key}"
+        pending = self._inflight.get(slot)
+        if pending is not None:
+            return await pending.result()
+        flight = self._inflight[slot] = _Flight()
+        try:
+            value = await fetch()
+        except BaseException as exc:
+            flight.fail(exc)
+            raise
+        else:
+            self._store(settings, key, value)
+            flight.succeed(value)
+            return value
+        finally:
+            if self._inflight.get(slot) is flight:
+                del self._inflight[slot]
+
+    async def _fetch_json(self, settings: Settings, path: str,
+                          params: Mapping[str, str] | None) -> Any:
         status, raw = await self._request(settings, "GET", path, params=params)
         self._check_status(status)
-        value = self._decode(status, raw)
-        if cache_key is not None:
-            self._store(settings, cache_key, value)
-        return value
+        return self._decode(status, raw)
 
     async def get_bytes(self, settings: Settings, path: str,
                         params: Mapping[str, str] | None = None) -> bytes:
@@ -477,21 +553,20 @@ class RegistryClient:
                            cursor: str | None = None) -> dict[str, Any]:
         """`GET /w[?search=…&cursor=…]` normalised to `{workers, pagination}`."""
         key = f"worker-list:{search or ''}:{cursor or ''}"
-        hit = self._cached(settings, key)
-        if hit is not None:
-            return hit
         params = {}
         if search:
             params["search"] = search
         if cursor:
             params["cursor"] = cursor
-        try:
-            body = await self.get_json(settings, "/w", params or None)
-        except RegistryNotFound as exc:
-            raise bad_status(exc.status or 404) from None
-        page = normalize_page(body)
-        self._store(settings, key, page)
-        return page
+
+        async def fetch() -> dict[str, Any]:
+            try:
+                body = await self.get_json(settings, "/w", params or None)
+            except RegistryNotFound as exc:
+                raise bad_status(exc.status or 404) from None
+            return normalize_page(body)
+
+        return await self._shared(settings, key, fetch)
 
     async def worker_record(self, settings: Settings, name: str, version: str | None = None,
                             tag: str | None = None) -> dict[str, Any]:
@@ -505,9 +580,16 @@ class RegistryClient:
             raise name_error
         kind, value = version_selector(version, tag)
         key = f"worker-info:{name}:{kind}={value}"
-        hit = self._cached(settings, key)
-        if hit is not None:
-            return hit
+
+        explicit = version is not None or tag is not None
+
+        async def fetch_record() -> dict[str, Any]:
+            return await self._fetch_record(settings, name, value, explicit=explicit)
+
+        return await self._shared(settings, key, fetch_record)
+
+    async def _fetch_record(self, settings: Settings, name: str, value: str, *,
+                            explicit: bool) -> dict[str, Any]:
         results: dict[str, Any] = {}
         failures: list[RegistryFailure] = []
 
@@ -523,7 +605,6 @@ class RegistryClient:
         if failures:
             nf = next((f for f in failures if isinstance(f, RegistryNotFound)), None)
             if nf is not None:
-                explicit = version is not None or tag is not None
                 raise not_found_worker(name, value if explicit else None) from None
             raise failures[0]
         body = results["body"]
@@ -531,9 +612,7 @@ class RegistryClient:
             raise undecodable("worker detail is not an object")
         if not isinstance(results["skills"], Mapping):
             raise undecodable("skills payload is not an object")
-        record = {"body": dict(body), "detail": worker_detail(body), "skills": results["skills"]}
-        self._store(settings, key, record)
-        return record
+        return {"body": dict(body), "detail": worker_detail(body), "skills": results["skills"]}
 
     async def worker_info(self, settings: Settings, name: str, version: str | None = None,
                           tag: str | None = None, readme: bool = False) -> dict[str, Any]:

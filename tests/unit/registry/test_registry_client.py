@@ -324,3 +324,43 @@ async def test_get_bytes_and_post_json(client: RegistryClient, reg_settings: Set
     assert answer == {"echo": '{"kits":[]}'}
     with pytest.raises(RegistryNotFound):
         await client.get_json(reg_settings, "/k/none/x")
+
+
+# -- transport: one request per key in flight ---------------------------------------------------
+
+
+async def test_concurrent_misses_of_one_key_share_one_request(
+        client: RegistryClient, reg_settings: Settings, registry: MockRegistry) -> None:
+    import anyio
+
+    registry.set("/w", json={"workers": [{"name": "resend", "latest_version": "1.0.0"}]}, delay=0.2)
+    pages: list[dict] = []
+
+    async def one() -> None:
+        pages.append(await client.list_workers(reg_settings))
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(8):
+            tg.start_soon(one)
+    assert len(pages) == 8 and all(p == pages[0] for p in pages)
+    assert len([r for r in registry.requests if r.path == "/w"]) == 1
+
+
+async def test_a_shared_failure_reaches_every_waiter(
+        client: RegistryClient, reg_settings: Settings, registry: MockRegistry) -> None:
+    import anyio
+
+    registry.set("/w", status=500, json={"error": "down"}, delay=0.2)
+    errors: list[BaseException] = []
+
+    async def one() -> None:
+        try:
+            await client.list_workers(reg_settings)
+        except RegistryFailure as exc:
+            errors.append(exc)
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(5):
+            tg.start_soon(one)
+    assert len(errors) == 5 and {e.code for e in errors} == {"D320"}
+    assert len([r for r in registry.requests if r.path == "/w"]) == 1
