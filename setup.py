@@ -32,6 +32,9 @@ TEST = [
     "rank_bm25>=0.2.2",
     "iii-sdk>=0.25",
     "build>=1.2",
+    "cython>=3.1",
+    "setuptools>=77",
+    "wheel",
     "auditwheel>=6",
     "cibuildwheel>=2.22",
 ]
