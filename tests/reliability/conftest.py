@@ -14,14 +14,13 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import anyio
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from wire_harness import WORKER_BOOT_TIMEOUT_S, fast_worker, wait_registered  # noqa: E402
+from wire_harness import running_worker  # noqa: E402
 
-from iii_directory.config import Settings, config_id  # noqa: E402
+from iii_directory.config import Settings  # noqa: E402
 from iii_directory.testing.client import TestClient  # noqa: E402
 from iii_directory.testing.engine import TestEngine  # noqa: E402
 from iii_directory.worker import Worker  # noqa: E402
@@ -42,16 +41,5 @@ class Live:
 
 @pytest.fixture
 async def live(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Live]:
-    for name in ("III_CONFIG_NAME", "III_NAMESPACE", "III_WORKER_NAME", "III_TOKEN", "III_CONFIG"):
-        monkeypatch.delenv(name, raising=False)
-    async with TestEngine(functions_debounce_s=0.05, namespace_grace_s=1.0) as engine:
-        engine.configuration.put(config_id(), settings.model_dump(mode="json"))
-        worker = fast_worker(engine.url)
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(worker.run)
-            with anyio.fail_after(WORKER_BOOT_TIMEOUT_S):
-                await worker.ready.wait()
-            await wait_registered(engine, worker)
-            async with engine.client() as client:
-                yield Live(engine=engine, worker=worker, client=client)
-            worker.stop()
+    async with running_worker(settings, monkeypatch) as (engine, worker, client):
+        yield Live(engine=engine, worker=worker, client=client)

@@ -15,28 +15,15 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-import anyio
 import pytest
 
-from iii_directory.config import Settings, config_id
-from iii_directory.testing.engine import TestEngine
-from wire_harness import WORKER_BOOT_TIMEOUT_S, Wire, fast_worker, wait_registered
+from iii_directory.config import Settings
+from wire_harness import Wire, fast_worker, running_worker, wait_registered
 
 __all__ = ["Wire", "fast_worker", "wait_registered"]
 
 
 @pytest.fixture
 async def wire(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Wire]:
-    for name in ("III_CONFIG_NAME", "III_NAMESPACE", "III_WORKER_NAME", "III_TOKEN", "III_CONFIG"):
-        monkeypatch.delenv(name, raising=False)
-    async with TestEngine(functions_debounce_s=0.05, namespace_grace_s=1.0) as engine:
-        engine.configuration.put(config_id(), settings.model_dump(mode="json"))
-        worker = fast_worker(engine.url)
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(worker.run)
-            with anyio.fail_after(WORKER_BOOT_TIMEOUT_S):
-                await worker.ready.wait()
-            await wait_registered(engine, worker)
-            async with engine.client() as client:
-                yield Wire(engine=engine, worker=worker, client=client)
-            worker.stop()
+    async with running_worker(settings, monkeypatch) as (engine, worker, client):
+        yield Wire(engine=engine, worker=worker, client=client)

@@ -5,9 +5,15 @@ Kept out of conftest.py so test modules can import them by a unique module name.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
+import pytest
+
+from iii_directory.config import Settings, config_id
 from iii_directory.config_boot import RetryPolicy
 from iii_directory.directory import Directory
 from iii_directory.protocol.backoff import Backoff
@@ -55,3 +61,26 @@ async def wait_registered(engine: TestEngine, worker: Worker) -> None:
     ids = set(worker.table.functions)
     await engine.wait_for(lambda: ids <= {fid for (_ns, fid), e in engine.functions.items() if e.owner is not None},
                           timeout=10)
+
+
+ENGINE_ENV = ("III_CONFIG_NAME", "III_NAMESPACE", "III_WORKER_NAME", "III_TOKEN", "III_CONFIG")
+
+
+@asynccontextmanager
+async def running_worker(settings: Settings, monkeypatch: pytest.MonkeyPatch
+                         ) -> AsyncIterator[tuple[TestEngine, Worker, TestClient]]:
+    """A TestEngine whose configuration store holds `settings`, a test-speed worker serving
+    against it (registered), and a protocol client; everything stops on exit."""
+    for name in ENGINE_ENV:
+        monkeypatch.delenv(name, raising=False)
+    async with TestEngine(functions_debounce_s=0.05, namespace_grace_s=1.0) as engine:
+        engine.configuration.put(config_id(), settings.model_dump(mode="json"))
+        worker = fast_worker(engine.url)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(worker.run)
+            with anyio.fail_after(WORKER_BOOT_TIMEOUT_S):
+                await worker.ready.wait()
+            await wait_registered(engine, worker)
+            async with engine.client() as client:
+                yield engine, worker, client
+            worker.stop()
