@@ -23,6 +23,11 @@ Handler = Callable[["Context", Any], Awaitable[Any]]
 StartHook = Callable[["Directory"], Awaitable[None]]
 
 
+def tool_label(text: str) -> dict[str, Any]:
+    """Function metadata `{"tool": {"label": text}}`: the label a harness shows for a call."""
+    return {"tool": {"label": text}}
+
+
 @dataclass(frozen=True)
 class FunctionSpec:
     id: str

@@ -28,7 +28,7 @@ from ..config import project_root
 from ..context import Context
 from ..errors import DirectoryError, invalid_input
 from ..models import Empty, Request, Response
-from ..table import FunctionSpec, Surface
+from ..table import FunctionSpec, Surface, tool_label
 
 ON_CHANGE = "directory::agents::on-change"
 INFO_BATCH = 32
@@ -533,9 +533,6 @@ async def remove_functions(ctx: Context, req: AgentFunctionsInput) -> AgentFunct
 # --- table ----------------------------------------------------------------------------------
 
 
-def _label(text: str) -> dict[str, dict[str, str]]:
-    return {"tool": {"label": text}}
-
 
 SURFACE = Surface(
     functions=(
@@ -580,7 +577,7 @@ SURFACE = Surface(
             request=AgentCreateInput,
             response=AgentWriteOutput,
             handler=create_agent,
-            metadata=_label("Create agent profile"),
+            metadata=tool_label("Create agent profile"),
         ),
         FunctionSpec(
             id="directory::agents::update",
@@ -594,7 +591,7 @@ SURFACE = Surface(
             request=AgentUpdateInput,
             response=AgentWriteOutput,
             handler=update_agent,
-            metadata=_label("Update agent profile"),
+            metadata=tool_label("Update agent profile"),
         ),
         FunctionSpec(
             id="directory::agents::delete",
@@ -606,7 +603,7 @@ SURFACE = Surface(
             request=AgentDeleteInput,
             response=AgentDeleteOutput,
             handler=delete_agent,
-            metadata=_label("Delete agent profile"),
+            metadata=tool_label("Delete agent profile"),
         ),
         FunctionSpec(
             id="directory::agents::functions::add",
@@ -620,7 +617,7 @@ SURFACE = Surface(
             request=AgentFunctionsInput,
             response=AgentFunctionsOutput,
             handler=add_functions,
-            metadata=_label("Add agent profile functions"),
+            metadata=tool_label("Add agent profile functions"),
         ),
         FunctionSpec(
             id="directory::agents::functions::remove",
@@ -634,7 +631,7 @@ SURFACE = Surface(
             request=AgentFunctionsInput,
             response=AgentFunctionsOutput,
             handler=remove_functions,
-            metadata=_label("Remove agent profile functions"),
+            metadata=tool_label("Remove agent profile functions"),
         ),
     ),
 )

@@ -40,7 +40,7 @@ from ..sources.downloads import (
 )
 from ..sources.markers import has_marker
 from ..sources.registry import worker_name_problem
-from ..table import BindingSpec, FunctionSpec, Surface
+from ..table import BindingSpec, FunctionSpec, Surface, tool_label
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -344,7 +344,7 @@ SURFACE = Surface(
             request=DownloadInput,
             response=DownloadOutput,
             handler=download,
-            metadata={"tool": {"label": "Download skills"}},
+            metadata=tool_label("Download skills"),
         ),
         FunctionSpec(
             id="directory::skills::download_from_registry",
@@ -354,7 +354,7 @@ SURFACE = Surface(
             request=RegistryDownloadInput,
             response=DownloadOutput,
             handler=download_from_registry,
-            metadata={"tool": {"label": "Download skills (registry)"}},
+            metadata=tool_label("Download skills (registry)"),
         ),
         FunctionSpec(
             id="directory::skills::download_from_repo",
@@ -364,7 +364,7 @@ SURFACE = Surface(
             request=RepoDownloadInput,
             response=DownloadOutput,
             handler=download_from_repo,
-            metadata={"tool": {"label": "Download skills (repo)"}},
+            metadata=tool_label("Download skills (repo)"),
         ),
         FunctionSpec(
             id=WORKER_ADDED,

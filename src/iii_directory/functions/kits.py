@@ -24,7 +24,7 @@ from ..kits.records import (
 )
 from ..kits.service import KITS_ON_CHANGE, KitsService, Session, engine_caller
 from ..models import Empty, OptionalText, Request
-from ..table import FunctionSpec, Surface, TriggerTypeSpec
+from ..table import FunctionSpec, Surface, TriggerTypeSpec, tool_label
 
 if TYPE_CHECKING:
     from ..directory import Directory
@@ -202,9 +202,6 @@ async def stop(directory: Directory) -> None:
     await directory.service(KitsService).stop()
 
 
-def _label(text: str) -> dict[str, object]:
-    return {"tool": {"label": text}}
-
 
 SURFACE = Surface(
     functions=(
@@ -220,7 +217,7 @@ SURFACE = Surface(
                 "has no warnings, blocks or pending decisions."
             ),
             request=DownloadKitRequest, response=FlowResult, handler=download_kit,
-            metadata=_label("Download kit"),
+            metadata=tool_label("Download kit"),
         ),
         FunctionSpec(
             id="directory::kits::apply",
@@ -233,7 +230,7 @@ SURFACE = Surface(
                 "nothing is applied and a fresh plan comes back (status replanned)."
             ),
             request=ApplyRequest, response=FlowResult, handler=apply,
-            metadata=_label("Apply kit plan"),
+            metadata=tool_label("Apply kit plan"),
         ),
         FunctionSpec(
             id="directory::kits::check-updates",
@@ -256,7 +253,7 @@ SURFACE = Surface(
             id="directory::kits::discard",
             description="Discard a pending kit plan.",
             request=PlanIdRequest, response=DiscardResult, handler=discard,
-            metadata=_label("Discard kit plan"),
+            metadata=tool_label("Discard kit plan"),
         ),
         FunctionSpec(
             id="directory::kits::get",
@@ -274,7 +271,7 @@ SURFACE = Surface(
                 "update checks; recorded in kits.lock ignored_versions."
             ),
             request=IgnoreRequest, response=IgnoreResult, handler=ignore,
-            metadata=_label("Ignore kit version"),
+            metadata=tool_label("Ignore kit version"),
         ),
         FunctionSpec(
             id="directory::kits::list",
@@ -300,7 +297,7 @@ SURFACE = Surface(
                 "conflicts need a decision before directory::kits::apply."
             ),
             request=PlanUpdateRequest, response=FlowResult, handler=plan_update,
-            metadata=_label("Plan kit update"),
+            metadata=tool_label("Plan kit update"),
         ),
         FunctionSpec(
             id="directory::kits::remove",
@@ -310,7 +307,7 @@ SURFACE = Surface(
                 "directory::kits::apply."
             ),
             request=KitRequest, response=FlowResult, handler=remove,
-            metadata=_label("Plan kit removal"),
+            metadata=tool_label("Plan kit removal"),
         ),
     ),
     trigger_types=(

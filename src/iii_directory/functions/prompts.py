@@ -21,7 +21,7 @@ from ..content.roots import SYSTEM_PROMPTS_SEGMENT, EscapesRoot, contained_targe
 from ..context import Context
 from ..errors import DirectoryError, invalid_input
 from ..models import Empty, Request, Response
-from ..table import FunctionSpec, Surface
+from ..table import FunctionSpec, Surface, tool_label
 
 ON_CHANGE = "directory::system-prompts::on-change"
 
@@ -251,9 +251,6 @@ async def delete_prompt(ctx: Context, req: SystemPromptDeleteInput) -> SystemPro
 # --- table ----------------------------------------------------------------------------------
 
 
-def _label(text: str) -> dict[str, dict[str, str]]:
-    return {"tool": {"label": text}}
-
 
 SURFACE = Surface(
     functions=(
@@ -289,7 +286,7 @@ SURFACE = Surface(
             request=SystemPromptCreateInput,
             response=SystemPromptCreateOutput,
             handler=create_prompt,
-            metadata=_label("Create system prompt"),
+            metadata=tool_label("Create system prompt"),
         ),
         FunctionSpec(
             id="directory::system-prompts::update",
@@ -302,7 +299,7 @@ SURFACE = Surface(
             request=SystemPromptUpdateInput,
             response=SystemPromptUpdateOutput,
             handler=update_prompt,
-            metadata=_label("Update system prompt"),
+            metadata=tool_label("Update system prompt"),
         ),
         FunctionSpec(
             id="directory::system-prompts::delete",
@@ -315,7 +312,7 @@ SURFACE = Surface(
             request=SystemPromptDeleteInput,
             response=SystemPromptDeleteOutput,
             handler=delete_prompt,
-            metadata=_label("Delete system prompt"),
+            metadata=tool_label("Delete system prompt"),
         ),
     ),
 )

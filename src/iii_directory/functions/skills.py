@@ -22,7 +22,7 @@ from ..content.visibility import InstalledWorkers
 from ..content.watch import start_watcher, stop_watcher
 from ..context import Context
 from ..models import Empty, OptionalText, Request, Response
-from ..table import FunctionSpec, Surface, TriggerTypeSpec
+from ..table import FunctionSpec, Surface, TriggerTypeSpec, tool_label
 
 SKILLS_ON_CHANGE = "directory::skills::on-change"
 PROMPTS_ON_CHANGE = "directory::system-prompts::on-change"
@@ -312,9 +312,6 @@ async def skills_index(ctx: Context, req: Empty) -> SkillsIndexOutput:
 # --- the table ------------------------------------------------------------------------------
 
 
-def _tool(label: str) -> dict[str, object]:
-    return {"tool": {"label": label}}
-
 
 SURFACE = Surface(
     functions=(
@@ -341,7 +338,7 @@ SURFACE = Surface(
             request=GetSkillInput,
             response=GetSkillOutput,
             handler=get_skill,
-            metadata=_tool("Get skill"),
+            metadata=tool_label("Get skill"),
         ),
         FunctionSpec(
             id="directory::skills::create",
@@ -354,7 +351,7 @@ SURFACE = Surface(
             request=CreateSkillInput,
             response=CreateSkillOutput,
             handler=create_skill,
-            metadata=_tool("Create skill"),
+            metadata=tool_label("Create skill"),
         ),
         FunctionSpec(
             id="directory::skills::update",
@@ -366,7 +363,7 @@ SURFACE = Surface(
             request=UpdateSkillInput,
             response=UpdateSkillOutput,
             handler=update_skill,
-            metadata=_tool("Update skill"),
+            metadata=tool_label("Update skill"),
         ),
         FunctionSpec(
             id="directory::skills::delete",
@@ -377,7 +374,7 @@ SURFACE = Surface(
             request=DeleteSkillInput,
             response=DeleteSkillOutput,
             handler=delete_skill,
-            metadata=_tool("Delete skill"),
+            metadata=tool_label("Delete skill"),
         ),
         FunctionSpec(
             id="directory::skills::index",
