@@ -31,7 +31,7 @@ import anyio
 
 from ..config import Settings
 from ..errors import DirectoryError, not_found, quote
-from .files import body_is_empty, modified_at, read_capped
+from .files import body_is_empty, read_capped, rfc3339
 from .ids import SKILL_GET_NEXT, closest, is_valid_id, levenshtein
 from .markdown import FrontmatterError, first_h1, first_paragraph, load_yaml, split_frontmatter
 from .roots import (
@@ -47,6 +47,7 @@ from .roots import (
     top_level_dirs,
     walk_markdown,
 )
+from .stat_cache import StatCache
 from .visibility import InstalledWorkers, Visibility, kit_namespaces
 
 if TYPE_CHECKING:
@@ -368,27 +369,58 @@ class SkillRow:
         }
 
 
+@dataclass(frozen=True)
+class _RowFacts:
+    """What a list row takes from a readable skill file (the title before its id fallback)."""
+
+    title: str | None
+    type: str | None
+    function_id: str | None
+    disable_model_invocation: bool
+    description: str
+
+
+def _row_facts(path: Path) -> _RowFacts:
+    meta = read_skill(path).meta
+    return _RowFacts(
+        title=meta.resolved_title(""),
+        type=meta.type,
+        function_id=meta.function_id,
+        disable_model_invocation=meta.disable_model_invocation,
+        description=meta.summary(),
+    )
+
+
+_ROW_FACTS: StatCache[_RowFacts] = StatCache()
+"""Row facts of every listed file, reused while the file is unchanged (`stat_cache`)."""
+
+
 def list_row(view: SkillsView, file: SkillFile) -> SkillRow:
-    """The row of one visible file; an unreadable file still yields a row (§4.2)."""
+    """The row of one visible file; an unreadable file still yields a row (§4.2). One `stat`
+    gives the size, the mtime and the key of the row-facts cache."""
     display = view.display_id(file.id)
     try:
-        size = file.path.stat().st_size
+        st = file.path.stat()
     except OSError:
-        size = 0
-    stamp = modified_at(file.path)
+        st = None
+    size = st.st_size if st is not None else 0
+    stamp = rfc3339(st.st_mtime) if st is not None else ""
     try:
-        meta = read_skill(file.path).meta
+        if st is None:
+            facts = _row_facts(file.path)
+        else:
+            facts = _ROW_FACTS.derive(file.path, st, _row_facts)
     except DirectoryError as exc:
         log.info("skills: %s", exc.message)
         return SkillRow(file.id, display, display, None, None, False, "", size, stamp)
     return SkillRow(
         on_disk_id=file.id,
         id=display,
-        title=meta.resolved_title(display),
-        type=meta.type,
-        function_id=meta.function_id,
-        disable_model_invocation=meta.disable_model_invocation,
-        description=meta.summary(),
+        title=facts.title or display,
+        type=facts.type,
+        function_id=facts.function_id,
+        disable_model_invocation=facts.disable_model_invocation,
+        description=facts.description,
         bytes=size,
         modified_at=stamp,
     )
