@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -157,6 +159,33 @@ class DocumentSet:
             return []
         hits = self.index.search(terms, k, min_matched)
         return [(self.documents[i].id, score, matched) for i, score, matched in hits if score > 0.0]
+
+
+SHARED_SETS = 16
+"""Document sets `shared_document_set` keeps (least recently used dropped first)."""
+
+_shared_sets: OrderedDict[tuple[Document, ...], DocumentSet] = OrderedDict()
+_shared_lock = threading.Lock()
+
+
+def shared_document_set(documents: tuple[Document, ...]) -> DocumentSet:
+    """The `DocumentSet` of exactly these documents, built once while it stays among the last
+    `SHARED_SETS` (16) asked for. The side lanes rebuild their documents on every call
+    (skills from disk, triggers from the engine) though they rarely change between calls, and
+    the BM25 index build was the largest CPU cost of a search call's skills lane. Equal
+    document tuples share one set, which nothing mutates after it is built."""
+    with _shared_lock:
+        found = _shared_sets.get(documents)
+        if found is not None:
+            _shared_sets.move_to_end(documents)
+            return found
+    built = DocumentSet(documents)
+    with _shared_lock:
+        _shared_sets[documents] = built
+        _shared_sets.move_to_end(documents)
+        while len(_shared_sets) > SHARED_SETS:
+            _shared_sets.popitem(last=False)
+    return built
 
 
 def tool_documents(tools: Iterable[Tool]) -> tuple[Document, ...]:

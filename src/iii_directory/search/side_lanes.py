@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 
 from .call import SearchCall
-from .corpus import Document, DocumentSet
+from .corpus import Document, DocumentSet, shared_document_set
 from .judge import SIDE_DEPTH, Candidate, skill_candidate, trigger_candidate
 from .lanes import Ranking
 from .query import Query
@@ -92,7 +92,7 @@ def skill_documents(entries: Sequence[SkillEntry]) -> DocumentSet:
     for entry in entries:
         searchable = searchable_text(entry.id, entry.document, ())
         documents.append(Document(entry.id, searchable, bm25_document(entry.id, searchable)))
-    return DocumentSet(tuple(documents))
+    return shared_document_set(tuple(documents))
 
 
 async def fetch_skills(call: SearchCall) -> list[SkillEntry] | None:
@@ -170,7 +170,7 @@ def parse_triggers(reply: Any) -> list[TriggerEntry]:
 
 
 def trigger_documents(entries: Sequence[TriggerEntry]) -> DocumentSet:
-    return DocumentSet(tuple(Document(e.id, e.document, e.document) for e in entries))
+    return shared_document_set(tuple(Document(e.id, e.document, e.document) for e in entries))
 
 
 async def fetch_triggers(call: SearchCall) -> list[TriggerEntry] | None:
