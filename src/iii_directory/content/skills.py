@@ -140,6 +140,8 @@ class SkillsView:
     agent_roots: tuple[Path, ...]
     agents_namespaces: Mapping[str, Path]
     """Agents namespace → the first agent-skills root that serves a `<name>/SKILL.md`."""
+    row_facts: StatCache[Any] | None = None
+    """The Directory's `RowFactsCache`; None parses every file for its row."""
     by_id: Mapping[str, SkillFile] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -215,7 +217,8 @@ def merge_skill_roots(local: Path, skills: Path, kits: frozenset[str]) -> list[S
     return [merged[k] for k in sorted(merged)]
 
 
-def build_view(settings: Settings, installed: frozenset[str] | None) -> SkillsView:
+def build_view(settings: Settings, installed: frozenset[str] | None,
+               row_facts: StatCache[Any] | None = None) -> SkillsView:
     """Compute the visible set (§3.4) for `settings` and an installed-worker set (None = unknown)."""
     local = local_skills_root(settings)
     skills = skills_root(settings)
@@ -251,6 +254,7 @@ def build_view(settings: Settings, installed: frozenset[str] | None) -> SkillsVi
         local_root=local,
         agent_roots=tuple(agent_roots),
         agents_namespaces=agents_namespaces,
+        row_facts=row_facts,
     )
 
 
@@ -261,7 +265,8 @@ async def load_view(ctx: Context, *, fresh: bool = False) -> SkillsView:
     installed = None
     if ctx.settings.filter_unregistered:
         installed = await ctx.directory.service(InstalledWorkers).get(ctx, fresh=fresh)
-    return await anyio.to_thread.run_sync(build_view, ctx.settings, installed)
+    row_facts = ctx.directory.service(RowFactsCache)
+    return await anyio.to_thread.run_sync(build_view, ctx.settings, installed, row_facts)
 
 
 # --- reading -----------------------------------------------------------------------------------
@@ -391,8 +396,12 @@ def _row_facts(path: Path) -> _RowFacts:
     )
 
 
-_ROW_FACTS: StatCache[_RowFacts] = StatCache()
-"""Row facts of every listed file, reused while the file is unchanged (`stat_cache`)."""
+class RowFactsCache(StatCache[_RowFacts]):
+    """Row facts of every listed file, reused while the file is unchanged (`stat_cache`);
+    one per `Directory` (`directory.service(RowFactsCache)`)."""
+
+    def __init__(self, directory: object | None = None) -> None:
+        super().__init__()
 
 
 def list_row(view: SkillsView, file: SkillFile) -> SkillRow:
@@ -406,10 +415,10 @@ def list_row(view: SkillsView, file: SkillFile) -> SkillRow:
     size = st.st_size if st is not None else 0
     stamp = rfc3339(st.st_mtime) if st is not None else ""
     try:
-        if st is None:
+        if st is None or view.row_facts is None:
             facts = _row_facts(file.path)
         else:
-            facts = _ROW_FACTS.derive(file.path, st, _row_facts)
+            facts = view.row_facts.derive(file.path, st, _row_facts)
     except DirectoryError as exc:
         log.info("skills: %s", exc.message)
         return SkillRow(file.id, display, display, None, None, False, "", size, stamp)

@@ -162,30 +162,39 @@ class DocumentSet:
 
 
 SHARED_SETS = 16
-"""Document sets `shared_document_set` keeps (least recently used dropped first)."""
-
-_shared_sets: OrderedDict[tuple[Document, ...], DocumentSet] = OrderedDict()
-_shared_lock = threading.Lock()
+"""Document sets a `DocumentSetCache` keeps (least recently used dropped first)."""
 
 
-def shared_document_set(documents: tuple[Document, ...]) -> DocumentSet:
+class DocumentSetCache:
     """The `DocumentSet` of exactly these documents, built once while it stays among the last
-    `SHARED_SETS` (16) asked for. The side lanes rebuild their documents on every call
-    (skills from disk, triggers from the engine) though they rarely change between calls, and
-    the BM25 index build was the largest CPU cost of a search call's skills lane. Equal
-    document tuples share one set, which nothing mutates after it is built."""
-    with _shared_lock:
-        found = _shared_sets.get(documents)
-        if found is not None:
-            _shared_sets.move_to_end(documents)
-            return found
-    built = DocumentSet(documents)
-    with _shared_lock:
-        _shared_sets[documents] = built
-        _shared_sets.move_to_end(documents)
-        while len(_shared_sets) > SHARED_SETS:
-            _shared_sets.popitem(last=False)
-    return built
+    `SHARED_SETS` (16) asked for; one per `Directory` (`directory.service(DocumentSetCache)`).
+
+    The side lanes rebuild their documents on every call (skills from disk, triggers from the
+    engine) though they rarely change between calls, and the BM25 index build was the largest
+    CPU cost of a search call's skills lane. Equal document tuples share one set, which nothing
+    mutates after it is built."""
+
+    def __init__(self, directory: object | None = None, capacity: int = SHARED_SETS) -> None:
+        self._sets: OrderedDict[tuple[Document, ...], DocumentSet] = OrderedDict()
+        self._lock = threading.Lock()
+        self._capacity = capacity
+
+    def __len__(self) -> int:
+        return len(self._sets)
+
+    def get(self, documents: tuple[Document, ...]) -> DocumentSet:
+        with self._lock:
+            found = self._sets.get(documents)
+            if found is not None:
+                self._sets.move_to_end(documents)
+                return found
+        built = DocumentSet(documents)
+        with self._lock:
+            self._sets[documents] = built
+            self._sets.move_to_end(documents)
+            while len(self._sets) > self._capacity:
+                self._sets.popitem(last=False)
+        return built
 
 
 def tool_documents(tools: Iterable[Tool]) -> tuple[Document, ...]:

@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 
 from .call import SearchCall
-from .corpus import Document, DocumentSet, shared_document_set
+from .corpus import Document, DocumentSet, DocumentSetCache
 from .judge import SIDE_DEPTH, Candidate, skill_candidate, trigger_candidate
 from .lanes import Ranking
 from .query import Query
@@ -58,12 +58,14 @@ class SkillEntry:
         return {"id": self.id, "title": self.title, "description": slim_description(self.description)}
 
 
-def visible_skills(settings: Any, installed: frozenset[str] | None) -> list[SkillEntry]:
+def visible_skills(settings: Any, installed: frozenset[str] | None,
+                   row_facts: Any = None) -> list[SkillEntry]:
     """Skill candidates: the visible set (with the given installed set), minus documents that
-    disable model invocation."""
+    disable model invocation. `row_facts` is the Directory's `RowFactsCache` (None: parse
+    every file)."""
     from ..content.skills import build_view, list_row
 
-    view = build_view(settings, installed)
+    view = build_view(settings, installed, row_facts)
     entries = []
     for file in view.files:
         row = list_row(view, file)
@@ -77,6 +79,7 @@ async def load_skills(call: SearchCall) -> list[SkillEntry]:
     """The visible skills of this call. Under `filter_unregistered` the installed workers are
     the cached `compose::status` set **plus** the live catalog's namespaces; unknown ⇒
     unfiltered."""
+    from ..content.skills import RowFactsCache
     from ..content.visibility import InstalledWorkers
 
     installed = None
@@ -84,15 +87,16 @@ async def load_skills(call: SearchCall) -> list[SkillEntry]:
         installed = await call.ctx.directory.service(InstalledWorkers).get(call.ctx)
         if installed is not None:
             installed = frozenset(installed | call.corpus.raw_namespaces)
-    return await anyio.to_thread.run_sync(visible_skills, call.settings, installed)
+    row_facts = call.ctx.directory.service(RowFactsCache)
+    return await anyio.to_thread.run_sync(visible_skills, call.settings, installed, row_facts)
 
 
-def skill_documents(entries: Sequence[SkillEntry]) -> DocumentSet:
+def skill_documents(entries: Sequence[SkillEntry], cache: DocumentSetCache) -> DocumentSet:
     documents = []
     for entry in entries:
         searchable = searchable_text(entry.id, entry.document, ())
         documents.append(Document(entry.id, searchable, bm25_document(entry.id, searchable)))
-    return shared_document_set(tuple(documents))
+    return cache.get(tuple(documents))
 
 
 async def fetch_skills(call: SearchCall) -> list[SkillEntry] | None:
@@ -109,7 +113,7 @@ async def rank_skills(call: SearchCall, entries: list[SkillEntry] | None,
     if entries is None:
         return SideResult(None)
     by_id = {entry.id: entry for entry in entries}
-    documents = skill_documents(entries)
+    documents = skill_documents(entries, call.ctx.directory.service(DocumentSetCache))
     candidates = {e.id: skill_candidate(e.id, e.document) for e in entries}
     lanes, judged = await _rank_side(call, "skills", documents, queries, candidates)
     ids = round_robin([[doc_id for doc_id, _ in lane] for lane in lanes], SIDE_BUDGET)
@@ -169,8 +173,8 @@ def parse_triggers(reply: Any) -> list[TriggerEntry]:
     return entries
 
 
-def trigger_documents(entries: Sequence[TriggerEntry]) -> DocumentSet:
-    return shared_document_set(tuple(Document(e.id, e.document, e.document) for e in entries))
+def trigger_documents(entries: Sequence[TriggerEntry], cache: DocumentSetCache) -> DocumentSet:
+    return cache.get(tuple(Document(e.id, e.document, e.document) for e in entries))
 
 
 async def fetch_triggers(call: SearchCall) -> list[TriggerEntry] | None:
@@ -192,7 +196,7 @@ async def rank_triggers(call: SearchCall, entries: list[TriggerEntry] | None,
     if entries is None:
         return SideResult(None)
     by_id = {entry.id: entry for entry in entries}
-    documents = trigger_documents(entries)
+    documents = trigger_documents(entries, call.ctx.directory.service(DocumentSetCache))
     candidates = {e.id: trigger_candidate(e.id, e.document) for e in entries}
     lanes, judged = await _rank_side(call, "triggers", documents, queries, candidates)
     ids = round_robin([[doc_id for doc_id, _ in lane] for lane in lanes], SIDE_BUDGET)

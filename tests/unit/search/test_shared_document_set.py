@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from iii_directory.search import corpus
-from iii_directory.search.corpus import Document, shared_document_set
+from iii_directory.search.corpus import Document, DocumentSetCache
 
 
 def _docs(*ids: str) -> tuple[Document, ...]:
@@ -11,6 +11,7 @@ def _docs(*ids: str) -> tuple[Document, ...]:
 
 
 def test_equal_documents_share_one_set_and_rank_like_a_fresh_one() -> None:
+    shared_document_set = DocumentSetCache().get
     first = shared_document_set(_docs("mail::send", "mail::list"))
     again = shared_document_set(_docs("mail::send", "mail::list"))
     assert again is first
@@ -19,6 +20,7 @@ def test_equal_documents_share_one_set_and_rank_like_a_fresh_one() -> None:
 
 
 def test_changed_documents_build_a_new_set() -> None:
+    shared_document_set = DocumentSetCache().get
     first = shared_document_set(_docs("mail::send"))
     changed = shared_document_set(_docs("mail::send", "mail::archive"))
     assert changed is not first
@@ -26,6 +28,7 @@ def test_changed_documents_build_a_new_set() -> None:
 
 
 def test_the_cache_is_bounded() -> None:
+    cache = DocumentSetCache()
     for n in range(corpus.SHARED_SETS + 5):
-        shared_document_set(_docs(f"w{n}::f"))
-    assert len(corpus._shared_sets) <= corpus.SHARED_SETS
+        cache.get(_docs(f"w{n}::f"))
+    assert len(cache) == corpus.SHARED_SETS

@@ -109,7 +109,8 @@ def test_list_row_reflects_an_edit(tmp_path: Path, later: None) -> None:
     atomic_write(doc, "---\ntitle: First\n---\nBody one.\n", SelfWrites())
     _age(doc)
     file = skills_module.SkillFile("ns/a", doc, root, skills_module.Origin.SKILLS)
-    view = skills_module.SkillsView((file,), None, root, root, (), {})  # type: ignore[arg-type]
+    view = skills_module.SkillsView((file,), None, root, root, (), {},  # type: ignore[arg-type]
+                                    skills_module.RowFactsCache())
     assert skills_module.list_row(view, file).title == "First"
     assert skills_module.list_row(view, file).title == "First"
     atomic_write(doc, "---\ntitle: Other\n---\nBody two.\n", SelfWrites())
