@@ -112,13 +112,9 @@ async def rank_skills(call: SearchCall, entries: list[SkillEntry] | None,
                       queries: Sequence[Query]) -> SideResult:
     if entries is None:
         return SideResult(None)
-    by_id = {entry.id: entry for entry in entries}
     documents = skill_documents(entries, call.ctx.directory.service(DocumentSetCache))
     candidates = {e.id: skill_candidate(e.id, e.document) for e in entries}
-    lanes, judged = await _rank_side(call, "skills", documents, queries, candidates)
-    ids = round_robin([[doc_id for doc_id, _ in lane] for lane in lanes], SIDE_BUDGET)
-    rows = [by_id[i].row() for i in ids if i in by_id]
-    return SideResult(rows or None, judged)
+    return await _side_result(call, "skills", entries, documents, queries, candidates)
 
 
 # -- triggers ------------------------------------------------------------------------------------
@@ -195,16 +191,24 @@ async def rank_triggers(call: SearchCall, entries: list[TriggerEntry] | None,
                         queries: Sequence[Query]) -> SideResult:
     if entries is None:
         return SideResult(None)
-    by_id = {entry.id: entry for entry in entries}
     documents = trigger_documents(entries, call.ctx.directory.service(DocumentSetCache))
     candidates = {e.id: trigger_candidate(e.id, e.document) for e in entries}
-    lanes, judged = await _rank_side(call, "triggers", documents, queries, candidates)
-    ids = round_robin([[doc_id for doc_id, _ in lane] for lane in lanes], SIDE_BUDGET)
-    rows = [by_id[i].row() for i in ids if i in by_id]
-    return SideResult(rows or None, judged)
+    return await _side_result(call, "triggers", entries, documents, queries, candidates)
 
 
 # -- shared --------------------------------------------------------------------------------------
+
+
+async def _side_result(call: SearchCall, kind: str, entries: Sequence[SkillEntry | TriggerEntry],
+                       documents: DocumentSet, queries: Sequence[Query],
+                       candidates: dict[str, Candidate]) -> SideResult:
+    """Rank one side lane per query, merge the lanes round-robin up to `SIDE_BUDGET`, and
+    answer the entries' rows (None when nothing survives)."""
+    by_id = {entry.id: entry for entry in entries}
+    lanes, judged = await _rank_side(call, kind, documents, queries, candidates)
+    ids = round_robin([[doc_id for doc_id, _ in lane] for lane in lanes], SIDE_BUDGET)
+    rows = [by_id[i].row() for i in ids if i in by_id]
+    return SideResult(rows or None, judged)
 
 
 async def _rank_side(call: SearchCall, kind: str, documents: DocumentSet,
