@@ -251,6 +251,7 @@ async def test_unregister_trigger_stops_fan_out(shell: Shell) -> None:
     await shell.engine.wait_for(lambda: binding_id in shell.worker.connection.subscribers(ON_CHANGE))
     shell.client.connection.unbind(binding_id)
     await shell.engine.wait_for(lambda: binding_id not in shell.worker.connection.subscribers(ON_CHANGE))
+    assert binding_id not in shell.worker.connection.subscribers(ON_CHANGE)
 
 
 # ------------------------------------------------------------ reconnect & replay

@@ -92,7 +92,9 @@ def test_verify(tmp_path: Path) -> None:
 
 
 def test_vendored_tokenizer_is_the_pinned_file() -> None:
-    _assets.verify(_assets.tokenizer_path(), _assets.TOKENIZER_SHA256, _assets.TOKENIZER_SIZE)
+    path = _assets.tokenizer_path()
+    _assets.verify(path, _assets.TOKENIZER_SHA256, _assets.TOKENIZER_SIZE)  # raises on a mismatch
+    assert path.stat().st_size == _assets.TOKENIZER_SIZE
 
 
 # ------------------------------------------------------------------ VectorIndex

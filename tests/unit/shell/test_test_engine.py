@@ -57,6 +57,8 @@ async def test_grace_period_fixes_namespace_default(engine: TestEngine) -> None:
         await ws.recv()
         await ws.send(json.dumps({"type": "registerfunction", "id": "late::fn"}))
         await engine.wait_for(lambda: engine.function("late::fn"), timeout=3)
+        # registered without engine::workers::register: the grace period put it in `default`
+        assert engine.function("late::fn", namespace="default") is not None
 
 
 async def test_otel_route_is_accepted_and_discarded(engine: TestEngine) -> None:
