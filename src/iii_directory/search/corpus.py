@@ -20,6 +20,7 @@ import _rank
 
 from .exclusions import is_excluded
 from .text import bm25_document, searchable_text, slim_description
+from .vocabulary import normal_terms
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -119,12 +120,21 @@ class Document:
 
 
 def index_terms(terms: Iterable[str]) -> list[str]:
-    """The terms BM25 indexes and scores: the §4 terms minus single letters (chosen for this
-    project). A lone letter is what possessives and contractions leave behind (`user's` → `s`,
-    `don't` → `t`, `3D` → `d`); it carries no meaning but counted toward the two-term minimum
-    and, on the dev split, made a no-match request (`renew my driver's license`) look like a
-    two-term match for every document containing some `'s`. Digits stay."""
-    return [t for t in terms if len(t) > 1 or t.isdigit()]
+    """The terms BM25 indexes and scores: the §4 terms minus single letters, each made its
+    normal term (stem or concept, `vocabulary.normal_term`) — both chosen for this project. A
+    lone letter is what possessives and contractions leave behind (`user's` → `s`, `don't` →
+    `t`, `3D` → `d`); it carries no meaning but counted toward the two-term minimum and, on the
+    dev split, made a no-match request (`renew my driver's license`) look like a two-term match
+    for every document containing some `'s`. Digits stay."""
+    return normal_terms(t for t in terms if len(t) > 1 or t.isdigit())
+
+
+def query_terms(terms: Iterable[str]) -> list[str]:
+    """The `index_terms` a request is matched with, less pure numbers (chosen for this project).
+    A number in a request is a value (`order 7781`, `Python 3`, `21 degrees`), not vocabulary,
+    yet it counted toward the two-term minimum: on the dev split `3D print the bracket` matched
+    `Execute a Python 3 snippet … printed output`. Documents keep their numbers."""
+    return [t for t in index_terms(terms) if not t.isdigit()]
 
 
 @dataclass
@@ -154,7 +164,7 @@ class DocumentSet:
         """Raw BM25 `(id, score, matched distinct terms)` of the query's `index_terms`: score > 0,
         at least `min_matched` distinct query terms, by score descending, ties in document
         order; the first `k` (all when None)."""
-        terms = index_terms(terms)
+        terms = query_terms(terms)
         if not terms or not self.documents:
             return []
         hits = self.index.search(terms, k, min_matched)

@@ -16,9 +16,12 @@ ENGINE_CONTROL_PREFIXES: tuple[str, ...] = (
     "engine::triggers::",
     "engine::registered-triggers::",
     "engine::channels::",
+    "engine::health",
 )
-"""Engine control-plane prefixes (chosen for this project). Other `engine::*` functions, such as
-`engine::traces::list` or `engine::queue::enqueue`, stay searchable."""
+"""Engine control-plane prefixes (chosen for this project): the catalog, workers, triggers and
+channels of the engine, and `engine::health`, which reports on the engine itself. Other
+`engine::*` functions, such as `engine::traces::list` or `engine::queue::enqueue`, stay
+searchable."""
 
 DENYLIST: frozenset[str] = frozenset({SEARCH_FUNCTION_ID, "state::claim-namespace"})
 

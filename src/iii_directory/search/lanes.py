@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import _rank
 
 from .corpus import DocumentSet, namespace_of
+from .vocabulary import function_actions
 
 Ranking = list[tuple[str, float]]
 
@@ -145,8 +146,7 @@ def catalog_admitted(dense: Ranking, lexical: Sequence[tuple[str, float]] = ()) 
     1.0 (always requiring coherence); the lexical-agreement clause won back recall@12 0.857 →
     0.868, nDCG@12 0.740 → 0.750, recall@3 0.704 → 0.715 at no false positive (same for lexical
     heads of 2–5). Counting two lexical hits of one worker as coherence instead cost MRR@1
-    (0.696 → 0.674) and multi coverage (0.963 → 0.889). The one remaining contaminant is
-    `engine::health`, which §3.2 keeps searchable."""
+    (0.696 → 0.674) and multi coverage (0.963 → 0.889)."""
     if not is_admitted(dense):
         return False
     return dense[0][1] >= CONFIDENT_COSINE or is_coherent(dense, lexical)
@@ -202,3 +202,26 @@ def exact_lane(capability: str, known: set[str] | dict[str, object] | DocumentSe
     else:
         hit = wanted in known
     return [(wanted, score)] if hit else None
+
+
+ACTION_BONUS = 0.25
+
+
+def action_agreement(ranking: Ranking, actions: frozenset[str],
+                     describe: Callable[[str], str], bonus: float = ACTION_BONUS) -> Ranking:
+    """`ranking` re-sorted with every function whose action agrees with the request's (their
+    action classes intersect, `vocabulary.function_actions`) scored `× (1 + bonus)`; ties keep
+    the lane's order. A request without a known leading verb leaves the lane as it is.
+
+    Families share their namespace and most of their vocabulary, and the sentence encoder reads
+    the object of a request far more than its verb (`store the value under the key` sat closer to
+    `state::get` than to `state::set`); the verb is what tells siblings apart."""
+    if not actions or not ranking:
+        return ranking
+    scored = [
+        (score * (1.0 + bonus) if function_actions(doc_id, describe(doc_id)) & actions else score,
+         position, doc_id)
+        for position, (doc_id, score) in enumerate(ranking)
+    ]
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return [(doc_id, score) for score, _, doc_id in scored]

@@ -14,7 +14,8 @@ import _rank
 
 from .corpus import DocumentSet
 from .lanes import Ranking, exact_lane, hybrid_lane, lexical_ranking, raw_bm25, weighted_rrf
-from .text import compact_capability, dense_query, is_intrinsic
+from .text import compact_capability, dense_query, is_control_plane, is_intrinsic
+from .vocabulary import rewrite_request
 
 
 @dataclass(frozen=True)
@@ -37,12 +38,16 @@ class Query:
 
 
 def make_query(capability: str) -> Query | None:
-    """The query of one capability, or None for an intrinsic (summarize-provided-text) request."""
+    """The query of one capability, or None for an intrinsic (summarize-provided-text) or a
+    control-plane request (`text.is_control_plane`)."""
     text = compact_capability(capability)
     terms = tuple(_rank.tokenize_query(text))
-    if is_intrinsic(terms):
+    if is_intrinsic(terms) or is_control_plane(terms):
         return None
-    return Query(text, terms, dense_text=dense_query(text))
+    rewritten = rewrite_request(text)
+    if rewritten != text:
+        terms = tuple(_rank.tokenize_query(rewritten))
+    return Query(text, terms, dense_text=dense_query(rewritten))
 
 
 def local_lanes(documents: DocumentSet, queries: Sequence[Query],

@@ -30,7 +30,8 @@ from .corpus import Corpus
 from .dense_lane import DenseLane, DenseUnavailable
 from .guidance import GuidanceInput, compose
 from .judge import FUNCTION_DEPTH, JUDGE_EVALUATE, Candidate, Judge, JudgeFailure, LaneAsk, function_candidate
-from .lanes import CATALOG, Ranking, exact_lane, hybrid_lane, lexical_ranking, weighted_rrf
+from .lanes import CATALOG, Ranking, action_agreement, exact_lane, hybrid_lane, lexical_ranking, weighted_rrf
+from .vocabulary import request_actions
 from .memory import PREAMBLE_GUIDANCE, PREAMBLE_INSTALL, SessionMemory
 from .query import Query, make_query
 from .registry_lane import INSTALL_FUNCTION, merge_installables, search_registry
@@ -314,13 +315,22 @@ class SearchService:
         lexical = [lexical_ranking(documents, q.terms) for q in queries]
         exact = [exact_lane(q.text, documents) for q in queries]
         if dense is None:
-            return [e if e is not None else lex for e, lex in zip(exact, lexical)], "lexical"
+            lanes = self._agree(call, queries, lexical)
+            return [e if e is not None else lane for e, lane in zip(exact, lanes)], "lexical"
         lanes = [hybrid_lane(lex, d, CATALOG) if d is not None else lex
                  for lex, d in zip(lexical, dense)]
         if self.reranker is not None:
             lanes = await self._rerank(call, queries, lexical, dense, lanes)
+        lanes = self._agree(call, queries, lanes)
         lanes = [e if e is not None else lane for e, lane in zip(exact, lanes)]
         return lanes, "hybrid"
+
+    @staticmethod
+    def _agree(call: SearchCall, queries: Sequence[Query], lanes: list[Ranking]) -> list[Ranking]:
+        """Each lane re-sorted by action agreement with its request (`lanes.action_agreement`)."""
+        descriptions = call.corpus.descriptions
+        return [action_agreement(lane, request_actions(q.terms), lambda i: descriptions.get(i, ""))
+                for lane, q in zip(lanes, queries)]
 
     async def _judge_lanes(self, call: SearchCall, queries: list[Query],
                            dense: list[Ranking | None] | None) -> list[Ranking] | None:

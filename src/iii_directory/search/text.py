@@ -83,6 +83,20 @@ def is_intrinsic(terms: Iterable[str]) -> bool:
     return bool(found & SUMMARY_TERMS) and bool(found & PROVIDED_TERMS)
 
 
+PLATFORM_HOST = "engine"
+PLATFORM_OBJECTS = frozenset({"function", "worker", "trigger"})
+
+
+def is_control_plane(terms: Iterable[str]) -> bool:
+    """A request about the engine's own catalog (chosen for this project): its terms hold
+    `engine` and one of `function`, `worker`, `trigger` (`list every function registered on the
+    engine`, `which workers are connected to the engine`). Only the engine's control plane can
+    answer it and search never returns the control plane (§3.2), so such capabilities are not
+    searched: any ordinary function that shares a word with them is a false positive."""
+    found = set(terms)
+    return PLATFORM_HOST in found and bool(found & PLATFORM_OBJECTS)
+
+
 def side_document(text: str) -> str:
     """A side-lane ranking document: at most 300 bytes, character boundary, trimmed."""
     return truncate_bytes(text.strip(), SIDE_DOCUMENT_BYTES).strip()

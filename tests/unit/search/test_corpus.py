@@ -11,7 +11,7 @@ from iii_directory.search.corpus import (
     DocumentSet,
     canonical_corpus,
     fingerprint,
-    index_terms,
+    index_terms, query_terms,
     namespace_of,
     slim_parameters,
     tool_from_schema,
@@ -71,8 +71,11 @@ def test_document_set_bm25_requires_two_terms_and_breaks_ties_by_order() -> None
 def test_single_letters_are_not_indexed_or_scored() -> None:
     import _rank
 
+    # single letters dropped; every other term is its normal term (stem or concept head)
     assert index_terms(_rank.tokenize_query("renew my driver's license for 3D printing v2")) == [
-        "renew", "my", "driver", "license", "3", "3d", "printing", "v2"]
+        "renew", "my", "driver", "licens", "3", "3d", "print", "v2"]
+    # a request's numbers are values, not vocabulary: documents keep them, queries drop them
+    assert query_terms(_rank.tokenize_query("3D printing v2")) == ["3d", "print", "v2"]
     docs = DocumentSet((Document("deploy::down", "", "stop the service's containers"),
                         Document("deploy::up", "", "start the stack's services")))
     # `s` (from the possessive) no longer counts as a matched term

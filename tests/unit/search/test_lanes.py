@@ -159,13 +159,13 @@ def test_single_term_fallback_needs_a_worker_twice_in_the_first_three() -> None:
 
 def test_lexical_ranking_falls_back_only_without_two_term_matches() -> None:
     docs = DocumentSet((
-        Document("audio::transcribe", "", "audio transcribe audio transcribe speech to text"),
-        Document("audio::synthesize", "", "audio synthesize audio synthesize text to speech with a voice"),
+        Document("media::transcribe", "", "media transcribe media transcribe speech to text"),
+        Document("media::synthesize", "", "media synthesize media synthesize text to speech with a tone"),
         Document("shell::which", "", "shell which locate a binary"),
     ))
-    assert [i for i, _ in lexical_ranking(docs, ["transcribe", "voice", "memo"])] == [
-        "audio::transcribe", "audio::synthesize"]
+    assert [i for i, _ in lexical_ranking(docs, ["transcribe", "tone", "memo"])] == [
+        "media::transcribe", "media::synthesize"]
     assert lexical_ranking(docs, ["think", "which", "approach"]) == []  # one scattered hit
     # a two-term match wins outright: no fallback candidates are added
-    assert [i for i, _ in lexical_ranking(docs, ["speech", "voice", "which"])] == ["audio::synthesize"]
+    assert [i for i, _ in lexical_ranking(docs, ["speech", "tone", "which"])] == ["media::synthesize"]
 

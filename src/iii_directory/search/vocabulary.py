@@ -1,0 +1,202 @@
+"""The lexical vocabulary of function search (chosen for this project): how a word becomes the
+term BM25 indexes and matches, and the action a request or a function names.
+
+* **Stemming** — every index term goes through the Snowball English stemmer (`snowballstemmer`,
+  pure Python, so it runs on every wheel target), on both sides: `filling` and `fill`,
+  `invite` and `invitation`, `scheduled` and `schedule` meet.
+* **Concepts** — a small thesaurus of the words agents and function authors use for the same
+  thing (`terminal` / `shell`, `spreadsheet` / `sheet`, `remember` / `memory`). Each word of a
+  group is indexed and matched as the group's first word, on both sides, so a concept counts once
+  toward the two-term minimum and a document never scores twice for two spellings of one idea.
+  Only words that mean one thing across tool catalogs are grouped; verbs that change meaning with
+  their object (`post`, `push`, `drop`) are left to the action classes.
+* **Phrases** — a few multi-word and symbolic forms are rewritten in a request's text before it
+  is tokenised: `#name` is a chat channel, `log in` is `login`, a recurrence (`every Monday`,
+  `daily`) asks for a schedule, and a back-quoted span is a command.
+* **Actions** — the verb classes (read, list, search, create, set, update, delete, send, run,
+  schedule) of a request's leading verb and of a function's id verb and description verb; a lane
+  prefers functions whose action agrees with the request's (`lanes.action_agreement`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+
+import _rank
+
+try:
+    import snowballstemmer
+
+    _STEMMER = snowballstemmer.stemmer("english")
+except ImportError:  # pragma: no cover - a broken install: index the words as they are
+    _STEMMER = None
+
+
+@lru_cache(maxsize=65536)
+def stem(term: str) -> str:
+    """The Snowball English stem of one lowercase term; digits and one-letter terms unchanged."""
+    if _STEMMER is None or len(term) < 3 or not term.isalpha():
+        return term
+    return _STEMMER.stemWord(term)
+
+
+CONCEPT_GROUPS: tuple[tuple[str, ...], ...] = (
+    ("shell", "terminal", "console", "bash", "zsh", "cli"),
+    ("sheet", "spreadsheet", "worksheet", "excel"),
+    ("secret", "credential", "apikey"),
+    ("memory", "remember", "memorize", "memorise"),
+    ("transcribe", "transcript", "transcription", "dictation"),
+    ("web", "online", "internet", "website", "webpage"),
+    ("meeting", "standup", "appointment", "huddle", "sync"),
+    ("invitation", "invite", "rsvp"),
+    ("repository", "repo"),
+    ("email", "mail", "e-mail"),
+    ("sms", "texting"),
+    ("phone", "mobile", "cellphone"),
+    ("notification", "notify"),
+    ("image", "picture", "photo", "pic", "logo", "thumbnail"),
+    ("audio", "recording", "voice", "sound"),
+    ("document", "doc", "docs"),
+    ("wiki", "kb", "confluence"),
+    ("llm", "gpt", "chatbot"),
+    ("refund", "reimburse", "chargeback"),
+    ("contact", "lead", "prospect"),
+    ("error", "exception", "crash", "failure"),
+    ("schedule", "cron", "recurring", "recurrence", "periodic", "periodically"),
+    ("database", "db", "sql"),
+    ("folder", "dir", "subfolder"),
+    ("zip", "archive", "tarball"),
+    ("url", "link", "hyperlink", "uri"),
+    ("stash", "shelve"),
+    ("login", "signin", "logon"),
+    ("language", "english", "spanish", "german", "french", "italian", "portuguese", "dutch",
+     "japanese", "chinese", "mandarin", "korean", "russian", "arabic", "hindi", "turkish",
+     "polish", "swedish"),
+    ("deploy", "deployment", "ship"),
+    ("ticket", "jira"),
+    ("delete", "deletion", "erase"),
+)
+"""Synonym groups; the first word names the concept. Written for the vocabulary of agent tool
+catalogs (messaging, calendars, files, code, data, operations), not for any evaluation case."""
+
+
+def _concept_table(groups: Iterable[Sequence[str]]) -> dict[str, str]:
+    table: dict[str, str] = {}
+    for group in groups:
+        head = stem(group[0])
+        for word in group:
+            for term in _rank.tokenize(word):
+                table.setdefault(stem(term), head)
+    return table
+
+
+CONCEPTS: dict[str, str] = _concept_table(CONCEPT_GROUPS)
+
+
+@lru_cache(maxsize=65536)
+def normal_term(term: str) -> str:
+    """The term BM25 indexes and matches for one token: its stem, or its concept's head."""
+    stemmed = stem(term)
+    return CONCEPTS.get(stemmed, stemmed)
+
+
+def normal_terms(terms: Iterable[str]) -> list[str]:
+    return [normal_term(term) for term in terms]
+
+
+_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_UNIT = r"(?:second|minute|hour|day|night|week|weekday|weekend|month|quarter|year|morning|evening)"
+PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"`[^`\n]+`"), " some code "),
+    (re.compile(r"(?<![\w#&])#[A-Za-z][\w-]*"), " a channel "),
+    (re.compile(r"\bheads?[- ]up\b", re.IGNORECASE), " message "),
+    (re.compile(r"\b(?:push|move|bump|shift)(?:es|ed|ing|s)?\s+((?:[\w']+\s+){0,3}?)back\b",
+                re.IGNORECASE), r" postpone \1"),
+    (re.compile(r"\b(?:log|sign)(?:ging|ged|s)?\s+(?:in|into|on|onto)\b", re.IGNORECASE), " login "),
+    (re.compile(rf"\b(?:every|each)\s+(?:other\s+|\d+\s+)?(?:{_WEEKDAY}|{_UNIT})s?\b"
+                rf"|\b(?:daily|weekly|hourly|nightly|monthly|yearly|annually)\b"
+                rf"|\b(?:on|at)\s+{_WEEKDAY}s\b", re.IGNORECASE),
+     " on a recurring schedule "),
+)
+"""Rewrites of a request's text before tokenisation, in order: a back-quoted span, a `#channel`
+(a `#` before letters; `#88` stays an issue number), `log in` / `sign into`, a recurrence."""
+
+
+def rewrite_request(text: str) -> str:
+    """A capability's text with `PHRASES` applied (whitespace collapsed when anything changed)."""
+    rewritten = text
+    for pattern, replacement in PHRASES:
+        rewritten = pattern.sub(replacement, rewritten)
+    return rewritten if rewritten == text else " ".join(rewritten.split())
+
+
+ACTION_GROUPS: dict[str, tuple[str, ...]] = {
+    "read": ("get", "read", "fetch", "retrieve", "load", "show", "view", "see", "check",
+             "inspect", "describe", "display", "download", "return", "report", "open"),
+    "list": ("list", "enumerate", "browse"),
+    "search": ("search", "find", "query", "lookup", "look", "locate", "filter", "discover",
+               "grep", "suggest"),
+    "create": ("create", "add", "new", "make", "insert", "append", "book", "register", "generate",
+               "build", "draft", "open", "start", "attach", "upload"),
+    "set": ("set", "store", "save", "put", "write", "record", "upsert", "assign", "keep",
+            "persist", "memory", "overwrite", "replace"),
+    "update": ("update", "change", "edit", "modify", "move", "reschedule", "postpone", "rename",
+               "bump", "increment", "adjust", "transition", "mark", "patch", "delay"),
+    "delete": ("delete", "remove", "cancel", "destroy", "forget", "clear", "purge", "revoke",
+               "erase", "wipe"),
+    "send": ("send", "post", "notify", "notification", "ping", "message", "email", "text", "tell",
+             "broadcast", "publish", "forward", "reply", "dm", "announce", "invitation"),
+    "run": ("run", "execute", "exec", "invoke", "trigger", "launch", "spawn", "call"),
+    "schedule": ("schedule",),
+}
+"""Action classes of verbs (a verb may belong to two: `open` reads a page or creates a ticket)."""
+
+
+def _action_table(groups: dict[str, tuple[str, ...]]) -> dict[str, frozenset[str]]:
+    table: dict[str, set[str]] = {}
+    for action, words in groups.items():
+        for word in words:
+            table.setdefault(normal_term(word), set()).add(action)
+    return {term: frozenset(actions) for term, actions in table.items()}
+
+
+ACTIONS: dict[str, frozenset[str]] = _action_table(ACTION_GROUPS)
+
+LEADING_VERB_WINDOW = 3
+"""How many leading terms of a request are searched for its verb."""
+
+RECURRING = normal_term("recurring")
+
+
+def request_actions(terms: Sequence[str]) -> frozenset[str]:
+    """The action classes of a request: `schedule` when it names a recurrence, else those of the
+    first of its first `LEADING_VERB_WINDOW` (3) normal terms that is a known verb; empty when
+    none is."""
+    normal = normal_terms(terms)
+    if RECURRING in normal:
+        return frozenset({"schedule"})
+    for term in normal[:LEADING_VERB_WINDOW]:
+        found = ACTIONS.get(term)
+        if found:
+            return found
+    return frozenset()
+
+
+_ID_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
+@lru_cache(maxsize=65536)
+def function_actions(function_id: str, description: str) -> frozenset[str]:
+    """The action classes a function performs: those of the first word of its id's last segment
+    (`post-message` → send, `getToken` → read) and of its description's first word."""
+    last = function_id.rsplit("::", 1)[-1]
+    words = _ID_WORD.findall(last)
+    found: set[str] = set()
+    if words:
+        found |= ACTIONS.get(normal_term(words[0].lower()), frozenset())
+    lead = _rank.tokenize(description.split(" ", 1)[0]) if description else []
+    if lead:
+        found |= ACTIONS.get(normal_term(lead[0]), frozenset())
+    return frozenset(found)
