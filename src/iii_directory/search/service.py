@@ -30,7 +30,7 @@ from .corpus import Corpus
 from .dense_lane import DenseLane, DenseUnavailable
 from .guidance import GuidanceInput, compose
 from .judge import FUNCTION_DEPTH, JUDGE_EVALUATE, Candidate, Judge, JudgeFailure, LaneAsk, function_candidate
-from .lanes import CATALOG, Ranking, action_agreement, exact_lane, hybrid_lane, lexical_ranking, weighted_rrf
+from .lanes import CATALOG, Ranking, action_agreement, exact_lane, hybrid_lane, lexical_lane, lexical_ranking, weighted_rrf
 from .vocabulary import request_actions
 from .memory import PREAMBLE_GUIDANCE, PREAMBLE_INSTALL, SessionMemory
 from .query import Query, make_query
@@ -312,13 +312,14 @@ class SearchService:
             judged = await self._judge_lanes(call, queries, dense)
             if judged is not None:
                 return judged, "judge"
-        lexical = [lexical_ranking(documents, q.terms) for q in queries]
+        pairs = [lexical_lane(documents, q.terms) for q in queries]
+        lexical = [lane for lane, _ in pairs]
         exact = [exact_lane(q.text, documents) for q in queries]
         if dense is None:
             lanes = self._agree(call, queries, lexical)
             return [e if e is not None else lane for e, lane in zip(exact, lanes)], "lexical"
-        lanes = [hybrid_lane(lex, d, CATALOG) if d is not None else lex
-                 for lex, d in zip(lexical, dense)]
+        lanes = [hybrid_lane(lex, d, CATALOG, fallback) if d is not None else lex
+                 for (lex, fallback), d in zip(pairs, dense)]
         if self.reranker is not None:
             lanes = await self._rerank(call, queries, lexical, dense, lanes)
         lanes = self._agree(call, queries, lanes)

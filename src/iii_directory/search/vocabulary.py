@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 import _rank
@@ -48,11 +49,11 @@ CONCEPT_GROUPS: tuple[tuple[str, ...], ...] = (
     ("secret", "credential", "apikey"),
     ("memory", "remember", "memorize", "memorise"),
     ("transcribe", "transcript", "transcription", "dictation"),
-    ("web", "online", "internet", "website", "webpage"),
+    ("web", "online", "internet", "website", "webpage", "site"),
     ("meeting", "standup", "appointment", "huddle", "sync"),
     ("invitation", "invite", "rsvp"),
     ("repository", "repo"),
-    ("email", "mail", "e-mail"),
+    ("email", "mail", "e-mail", "inbox", "mailbox"),
     ("sms", "texting"),
     ("phone", "mobile", "cellphone"),
     ("notification", "notify"),
@@ -77,6 +78,14 @@ CONCEPT_GROUPS: tuple[tuple[str, ...], ...] = (
     ("deploy", "deployment", "ship"),
     ("ticket", "jira"),
     ("delete", "deletion", "erase"),
+    ("issue", "bug", "defect"),
+    ("customer", "buyer", "purchaser", "shopper"),
+    ("company", "organization", "organisation", "org", "firm"),
+    ("deal", "opportunity"),
+    ("member", "teammate", "colleague", "coworker"),
+    ("route", "directions", "itinerary"),
+    ("speech", "spoken", "aloud", "tts"),
+    ("workflow", "ci", "pipeline"),
 )
 """Synonym groups; the first word names the concept. Written for the vocabulary of agent tool
 catalogs (messaging, calendars, files, code, data, operations), not for any evaluation case."""
@@ -108,47 +117,96 @@ def normal_terms(terms: Iterable[str]) -> list[str]:
 
 _WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
 _UNIT = r"(?:second|minute|hour|day|night|week|weekday|weekend|month|quarter|year|morning|evening)"
-PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"`[^`\n]+`"), " some code "),
-    (re.compile(r"(?<![\w#&])#[A-Za-z][\w-]*"), " a channel "),
-    (re.compile(r"\bheads?[- ]up\b", re.IGNORECASE), " message "),
-    (re.compile(r"\b(?:push|move|bump|shift)(?:es|ed|ing|s)?\s+((?:[\w']+\s+){0,3}?)back\b",
-                re.IGNORECASE), r" postpone \1"),
-    (re.compile(r"\b(?:log|sign)(?:ging|ged|s)?\s+(?:in|into|on|onto)\b", re.IGNORECASE), " login "),
-    (re.compile(rf"\b(?:every|each)\s+(?:other\s+|\d+\s+)?(?:{_WEEKDAY}|{_UNIT})s?\b"
-                rf"|\b(?:daily|weekly|hourly|nightly|monthly|yearly|annually)\b"
-                rf"|\b(?:on|at)\s+{_WEEKDAY}s\b", re.IGNORECASE),
-     " on a recurring schedule "),
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """One rewrite: `pattern` → `replacement`, tried only when the request holds one of the
+    `words` (lowercase) or, for a symbolic rewrite, its `symbol`."""
+
+    words: frozenset[str]
+    symbol: str
+    pattern: re.Pattern[str]
+    replacement: str
+
+    def may_apply(self, text: str, words: set[str]) -> bool:
+        return self.symbol in text if self.symbol else not self.words.isdisjoint(words)
+
+
+def _phrase(needles: str, pattern: str, replacement: str, flags: int = re.IGNORECASE) -> Phrase:
+    words = frozenset(needles.split())
+    symbol = "" if all(w.isalpha() for w in words) else needles
+    return Phrase(words, symbol, re.compile(pattern, flags), replacement)
+
+
+PHRASES: tuple[Phrase, ...] = (
+    _phrase("`", r"`[^`\n]+`", " some code ", 0),
+    _phrase("#", r"(?<![\w#&])#[A-Za-z][\w-]*", " a channel ", 0),
+    _phrase("up", r"\bheads?[- ]up\b", " message "),
+    _phrase("back", r"\b(?:push|move|bump|shift)(?:es|ed|ing|s)?\s+((?:[\w']+\s+){0,3}?)back\b",
+            r" postpone \1"),
+    _phrase("log logs logging logged sign signs signing signed",
+            r"\b(?:log|sign)(?:ging|ged|s)?\s+(?:in|into|on|onto)\b", " login "),
+    _phrase("up", r"\b(?:spin|bring|start|boot|fire)(?:s|ning|ging|ing|ed|ged)?\s+up\b", " start "),
+    _phrase("down", r"\b(?:tear|shut|take|bring|spin)(?:s|ing|ning|ting)?\s+down\b"
+            r"|\b(?:tore|torn|took|taken|brought|spun)\s+down\b", " stop "),
+    _phrase("up out into", r"\b(?:look|find|dig|search)(?:s|ing|ed)?\s+(?:up|out|into)\b", " find "),
+    _phrase("up", r"\b(?:sign|set)(?:s|ting|ning)?\s+up\b", " create "),
+    _phrase("up down", r"\b(?:write|jot|note|type)(?:s|ting|ing|ted)?\s+(?:up|down)\b", " write "),
+    _phrase("rid", r"\bget(?:ting)?\s+rid\s+of\b", " delete "),
+    _phrase("off", r"\b(?:fire|shoot)(?:s|ing)?\s+off\b", " send "),
+    _phrase("off", r"\bkick(?:s|ing|ed)?\s+off\b", " start "),
+    _phrase("back", r"\broll(?:s|ing|ed)?\s+back\b", " rollback "),
+    _phrase("up", r"\bback(?:s|ing|ed)?\s+up\b", " backup "),
+    _phrase("back", r"\bmoney\s+back\b", " refund "),
+    _phrase("every each daily weekly hourly nightly monthly yearly annually mondays tuesdays "
+            "wednesdays thursdays fridays saturdays sundays",
+            rf"\b(?:every|each)\s+(?:other\s+|\d+\s+)?(?:{_WEEKDAY}|{_UNIT})s?\b"
+            rf"|\b(?:daily|weekly|hourly|nightly|monthly|yearly|annually)\b"
+            rf"|\b(?:on|at)\s+{_WEEKDAY}s\b", " on a recurring schedule "),
 )
 """Rewrites of a request's text before tokenisation, in order: a back-quoted span, a `#channel`
-(a `#` before letters; `#88` stays an issue number), `log in` / `sign into`, a recurrence."""
+(a `#` before letters; `#88` stays an issue number), a heads-up, `push … back`, `log in` /
+`sign into`, phrasal verbs (`spin up`, `tear down`, `look up`, `set up`, `write up`, `get rid
+of`, `fire off`, `kick off`, `roll back`, `back up`), `money back`, a recurrence."""
+
+_WORD = re.compile(r"[a-z]+")
 
 
 def rewrite_request(text: str) -> str:
     """A capability's text with `PHRASES` applied (whitespace collapsed when anything changed)."""
+    words = set(_WORD.findall(text.lower()))
     rewritten = text
-    for pattern, replacement in PHRASES:
-        rewritten = pattern.sub(replacement, rewritten)
+    for phrase in PHRASES:
+        if phrase.may_apply(text, words):
+            rewritten = phrase.pattern.sub(phrase.replacement, rewritten)
     return rewritten if rewritten == text else " ".join(rewritten.split())
 
 
 ACTION_GROUPS: dict[str, tuple[str, ...]] = {
     "read": ("get", "read", "fetch", "retrieve", "load", "show", "view", "see", "check",
-             "inspect", "describe", "display", "download", "return", "report", "open"),
+             "inspect", "describe", "display", "download", "return", "report", "open", "grab"),
     "list": ("list", "enumerate", "browse"),
     "search": ("search", "find", "query", "lookup", "look", "locate", "filter", "discover",
                "grep", "suggest"),
     "create": ("create", "add", "new", "make", "insert", "append", "book", "register", "generate",
-               "build", "draft", "open", "start", "attach", "upload"),
+               "build", "draft", "open", "start", "attach", "upload", "leave", "comment"),
     "set": ("set", "store", "save", "put", "write", "record", "upsert", "assign", "keep",
             "persist", "memory", "overwrite", "replace"),
     "update": ("update", "change", "edit", "modify", "move", "reschedule", "postpone", "rename",
-               "bump", "increment", "adjust", "transition", "mark", "patch", "delay"),
+               "bump", "increment", "decrement", "increase", "decrease", "adjust", "transition",
+               "mark", "patch", "delay"),
     "delete": ("delete", "remove", "cancel", "destroy", "forget", "clear", "purge", "revoke",
                "erase", "wipe"),
     "send": ("send", "post", "notify", "notification", "ping", "message", "email", "text", "tell",
-             "broadcast", "publish", "forward", "reply", "dm", "announce", "invitation"),
+             "broadcast", "publish", "forward", "reply", "dm", "announce", "invitation",
+             "deliver", "dispatch"),
     "run": ("run", "execute", "exec", "invoke", "trigger", "launch", "spawn", "call"),
+    "stop": ("stop", "halt", "kill", "pause", "suspend", "terminate", "disable", "shut"),
+    "convert": ("convert", "transform", "turn", "render", "translate", "encode"),
+    "resize": ("resize", "shrink", "scale", "enlarge", "downsize", "upscale"),
+    "merge": ("merge", "combine", "join", "concatenate"),
+    "split": ("split", "divide", "separate"),
     "schedule": ("schedule",),
 }
 """Action classes of verbs (a verb may belong to two: `open` reads a page or creates a ticket)."""

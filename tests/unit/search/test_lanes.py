@@ -12,6 +12,7 @@ from iii_directory.search.lanes import (
     coverage_prune,
     dense_cut,
     exact_lane,
+    corroborated,
     hybrid_lane,
     is_admitted,
     is_coherent,
@@ -72,8 +73,12 @@ def test_coherence_needs_one_worker_twice_in_the_first_four() -> None:
     assert is_coherent([("x::a", 0.3), ("y::a", 0.3), ("y::b", 0.3)])  # not necessarily the leader's
     assert not is_coherent([("plain", 0.3), ("plain2", 0.3)])  # ids without a namespace never count
     assert not is_coherent([])
-    assert not is_coherent([("a::x", 0.5), ("b::x", 0.45), ("a::y", 0.29)])  # a::y is 0.21 behind
-    assert is_coherent([("a::x", 0.5), ("b::x", 0.45), ("a::y", 0.31)])
+    # only hits within 0.06 of the best count
+    assert not is_coherent([("a::x", 0.5), ("b::x", 0.45), ("a::y", 0.43)])  # a::y is 0.07 behind
+    assert is_coherent([("a::x", 0.5), ("b::x", 0.45), ("a::y", 0.45)])
+    assert not is_coherent([("a::x", 0.5), ("b::x", 0.5)],
+                           [("c::z", 9.0), ("c::y", 5.0), ("d::z", 4.0), ("a::x", 3.0)])
+    assert is_coherent([("a::x", 0.5), ("b::x", 0.3)], [("a::q", 9.0)])  # the leader agrees
 
 
 def test_coherence_by_agreement_with_the_lexical_lane() -> None:
@@ -102,11 +107,34 @@ def test_catalog_admission_is_confident_or_coherent() -> None:
 def test_hybrid_lane_policies() -> None:
     lexical = [("kv::get", 3.0)]
     scattered = [("db::list", 0.35), ("state::list", 0.34), ("files::list", 0.33)]
-    assert hybrid_lane(lexical, scattered, CATALOG) == lexical
+    # not admitted, and the encoder places kv nowhere: the catalog lane drops the lexical guess
+    assert hybrid_lane(lexical, scattered, CATALOG) == []
+    supported = scattered + [("kv::list", 0.2)]
+    assert hybrid_lane(lexical, supported, CATALOG) == lexical
     assert [i for i, _ in hybrid_lane(lexical, scattered, AD_HOC)] == [
         "kv::get", "db::list", "state::list", "files::list"]
     agreeing = [("db::list", 0.35), ("state::list", 0.34), ("kv::get", 0.33)]
     assert [i for i, _ in hybrid_lane(lexical, agreeing, CATALOG)] == ["kv::get", "db::list", "state::list"]
+
+
+def test_corroboration() -> None:
+    lexical = [("kv::get", 3.0), ("kv::set", 2.0)]
+    far = [(f"w{i}::f", 0.29 - i / 100) for i in range(16)] + [("kv::get", 0.1)]
+    assert not corroborated(lexical, far, fallback=False)  # kv is 17th
+    assert corroborated(lexical, far[:15] + [("kv::x", 0.01)], fallback=False)  # 16th counts
+    assert not corroborated([], far, fallback=False)
+    # a single-term fallback needs its worker in the first four at a cosine of 0.30 or more
+    near = [("a::x", 0.35), ("kv::list", 0.30), ("b::y", 0.29)]
+    assert corroborated(lexical, near, fallback=True)
+    assert not corroborated(lexical, [("a::x", 0.35), ("kv::list", 0.29)], fallback=True)
+    assert not corroborated(lexical, [("a::x", 0.5), ("b::x", 0.5), ("c::x", 0.5), ("d::x", 0.5),
+                                      ("kv::list", 0.5)], fallback=True)
+    # the ad-hoc policy (registry, skills, triggers) keeps §5.5 as written
+    assert hybrid_lane(lexical, far, AD_HOC) == lexical
+    # not admitted (kv is 0.09 behind a 0.39 leader), yet corroborated: the lexical lane stays
+    behind = [("a::x", 0.39), ("b::y", 0.35), ("kv::list", 0.30)]
+    assert hybrid_lane(lexical, behind, CATALOG, fallback=True) == lexical
+    assert hybrid_lane(lexical, [("a::x", 0.29)], CATALOG, fallback=True) == []
 
 
 def test_dense_cut_uses_gap_floor_and_depth() -> None:

@@ -55,7 +55,9 @@ def test_request_rewrites() -> None:
     assert rewrite_request("log into the vendor portal") == "login the vendor portal"
     assert rewrite_request("run the report every Monday at 9am") == \
         "run the report on a recurring schedule at 9am"
-    assert rewrite_request("back up the db daily") == "back up the db on a recurring schedule"
+    assert rewrite_request("back up the db daily") == "backup the db on a recurring schedule"
+    assert rewrite_request("spin up the staging stack") == "start the staging stack"
+    assert rewrite_request("give the buyer their money back") == "give the buyer their refund"
     assert rewrite_request("run `ls -la /var/log` now") == "run some code now"
     assert rewrite_request("send an email to a customer") == "send an email to a customer"
 
