@@ -84,12 +84,14 @@ def single_term_fallback(hits: Sequence[tuple[str, float, int]],
     return coverage_prune([hit for hit in hits if namespace_of(hit[0]) == worker])
 
 
-def lexical_lane(documents: DocumentSet, terms: Sequence[str]) -> tuple[Ranking, bool]:
-    """`lexical_ranking` and whether it came from the single-term fallback."""
+def lexical_lane(documents: DocumentSet, terms: Sequence[str]) -> tuple[Ranking, int]:
+    """`lexical_ranking` and the number of distinct query terms its leader matched (1 for a
+    single-term fallback lane, 0 for an empty one)."""
     hits = documents.bm25(terms, MIN_MATCHED_TERMS, LEXICAL_DEPTH)
     if hits:
-        return coverage_prune(hits), False
-    return single_term_fallback(documents.bm25(terms, 1, LEXICAL_DEPTH)), True
+        return coverage_prune(hits), hits[0][2]
+    fallback = single_term_fallback(documents.bm25(terms, 1, LEXICAL_DEPTH))
+    return fallback, 1 if fallback else 0
 
 
 def lexical_ranking(documents: DocumentSet, terms: Sequence[str]) -> Ranking:
@@ -184,28 +186,33 @@ class FusionPolicy:
     admit: Callable[[Ranking, Ranking], bool]
     """`admit(dense, lexical)`: whether the lane takes its dense ranking."""
     dense_weight: float
+    unsure_dense_weight: float
+    """The dense list's weight when its best cosine is under `CONFIDENT_COSINE` (0.40)."""
     corroborate: bool = False
     """Whether a lane that does not admit its dense ranking keeps its lexical ranking only when
     the dense ranking corroborates it."""
 
 
-AD_HOC = FusionPolicy(lambda dense, lexical: is_admitted(dense), FUSION_WEIGHT)
+AD_HOC = FusionPolicy(lambda dense, lexical: is_admitted(dense), FUSION_WEIGHT, FUSION_WEIGHT)
 """§5.5 as written: admission at 0.30, weight 1.0 (registry contracts, skills, triggers)."""
 
-CATALOG = FusionPolicy(catalog_admitted, CATALOG_DENSE_WEIGHT, corroborate=True)
+CATALOG = FusionPolicy(catalog_admitted, CATALOG_DENSE_WEIGHT, FUSION_WEIGHT, corroborate=True)
 """The installed catalog: coherent admission and the dense list weighted 1.5. The weight, chosen
 for this project, makes a semantic leader beat a lexical leader that the encoder places lower
 (RRF ties otherwise go to the lexical rank): dev split, hybrid, with coherent admission, MRR@1
 0.652 → 0.696, recall@1 0.501 → 0.528, nDCG@12 0.730 → 0.740, recall@12 unchanged, recall@3
 0.715 → 0.704. Without coherent admission the same weight cost multi coverage (0.963 → 0.889),
-so the two go together."""
+so the two go together. A lane admitted only by coherence (best cosine under 0.40) weighs its
+dense list 1.0: a weak semantic leader should not outvote a clear lexical one (`DM @jordan …` went
+to `deploy::restart` at cosine 0.30 over `chat::send-dm`); our extra set, MRR@1 0.733 → 0.750,
+dev unchanged; 0.75 cost extra MRR@1 (0.700)."""
 
 
-def corroborated(lexical: Ranking, dense: Ranking, fallback: bool) -> bool:
+def corroborated(lexical: Ranking, dense: Ranking, matched: int) -> bool:
     """Whether the dense ranking supports a lexical lane it was not admitted into (chosen for
     this project): the lexical leader's worker holds one of the first `CORROBORATION_DEPTH` (16)
-    dense hits; for a single-term fallback lane, one of the first `COHERENCE_HEAD` (4) at a
-    cosine of at least 0.30.
+    dense hits; for a single-term fallback lane (`matched` ≤ 1, the distinct terms its leader
+    matched), one of the first `COHERENCE_HEAD` (4) at a cosine of at least 0.30.
 
     Two shared words are weak evidence when the encoder places the worker nowhere near the
     request: `buy shares … in my brokerage account` matched `calendar::list-calendars`
@@ -217,7 +224,7 @@ def corroborated(lexical: Ranking, dense: Ranking, fallback: bool) -> bool:
     through, and without the stricter fallback rule `reserve a table` came back."""
     if not lexical:
         return False
-    if fallback:
+    if matched <= 1:
         workers = {namespace_of(doc_id) for doc_id, _ in lexical}
         return any(namespace_of(doc_id) in workers and cos >= ADMISSION_COSINE
                    for doc_id, cos in dense[:COHERENCE_HEAD])
@@ -226,16 +233,17 @@ def corroborated(lexical: Ranking, dense: Ranking, fallback: bool) -> bool:
 
 
 def hybrid_lane(lexical: Ranking, dense: Ranking, policy: FusionPolicy = AD_HOC,
-                fallback: bool = False) -> Ranking:
+                matched: int = MIN_MATCHED_TERMS) -> Ranking:
     """Default hybrid lane (no reranker): an admitted lane fuses its lexical ranking with the
-    dense cut; a non-admitted lane keeps its lexical ranking — under a policy that asks for it,
-    only when the dense ranking corroborates it (`corroborated`; `fallback` tells that the
-    lexical ranking is a single-term fallback)."""
+    dense cut, its dense list weighted by the policy and the dense lane's confidence; a
+    non-admitted lane keeps its lexical ranking — under a policy that asks for it, only when the
+    dense ranking corroborates it (`corroborated`; `matched` is what `lexical_lane` reports)."""
     if not policy.admit(dense, lexical):
-        if policy.corroborate and not corroborated(lexical, dense, fallback):
+        if policy.corroborate and not corroborated(lexical, dense, matched):
             return []
         return lexical
-    return weighted_rrf(lexical, dense_cut(dense), policy.dense_weight)
+    weight = policy.dense_weight if dense[0][1] >= CONFIDENT_COSINE else policy.unsure_dense_weight
+    return weighted_rrf(lexical, dense_cut(dense), weight)
 
 
 def exact_lane(capability: str, known: set[str] | dict[str, object] | DocumentSet,

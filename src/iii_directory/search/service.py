@@ -318,8 +318,8 @@ class SearchService:
         if dense is None:
             lanes = self._agree(call, queries, lexical)
             return [e if e is not None else lane for e, lane in zip(exact, lanes)], "lexical"
-        lanes = [hybrid_lane(lex, d, CATALOG, fallback) if d is not None else lex
-                 for (lex, fallback), d in zip(pairs, dense)]
+        lanes = [hybrid_lane(lex, d, CATALOG, matched) if d is not None else lex
+                 for (lex, matched), d in zip(pairs, dense)]
         if self.reranker is not None:
             lanes = await self._rerank(call, queries, lexical, dense, lanes)
         lanes = self._agree(call, queries, lanes)

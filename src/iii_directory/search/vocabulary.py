@@ -21,7 +21,7 @@ term BM25 indexes and matches, and the action a request or a function names.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -53,10 +53,10 @@ CONCEPT_GROUPS: tuple[tuple[str, ...], ...] = (
     ("meeting", "standup", "appointment", "huddle", "sync"),
     ("invitation", "invite", "rsvp"),
     ("repository", "repo"),
-    ("email", "mail", "e-mail", "inbox", "mailbox"),
+    ("email", "mail", "e-mail", "inbox", "mailbox", "correspondence"),
     ("sms", "texting"),
     ("phone", "mobile", "cellphone"),
-    ("notification", "notify"),
+    ("notification", "notify", "pop-up"),
     ("image", "picture", "photo", "pic", "logo", "thumbnail"),
     ("audio", "recording", "voice", "sound"),
     ("document", "doc", "docs"),
@@ -86,6 +86,9 @@ CONCEPT_GROUPS: tuple[tuple[str, ...], ...] = (
     ("route", "directions", "itinerary"),
     ("speech", "spoken", "aloud", "tts"),
     ("workflow", "ci", "pipeline"),
+    ("rollback", "revert", "undo", "downgrade"),
+    ("row", "entry"),
+    ("skill", "playbook"),
 )
 """Synonym groups; the first word names the concept. Written for the vocabulary of agent tool
 catalogs (messaging, calendars, files, code, data, operations), not for any evaluation case."""
@@ -127,24 +130,60 @@ class Phrase:
     words: frozenset[str]
     symbol: str
     pattern: re.Pattern[str]
-    replacement: str
+    replacement: str | Callable[[re.Match[str]], str]
 
     def may_apply(self, text: str, words: set[str]) -> bool:
         return self.symbol in text if self.symbol else not self.words.isdisjoint(words)
 
 
-def _phrase(needles: str, pattern: str, replacement: str, flags: int = re.IGNORECASE) -> Phrase:
+def _phrase(needles: str, pattern: str, replacement: str | Callable[[re.Match[str]], str],
+            flags: int = re.IGNORECASE) -> Phrase:
     words = frozenset(needles.split())
     symbol = "" if all(w.isalpha() for w in words) else needles
     return Phrase(words, symbol, re.compile(pattern, flags), replacement)
 
 
+FILE_KINDS: dict[str, str] = {
+    **dict.fromkeys(("mp3", "wav", "m4a", "ogg", "flac", "aac", "opus"), "audio file"),
+    **dict.fromkeys(("mp4", "mov", "mkv", "webm", "avi"), "video file"),
+    **dict.fromkeys(("png", "jpg", "jpeg", "gif", "webp", "svg", "bmp", "tiff", "heic"), "image file"),
+    "pdf": "pdf file",
+    **dict.fromkeys(("xlsx", "xls", "ods"), "spreadsheet file"),
+    **dict.fromkeys(("docx", "doc", "odt", "pptx", "rtf"), "document file"),
+    **dict.fromkeys(("txt", "md", "log", "csv", "tsv", "json", "yaml", "yml", "xml", "html",
+                     "toml", "ini"), "text file"),
+    **dict.fromkeys(("zip", "tar", "gz", "tgz", "7z", "rar"), "archive file"),
+    **dict.fromkeys(("py", "js", "ts", "go", "rs", "java", "rb", "sh"), "code file"),
+}
+"""What a file name's extension says it is; the words follow the name in a request's text."""
+
+_FILE_NAME = re.compile(r"(?<![\w@])[\w./~-]*\w\.(" + "|".join(sorted(FILE_KINDS, key=len, reverse=True))
+                        + r")\b(?![\w@-])", re.IGNORECASE)
+
+
+def _file_kind(match: re.Match[str]) -> str:
+    """The file name followed by its kind in brackets; a path inside a URL is left alone."""
+    if match.start() and match.string[match.start() - 1] == ":":
+        return match.group(0)
+    return f"{match.group(0)} ({FILE_KINDS[match.group(1).lower()]})"
+
+
 PHRASES: tuple[Phrase, ...] = (
     _phrase("`", r"`[^`\n]+`", " some code ", 0),
     _phrase("#", r"(?<![\w#&])#[A-Za-z][\w-]*", " a channel ", 0),
+    Phrase(frozenset(), ".", _FILE_NAME, _file_kind),
     _phrase("up", r"\bheads?[- ]up\b", " message "),
-    _phrase("back", r"\b(?:push|move|bump|shift)(?:es|ed|ing|s)?\s+((?:[\w']+\s+){0,3}?)back\b",
+    _phrase("back", r"\b(?:push|move|bump|shift)(?:es|ed|ing|s)?\s+((?:[\w']+\s+){0,6}?)back\b",
             r" postpone \1"),
+    _phrase("back", r"\b(?:put|roll|bring)(?:s|ting|ling|ging|ed)?\s+((?:[\w']+\s+){0,3}?)back\b",
+            r" revert \1"),
+    _phrase("back", r"\b(?:shoot|write|fire|send|text|email)(?:s|ing|ed)?\s+back\b", " reply "),
+    _phrase("name", r"\bchang(?:e|es|ed|ing)\s+the\s+name\s+of\b", " rename "),
+    _phrase("loud", r"\b(?:out\s+)?loud(?:ly)?\b", " aloud "),
+    _phrase("tack tacks tacked tacking", r"\btack(?:s|ed|ing)?\s+((?:[\w']+\s+){0,4}?)on(?:to)?\b",
+            r" append \1 to "),
+    _phrase("off", r"\btak(?:e|es|ing)\s+((?:[\w'-]+\s+){0,3}?)off\b", r" remove \1 from "),
+    _phrase("up", r"\bpull(?:s|ing|ed)?\s+up\b", " show "),
     _phrase("log logs logging logged sign signs signing signed",
             r"\b(?:log|sign)(?:ging|ged|s)?\s+(?:in|into|on|onto)\b", " login "),
     _phrase("up", r"\b(?:spin|bring|start|boot|fire)(?:s|ning|ging|ing|ed|ged)?\s+up\b", " start "),
@@ -156,7 +195,6 @@ PHRASES: tuple[Phrase, ...] = (
     _phrase("rid", r"\bget(?:ting)?\s+rid\s+of\b", " delete "),
     _phrase("off", r"\b(?:fire|shoot)(?:s|ing)?\s+off\b", " send "),
     _phrase("off", r"\bkick(?:s|ing|ed)?\s+off\b", " start "),
-    _phrase("back", r"\broll(?:s|ing|ed)?\s+back\b", " rollback "),
     _phrase("up", r"\bback(?:s|ing|ed)?\s+up\b", " backup "),
     _phrase("back", r"\bmoney\s+back\b", " refund "),
     _phrase("every each daily weekly hourly nightly monthly yearly annually mondays tuesdays "

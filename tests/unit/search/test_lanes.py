@@ -120,21 +120,21 @@ def test_hybrid_lane_policies() -> None:
 def test_corroboration() -> None:
     lexical = [("kv::get", 3.0), ("kv::set", 2.0)]
     far = [(f"w{i}::f", 0.29 - i / 100) for i in range(16)] + [("kv::get", 0.1)]
-    assert not corroborated(lexical, far, fallback=False)  # kv is 17th
-    assert corroborated(lexical, far[:15] + [("kv::x", 0.01)], fallback=False)  # 16th counts
-    assert not corroborated([], far, fallback=False)
+    assert not corroborated(lexical, far, matched=2)  # kv is 17th
+    assert corroborated(lexical, far[:15] + [("kv::x", 0.01)], matched=2)  # 16th counts
+    assert not corroborated([], far, matched=2)
     # a single-term fallback needs its worker in the first four at a cosine of 0.30 or more
     near = [("a::x", 0.35), ("kv::list", 0.30), ("b::y", 0.29)]
-    assert corroborated(lexical, near, fallback=True)
-    assert not corroborated(lexical, [("a::x", 0.35), ("kv::list", 0.29)], fallback=True)
+    assert corroborated(lexical, near, matched=1)
+    assert not corroborated(lexical, [("a::x", 0.35), ("kv::list", 0.29)], matched=1)
     assert not corroborated(lexical, [("a::x", 0.5), ("b::x", 0.5), ("c::x", 0.5), ("d::x", 0.5),
-                                      ("kv::list", 0.5)], fallback=True)
+                                      ("kv::list", 0.5)], matched=1)
     # the ad-hoc policy (registry, skills, triggers) keeps §5.5 as written
     assert hybrid_lane(lexical, far, AD_HOC) == lexical
     # not admitted (kv is 0.09 behind a 0.39 leader), yet corroborated: the lexical lane stays
     behind = [("a::x", 0.39), ("b::y", 0.35), ("kv::list", 0.30)]
-    assert hybrid_lane(lexical, behind, CATALOG, fallback=True) == lexical
-    assert hybrid_lane(lexical, [("a::x", 0.29)], CATALOG, fallback=True) == []
+    assert hybrid_lane(lexical, behind, CATALOG, matched=1) == lexical
+    assert hybrid_lane(lexical, [("a::x", 0.29)], CATALOG, matched=1) == []
 
 
 def test_dense_cut_uses_gap_floor_and_depth() -> None:

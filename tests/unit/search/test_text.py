@@ -115,7 +115,7 @@ def test_query_keeps_the_capability_for_terms_and_exact_ids() -> None:
     query = make_query("  read {\"path\": \"/tmp/a.csv\"} from https://x.example.com  ")
     assert query is not None
     assert query.text == 'read {"path": "/tmp/a.csv"} from https://x.example.com'
-    assert query.dense_text == 'read { "/tmp/a.csv"} from URL'
+    assert query.dense_text == 'read { "/tmp/a.csv (text file)"} from URL'  # the file kind follows its name
     assert "path" not in query.terms and "example" in query.terms
     assert query.with_vector(3).dense_text == query.dense_text
 

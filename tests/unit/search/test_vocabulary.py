@@ -120,3 +120,21 @@ def test_control_plane_requests_are_not_searched() -> None:
     assert not is_control_plane(_rank.tokenize_query("run the cleanup function every Monday"))
     assert make_query("list every function registered on the engine") is None
     assert make_query("run the cleanup function every Monday") is not None
+
+
+def test_idioms_and_file_kinds() -> None:
+    assert rewrite_request("put back the previous release") == "revert the previous release"
+    assert rewrite_request("shoot back a quick thanks") == "reply a quick thanks"
+    assert rewrite_request("change the name of a.txt to b.txt") == \
+        "rename a.txt (text file) to b.txt (text file)"
+    assert rewrite_request("read this out loud") == "read this aloud"
+    assert rewrite_request("tack three entries onto the tab") == "append three entries to the tab"
+    assert rewrite_request("take the needs-triage label off PAY-88") == \
+        "remove the needs-triage label from PAY-88"
+    assert rewrite_request("pull up the last 200 lines") == "show the last 200 lines"
+    assert rewrite_request("transcribe ./memos/standup.m4a") == \
+        "transcribe ./memos/standup.m4a (audio file)"
+    # a path inside a URL, an e-mail address and a version number are not file names
+    assert rewrite_request("fetch https://example.com/story.html") == "fetch https://example.com/story.html"
+    assert rewrite_request("email anna@example.de") == "email anna@example.de"
+    assert rewrite_request("version 1.2 is out") == "version 1.2 is out"
