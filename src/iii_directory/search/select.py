@@ -43,12 +43,13 @@ def namespace_floor(lane: Ranking, floor: float = NAMESPACE_FLOOR) -> Ranking:
     return [(doc_id, score) for doc_id, score in lane if namespace_of(doc_id) in kept]
 
 
-def round_robin(lanes: Sequence[Sequence[T]], budget: int, *, key=lambda item: item) -> list[T]:
+def round_robin(lanes: Sequence[Sequence[T]], budget: int, *, key=lambda item: item,
+                exclude: Sequence[T] = ()) -> list[T]:
     """Round r takes the r-th entry of every lane in lane order, skipping entries already taken
-    (by `key`); stops at `budget` or when no lane has an r-th entry. Every lane gets a candidate
-    before any gets a second."""
+    or in `exclude` (by `key`); stops at `budget` or when no lane has an r-th entry. Every lane
+    gets a candidate before any gets a second."""
     taken: list[T] = []
-    seen: set = set()
+    seen: set = {key(item) for item in exclude}
     depth = max((len(lane) for lane in lanes), default=0)
     for r in range(depth):
         for lane in lanes:
@@ -81,10 +82,16 @@ def worker_cap(ids: Sequence[str], lanes: int) -> list[str]:
     return kept
 
 
-def select_batch(lanes: Sequence[Ranking], *, judged: bool = False) -> list[str]:
-    """The selection of one batch: floor (unless judged) → round robin (12) → worker cap."""
+def select_batch(lanes: Sequence[Ranking], *, judged: bool = False,
+                 tails: Sequence[Ranking] = ()) -> list[str]:
+    """The selection of one batch: floor (unless judged) → round robin (12) → worker cap. When
+    the lanes leave budget, their recall `tails` (`lanes.dense_tail`) fill it, round robin,
+    before the worker cap."""
     floored = [lane if judged else namespace_floor(lane) for lane in lanes]
     merged = round_robin([[doc_id for doc_id, _ in lane] for lane in floored], SELECTION_BUDGET)
+    if tails and len(merged) < SELECTION_BUDGET:
+        tail_ids = [[doc_id for doc_id, _ in tail] for tail in tails]
+        merged += round_robin(tail_ids, SELECTION_BUDGET - len(merged), exclude=merged)
     return worker_cap(merged, len(lanes))
 
 

@@ -30,7 +30,8 @@ from .corpus import Corpus
 from .dense_lane import DenseLane, DenseUnavailable
 from .guidance import GuidanceInput, compose
 from .judge import FUNCTION_DEPTH, JUDGE_EVALUATE, Candidate, Judge, JudgeFailure, LaneAsk, function_candidate
-from .lanes import CATALOG, Ranking, action_agreement, exact_lane, hybrid_lane, lexical_lane, lexical_ranking, weighted_rrf
+from .lanes import (CATALOG, Ranking, action_agreement, dense_tail, exact_lane, hybrid_lane, lexical_lane,
+                    lexical_ranking, weighted_rrf)
 from .vocabulary import request_actions
 from .memory import PREAMBLE_GUIDANCE, PREAMBLE_INSTALL, SessionMemory
 from .query import Query, make_query
@@ -280,8 +281,8 @@ class SearchService:
         result = BatchResult()
 
         async def installed() -> None:
-            lanes, tier = await self._installed_lanes(call, queries)
-            result.selection = select_batch(lanes, judged=tier == "judge")
+            lanes, tier, tails = await self._installed_lanes(call, queries)
+            result.selection = select_batch(lanes, judged=tier == "judge", tails=tails)
             result.tier = tier
 
         async def registry() -> None:
@@ -305,26 +306,31 @@ class SearchService:
             return None
         return [next(rankings) if q.vector is not None else None for q in queries]
 
-    async def _installed_lanes(self, call: SearchCall, queries: list[Query]) -> tuple[list[Ranking], str]:
+    async def _installed_lanes(self, call: SearchCall,
+                               queries: list[Query]) -> tuple[list[Ranking], str, list[Ranking]]:
+        """The installed-catalog lanes of one batch, the tier that produced them and their recall
+        tails (`lanes.dense_tail`; empty outside hybrid)."""
         documents = call.corpus.documents
         dense = self._dense_rankings(call, queries) if call.local_mode == "hybrid" else None
         if call.judge_active and not self.judge.paused():
             judged = await self._judge_lanes(call, queries, dense)
             if judged is not None:
-                return judged, "judge"
+                return judged, "judge", []
         pairs = [lexical_lane(documents, q.terms) for q in queries]
         lexical = [lane for lane, _ in pairs]
         exact = [exact_lane(q.text, documents) for q in queries]
         if dense is None:
             lanes = self._agree(call, queries, lexical)
-            return [e if e is not None else lane for e, lane in zip(exact, lanes)], "lexical"
+            return [e if e is not None else lane for e, lane in zip(exact, lanes)], "lexical", []
         lanes = [hybrid_lane(lex, d, CATALOG, matched) if d is not None else lex
                  for (lex, matched), d in zip(pairs, dense)]
         if self.reranker is not None:
             lanes = await self._rerank(call, queries, lexical, dense, lanes)
         lanes = self._agree(call, queries, lanes)
+        tails = [dense_tail(lane, lex, d, CATALOG) if d is not None and e is None else []
+                 for lane, lex, d, e in zip(lanes, lexical, dense, exact)]
         lanes = [e if e is not None else lane for e, lane in zip(exact, lanes)]
-        return lanes, "hybrid"
+        return lanes, "hybrid", tails
 
     @staticmethod
     def _agree(call: SearchCall, queries: Sequence[Query], lanes: list[Ranking]) -> list[Ranking]:

@@ -344,7 +344,7 @@ async def test_judge_absent_falls_back_to_hybrid(judge_directory: tuple[Director
     directory, engine = judge_directory
     response = await search(directory, "send an sms text message")
     assert response["search_mode"] == "hybrid"
-    assert ids(response) == ["sms::send"]
+    assert ids(response)[0] == "sms::send"  # the hybrid lane; its recall tail may follow
     assert not any(fid == "judge::evaluate" for fid, _ in engine.calls)
 
 
@@ -354,7 +354,7 @@ async def test_judge_failure_pauses_and_falls_back(judge_directory: tuple[Direct
     engine.add_peer("judge::models::list", models)
     response = await search(directory, "send an sms text message")
     assert response["search_mode"] == "hybrid"
-    assert ids(response) == ["sms::send"]
+    assert ids(response)[0] == "sms::send"  # the hybrid lane; its recall tail may follow
     calls = sum(fid == "judge::evaluate" for fid, _ in engine.calls)
     assert calls == 1
     await search(directory, "send an sms text message")
@@ -372,7 +372,7 @@ async def test_wrong_judge_reply_falls_back(judge_directory: tuple[Directory, Pe
     engine.add_peer("judge::models::list", models)
     response = await search(directory, "send an sms text message")
     assert response["search_mode"] == "hybrid"
-    assert ids(response) == ["sms::send"]
+    assert ids(response)[0] == "sms::send"  # the hybrid lane; its recall tail may follow
 
 
 async def test_slow_judge_hits_the_shared_deadline_without_pausing(settings: Settings) -> None:

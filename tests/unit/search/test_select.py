@@ -65,3 +65,13 @@ def test_grouping_in_first_seen_order() -> None:
                                          {"function_id": "a::2", "description": "A2."}]},
         {"namespace": "b", "functions": [{"function_id": "b::1", "description": "B1."}]},
     ]
+
+
+def test_tails_fill_only_the_budget_the_lanes_leave() -> None:
+    lanes = [[("a::1", 3.0), ("a::2", 2.5)], [("b::1", 1.0)]]
+    tails = [[("t::1", 0.3), ("a::2", 0.29), ("t::2", 0.25)], [("u::1", 0.22)]]
+    # lanes first (round robin), then the tails round robin, ids already taken skipped
+    assert select_batch(lanes, tails=tails) == ["a::1", "b::1", "a::2", "t::1", "u::1", "t::2"]
+    full = [[(f"x::{i}", 1.0 - i / 100) for i in range(12)]]
+    assert select_batch(full, tails=[[("t::1", 0.3)]]) == [f"x::{i}" for i in range(12)]
+    assert select_batch(lanes) == ["a::1", "b::1", "a::2"]
