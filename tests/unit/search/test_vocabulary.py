@@ -138,3 +138,10 @@ def test_idioms_and_file_kinds() -> None:
     assert rewrite_request("fetch https://example.com/story.html") == "fetch https://example.com/story.html"
     assert rewrite_request("email anna@example.de") == "email anna@example.de"
     assert rewrite_request("version 1.2 is out") == "version 1.2 is out"
+
+
+def test_filler_words_are_not_matched() -> None:
+    docs = DocumentSet((Document("cron::trigger", "", "cron trigger run a scheduled job right now"),))
+    assert docs.bm25(_rank.tokenize_query("start a live video call right now")) == []
+    assert [h[0] for h in docs.bm25(_rank.tokenize_query("trigger the scheduled job now"))] == [
+        "cron::trigger"]
