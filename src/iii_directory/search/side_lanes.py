@@ -10,10 +10,12 @@ omitted, and so is the trigger section when the registered-triggers list failed.
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
@@ -24,6 +26,8 @@ from .lanes import Ranking
 from .query import Query
 from .select import round_robin
 from .text import bm25_document, searchable_text, side_document, slim_description
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -75,10 +79,37 @@ def visible_skills(settings: Any, installed: frozenset[str] | None,
     return entries
 
 
+INLINE_SCAN_S = 0.0005
+"""A skills scan that last took less than this runs on the event loop (see `ScanCost`)."""
+
+
+class ScanCost:
+    """How long the last skills scan of one Directory took (`directory.service(ScanCost)`).
+
+    A scan of small roots takes well under a millisecond, while handing it to a worker thread
+    and back costs 0.1–0.5 ms of scheduling on a busy 2-core host, most of a lexical search
+    call. A scan that last took under `INLINE_SCAN_S` (0.5 ms) runs inline; a slower one (large
+    roots, a slow disk) keeps running in a thread so it never stalls the loop."""
+
+    def __init__(self, directory: object | None = None) -> None:
+        self.seconds: float | None = None
+
+    @property
+    def inline(self) -> bool:
+        return self.seconds is not None and self.seconds < INLINE_SCAN_S
+
+    def timed(self, scan: Callable[[], T]) -> T:
+        started = time.perf_counter()
+        try:
+            return scan()
+        finally:
+            self.seconds = time.perf_counter() - started
+
+
 async def load_skills(call: SearchCall) -> list[SkillEntry]:
     """The visible skills of this call. Under `filter_unregistered` the installed workers are
     the cached `compose::status` set **plus** the live catalog's namespaces; unknown ⇒
-    unfiltered."""
+    unfiltered. The scan runs inline or in a worker thread as `ScanCost` decides."""
     from ..content.skills import RowFactsCache
     from ..content.visibility import InstalledWorkers
 
@@ -88,7 +119,12 @@ async def load_skills(call: SearchCall) -> list[SkillEntry]:
         if installed is not None:
             installed = frozenset(installed | call.corpus.raw_namespaces)
     row_facts = call.ctx.directory.service(RowFactsCache)
-    return await anyio.to_thread.run_sync(visible_skills, call.settings, installed, row_facts)
+    cost = call.ctx.directory.service(ScanCost)
+    scan = functools.partial(cost.timed, functools.partial(
+        visible_skills, call.settings, installed, row_facts))
+    if cost.inline:
+        return scan()
+    return await anyio.to_thread.run_sync(scan)
 
 
 def skill_documents(entries: Sequence[SkillEntry], cache: DocumentSetCache) -> DocumentSet:
