@@ -79,17 +79,20 @@ def visible_skills(settings: Any, installed: frozenset[str] | None,
     return entries
 
 
-INLINE_SCAN_S = 0.0005
-"""A skills scan that last took less than this runs on the event loop (see `ScanCost`)."""
+INLINE_SCAN_S = 0.001
+"""Skills scans that have been taking less than this run on the event loop (see `ScanCost`)."""
+SCAN_SMOOTHING = 0.25
 
 
 class ScanCost:
-    """How long the last skills scan of one Directory took (`directory.service(ScanCost)`).
+    """How long the skills scans of one Directory take (`directory.service(ScanCost)`): an
+    exponential moving average, `seconds ← 0.75·seconds + 0.25·last`.
 
-    A scan of small roots takes well under a millisecond, while handing it to a worker thread
+    A scan of small roots takes a few hundred microseconds, while handing it to a worker thread
     and back costs 0.1–0.5 ms of scheduling on a busy 2-core host, most of a lexical search
-    call. A scan that last took under `INLINE_SCAN_S` (0.5 ms) runs inline; a slower one (large
-    roots, a slow disk) keeps running in a thread so it never stalls the loop."""
+    call. While the average stays under `INLINE_SCAN_S` (1 ms) the scan runs inline; a slower one
+    (large roots, a slow disk) runs in a thread so it never stalls the loop for long. The
+    average keeps one slow scan (a GC pause) from sending the next ones to the thread."""
 
     def __init__(self, directory: object | None = None) -> None:
         self.seconds: float | None = None
@@ -103,7 +106,9 @@ class ScanCost:
         try:
             return scan()
         finally:
-            self.seconds = time.perf_counter() - started
+            last = time.perf_counter() - started
+            self.seconds = last if self.seconds is None else \
+                (1 - SCAN_SMOOTHING) * self.seconds + SCAN_SMOOTHING * last
 
 
 async def load_skills(call: SearchCall) -> list[SkillEntry]:
