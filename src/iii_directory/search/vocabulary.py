@@ -11,11 +11,17 @@ term BM25 indexes and matches, and the action a request or a function names.
   Only words that mean one thing across tool catalogs are grouped; verbs that change meaning with
   their object (`post`, `push`, `drop`) are left to the action classes.
 * **Phrases** — a few multi-word and symbolic forms are rewritten in a request's text before it
-  is tokenised: `#name` is a chat channel, `log in` is `login`, a recurrence (`every Monday`,
-  `daily`) asks for a schedule, and a back-quoted span is a command.
+  is tokenised: `#name` is a channel, a back-quoted span is code, a file name carries its kind,
+  `log in` is `login`, a recurrence (`every Monday`, `daily`) asks for a schedule, and phrasal
+  verbs and idioms become the verbs function descriptions use (`spin up` → start, `take … off`
+  → remove, `put back` → revert).
 * **Actions** — the verb classes (read, list, search, create, set, update, delete, send, run,
-  schedule) of a request's leading verb and of a function's id verb and description verb; a lane
-  prefers functions whose action agrees with the request's (`lanes.action_agreement`).
+  stop, convert, resize, merge, split, schedule) of a request's leading verb and of a function's
+  id verb and description verb; a lane prefers functions whose action agrees with the request's
+  (`lanes.action_agreement`).
+
+The groups, rewrites and classes were written for the vocabulary of agent tool catalogs and
+extended while tuning on the eval set's dev split and our own extra set, never on its test split.
 """
 
 from __future__ import annotations
@@ -90,8 +96,8 @@ CONCEPT_GROUPS: tuple[tuple[str, ...], ...] = (
     ("row", "entry"),
     ("skill", "playbook"),
 )
-"""Synonym groups; the first word names the concept. Written for the vocabulary of agent tool
-catalogs (messaging, calendars, files, code, data, operations), not for any evaluation case."""
+"""Synonym groups; the first word names the concept (messaging, calendars, files, code, data,
+operations, commerce)."""
 
 
 def _concept_table(groups: Iterable[Sequence[str]]) -> dict[str, str]:
@@ -115,6 +121,7 @@ def normal_term(term: str) -> str:
 
 
 def normal_terms(terms: Iterable[str]) -> list[str]:
+    """`normal_term` of each term, in order."""
     return [normal_term(term) for term in terms]
 
 
@@ -204,9 +211,11 @@ PHRASES: tuple[Phrase, ...] = (
             rf"|\b(?:on|at)\s+{_WEEKDAY}s\b", " on a recurring schedule "),
 )
 """Rewrites of a request's text before tokenisation, in order: a back-quoted span, a `#channel`
-(a `#` before letters; `#88` stays an issue number), a heads-up, `push … back`, `log in` /
-`sign into`, phrasal verbs (`spin up`, `tear down`, `look up`, `set up`, `write up`, `get rid
-of`, `fire off`, `kick off`, `roll back`, `back up`), `money back`, a recurrence."""
+(a `#` before letters; `#88` stays an issue number), a file name's kind, a heads-up, `push …
+back`, `put … back` / `roll back`, `shoot back`, `change the name of`, `out loud`, `tack … onto`,
+`take … off`, `pull up`, `log in` / `sign into`, phrasal verbs (`spin up`, `tear down`, `look
+up`, `set up`, `write up`, `get rid of`, `fire off`, `kick off`, `back up`), `money back`, a
+recurrence."""
 
 _WORD = re.compile(r"[a-z]+")
 
@@ -263,16 +272,17 @@ ACTIONS: dict[str, frozenset[str]] = _action_table(ACTION_GROUPS)
 LEADING_VERB_WINDOW = 3
 """How many leading terms of a request are searched for its verb."""
 
-RECURRING = normal_term("recurring")
+RECURRING = "recurring"
+"""The word a recurrence is rewritten to (`PHRASES`)."""
 
 
 def request_actions(terms: Sequence[str]) -> frozenset[str]:
-    """The action classes of a request: `schedule` when it names a recurrence, else those of the
-    first of its first `LEADING_VERB_WINDOW` (3) normal terms that is a known verb; empty when
-    none is."""
-    normal = normal_terms(terms)
-    if RECURRING in normal:
+    """The action classes of a request: `schedule` when it names a recurrence (the literal term
+    `recurring`; `cancel the scheduled job` is a delete), else those of the first of its first
+    `LEADING_VERB_WINDOW` (3) normal terms that is a known verb; empty when none is."""
+    if RECURRING in terms:
         return frozenset({"schedule"})
+    normal = normal_terms(terms)
     for term in normal[:LEADING_VERB_WINDOW]:
         found = ACTIONS.get(term)
         if found:

@@ -145,3 +145,8 @@ def test_filler_words_are_not_matched() -> None:
     assert docs.bm25(_rank.tokenize_query("start a live video call right now")) == []
     assert [h[0] for h in docs.bm25(_rank.tokenize_query("trigger the scheduled job now"))] == [
         "cron::trigger"]
+
+
+def test_a_scheduled_thing_is_not_a_schedule_request() -> None:
+    assert request_actions(_rank.tokenize_query("cancel the scheduled backup job")) == {"delete"}
+    assert request_actions(_rank.tokenize_query("set up a recurring export")) == {"schedule"}
