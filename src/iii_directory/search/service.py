@@ -32,6 +32,7 @@ from .guidance import GuidanceInput, compose
 from .judge import FUNCTION_DEPTH, JUDGE_EVALUATE, Candidate, Judge, JudgeFailure, LaneAsk, function_candidate
 from .lanes import (CATALOG, Ranking, action_agreement, dense_tail, exact_lane, hybrid_lane, lexical_lane,
                     weighted_rrf)
+from .fusion import Request, learned_lane
 from .vocabulary import request_actions
 from .memory import PREAMBLE_GUIDANCE, PREAMBLE_INSTALL, SessionMemory
 from .query import Query, make_query
@@ -281,8 +282,9 @@ class SearchService:
         result = BatchResult()
 
         async def installed() -> None:
-            lanes, tier, tails = await self._installed_lanes(call, queries)
-            result.selection = select_batch(lanes, judged=tier == "judge", tails=tails)
+            lanes, tier, tails, learned = await self._installed_lanes(call, queries)
+            result.selection = select_batch(lanes, judged=tier == "judge", tails=tails,
+                                            learned=learned)
             result.tier = tier
 
         async def registry() -> None:
@@ -307,30 +309,48 @@ class SearchService:
         return [next(rankings) if q.vector is not None else None for q in queries]
 
     async def _installed_lanes(self, call: SearchCall,
-                               queries: list[Query]) -> tuple[list[Ranking], str, list[Ranking]]:
+                               queries: list[Query]
+                               ) -> tuple[list[Ranking], str, list[Ranking], list[bool]]:
         """The installed-catalog lanes of one batch, the tier that produced them and their recall
-        tails (`lanes.dense_tail`; empty outside hybrid)."""
+        tails (`lanes.dense_tail`; empty outside hybrid) and which lanes are learned. In hybrid, a lane that admits its dense
+        ranking is the learned fusion (`fusion.learned_lane`), or what a configured reranker made
+        of it; any other lane is its (corroborated) lexical ranking. Lanes that are not learned are
+        re-sorted by action agreement."""
         documents = call.corpus.documents
         dense = self._dense_rankings(call, queries) if call.local_mode == "hybrid" else None
         if call.judge_active and not self.judge.paused():
             judged = await self._judge_lanes(call, queries, dense)
             if judged is not None:
-                return judged, "judge", []
+                return judged, "judge", [], []
         pairs = [lexical_lane(documents, q.terms) for q in queries]
         lexical = [lane for lane, _ in pairs]
         exact = [exact_lane(q.text, documents) for q in queries]
         if dense is None:
             lanes = self._agree(call, queries, lexical)
-            return [e if e is not None else lane for e, lane in zip(exact, lanes)], "lexical", []
-        lanes = [hybrid_lane(lex, d, CATALOG, matched) if d is not None else lex
-                 for (lex, matched), d in zip(pairs, dense)]
+            return [e if e is not None else lane for e, lane in zip(exact, lanes)], "lexical", [], []
+        describe = call.corpus.descriptions.get
+        lanes: list[Ranking] = []
+        learned: list[bool] = []
+        for query, (lex, matched), d in zip(queries, pairs, dense):
+            admitted = d is not None and CATALOG.admit(d, lex)
+            if admitted:
+                lanes.append(learned_lane(Request.of(query.terms), documents, d,
+                                          lambda i: describe(i, "")))
+            else:
+                lanes.append(hybrid_lane(lex, d, CATALOG, matched) if d is not None else lex)
+            learned.append(admitted)
         if self.reranker is not None:
-            lanes = await self._rerank(call, queries, lexical, dense, lanes)
-        lanes = self._agree(call, queries, lanes)
+            ranked = await self._rerank(call, queries, lexical, dense, lanes)
+            learned = [was and new is old for was, new, old in zip(learned, ranked, lanes)]
+            lanes = ranked
+        agreed = self._agree(call, queries, lanes)
+        lanes = [lane if was_learned else agreed_lane
+                 for lane, agreed_lane, was_learned in zip(lanes, agreed, learned)]
         tails = [dense_tail(lane, lex, d, CATALOG) if d is not None and e is None else []
                  for lane, lex, d, e in zip(lanes, lexical, dense, exact)]
+        learned = [was_learned and e is None for was_learned, e in zip(learned, exact)]
         lanes = [e if e is not None else lane for e, lane in zip(exact, lanes)]
-        return lanes, "hybrid", tails
+        return lanes, "hybrid", tails, learned
 
     @staticmethod
     def _agree(call: SearchCall, queries: Sequence[Query], lanes: list[Ranking]) -> list[Ranking]:

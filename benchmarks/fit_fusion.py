@@ -1,0 +1,132 @@
+"""Fit the weights of the learned catalog fusion (`iii_directory.search.fusion.WEIGHTS`).
+
+    python benchmarks/fit_fusion.py [--eval-dir ../shared/eval] [--extra benchmarks/data/extra_cases.json]
+
+Uses the graded capabilities of the eval set's `dev` split and of our own `extra` set (never the
+`test` split). For every capability: the request as `directory::search_functions` sees it
+(`make_query`), its dense top 64 over the eval catalog with the packaged MiniLM, and the lane's
+candidates with their features (`fusion.features`). Training is pairwise logistic regression:
+each relevant candidate (grade ≥ 2) against each other candidate of the same capability, L2 0.01,
+300 full-batch gradient steps of 0.5 from zero weights — deterministic for a given corpus.
+
+It prints the cross-check (fitted on one set, scored on the other: share of capabilities whose
+first candidate is relevant, share of relevant functions in the first twelve), the dense-only
+baseline, and the weights fitted on both sets, ready to paste into `fusion.py`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from iii_directory.search.corpus import Corpus, tool_from_schema
+from iii_directory.search.fusion import FEATURES, Request, features
+from iii_directory.search.query import make_query
+
+DENSE_K = 64
+L2 = 0.01
+STEPS = 300
+STEP_SIZE = 0.5
+
+Sample = tuple[list[str], np.ndarray, dict[str, int]]
+
+
+def graded_capabilities(path: Path, split: str) -> list[tuple[str, dict[str, int]]]:
+    """`(capability, {function_id: grade})` for every capability that a grade-≥ 2 qrel covers."""
+    out = []
+    for case in json.loads(path.read_text())["cases"]:
+        if case["split"] != split or case["kind"] == "no_match":
+            continue
+        for index, capability in enumerate(case["capabilities"]):
+            grades = {q["function_id"]: q["grade"] for q in case["qrels"] if index in q["covers"]}
+            if any(g >= 2 for g in grades.values()):
+                out.append((capability, grades))
+    return out
+
+
+def samples(corpus: Corpus, matrix: np.ndarray, encoder: Any,
+            graded: list[tuple[str, dict[str, int]]]) -> list[Sample]:
+    ids = [tool.name for tool in corpus.tools]
+    out = []
+    for capability, grades in graded:
+        query = make_query(capability)
+        if query is None:
+            continue
+        vector = np.asarray(encoder.encode([query.dense_text]), dtype=np.float32)[0]
+        cosines = matrix @ vector
+        order = sorted(range(len(ids)), key=lambda i: (-float(cosines[i]), ids[i]))[:DENSE_K]
+        dense = [(ids[i], float(cosines[i])) for i in order]
+        names, rows = features(Request.of(query.terms), corpus.documents, dense, corpus.descriptions.__getitem__)
+        out.append((names, np.asarray(rows, dtype=np.float64), grades))
+    return out
+
+
+def fit(data: list[Sample]) -> np.ndarray:
+    """Pairwise logistic regression from zero weights (see the module docstring)."""
+    pairs = []
+    for names, rows, grades in data:
+        relevant = [i for i, n in enumerate(names) if grades.get(n, 0) >= 2]
+        others = [i for i, n in enumerate(names) if grades.get(n, 0) < 2]
+        pairs.extend(rows[r] - rows[o] for r in relevant for o in others)
+    differences = np.asarray(pairs)
+    weights = np.zeros(len(FEATURES))
+    for _ in range(STEPS):
+        margin = differences @ weights
+        gradient = -(differences * (1.0 / (1.0 + np.exp(margin)))[:, None]).mean(0) + L2 * weights
+        weights -= STEP_SIZE * gradient
+    return weights
+
+
+def quality(weights: np.ndarray, data: list[Sample]) -> tuple[float, float]:
+    """Share of capabilities whose best-scored candidate is relevant; mean share of relevant
+    functions among the best twelve."""
+    first, recall = [], []
+    for names, rows, grades in data:
+        order = np.argsort(-(rows @ weights), kind="stable")
+        relevant = [n for n, g in grades.items() if g >= 2]
+        top = {names[i] for i in order[:12]}
+        first.append(grades.get(names[order[0]], 0) >= 2)
+        recall.append(sum(n in top for n in relevant) / len(relevant))
+    return float(np.mean(first)), float(np.mean(recall))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--eval-dir", type=Path, default=Path("../shared/eval"))
+    parser.add_argument("--extra", type=Path, default=Path("benchmarks/data/extra_cases.json"))
+    args = parser.parse_args()
+    from _rank import dense
+
+    records = json.loads((args.eval_dir / "catalog.json").read_text())
+    corpus = Corpus.build(
+        [tool_from_schema(r["function_id"], r.get("description"), r.get("request_schema"))
+         for r in records if not (r.get("metadata") or {}).get("internal")])
+    encoder = dense.Encoder()
+    matrix = np.asarray(encoder.encode([tool.dense_text for tool in corpus.tools]), dtype=np.float32)
+    sets = {
+        "dev": samples(corpus, matrix, encoder, graded_capabilities(args.eval_dir / "cases.json", "dev")),
+        "extra": samples(corpus, matrix, encoder, graded_capabilities(args.extra, "extra")),
+    }
+    dense_only = np.zeros(len(FEATURES))
+    dense_only[FEATURES.index("cos")] = 1.0
+    for name, data in sets.items():
+        print(f"dense only   {name:5s}  first {quality(dense_only, data)[0]:.3f}  "
+              f"recall@12 {quality(dense_only, data)[1]:.3f}")
+    for trained, held_out in (("dev", "extra"), ("extra", "dev")):
+        weights = fit(sets[trained])
+        first, recall = quality(weights, sets[held_out])
+        print(f"fit on {trained:5s} -> {held_out:5s}  first {first:.3f}  recall@12 {recall:.3f}"
+              f"  (in-sample first {quality(weights, sets[trained])[0]:.3f})  weights "
+              + ",".join(f"{w:.3f}" for w in weights))
+    weights = fit(sets["dev"] + sets["extra"])
+    print("WEIGHTS: tuple[float, ...] = (" + ", ".join(f"{w:.3f}" for w in weights) + ")")
+    for name, weight in zip(FEATURES, weights):
+        print(f"  {name:15s} {weight:+.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,85 @@
+"""The learned fusion of admitted catalog lanes: candidates, features, scores."""
+
+from __future__ import annotations
+
+import math
+
+import _rank
+import pytest
+
+from iii_directory.search.corpus import Document, DocumentSet
+from iii_directory.search.fusion import (
+    FEATURES,
+    WEIGHTS,
+    Request,
+    features,
+    id_words,
+    learned_lane,
+    worker_term,
+)
+from iii_directory.search.select import select_batch
+
+DESCRIPTIONS = {
+    "state::get": "Read the value stored under a key.",
+    "state::set": "Store a value under a key.",
+    "sheets::append-rows": "Append rows after the last row of a sheet.",
+    "email::send": "Send an email.",
+}
+DOCS = DocumentSet(tuple(
+    Document(i, f"{i} {d}", f"{i} {i} {i} {d}") for i, d in DESCRIPTIONS.items()))
+
+
+def request(text: str) -> Request:
+    return Request.of(tuple(_rank.tokenize_query(text)))
+
+
+def test_one_weight_per_feature() -> None:
+    assert len(WEIGHTS) == len(FEATURES) == 13
+    assert all(math.isfinite(w) for w in WEIGHTS)
+
+
+def test_id_words_and_worker_names() -> None:
+    assert id_words("storage::presignUrl") == id_words("storage::presign-url")
+    assert "url" in id_words("storage::presignUrl")
+    assert worker_term("sheets") & request("add a row to the sheet").terms
+    assert not worker_term("sms") & request("send a message").terms
+
+
+def test_features_of_each_candidate() -> None:
+    dense = [("state::get", 0.6), ("state::set", 0.5), ("email::send", 0.1)]
+    names, rows = features(request("store the value under the key"), DOCS, dense,
+                           DESCRIPTIONS.__getitem__)
+    assert names[:3] == ["state::get", "state::set", "email::send"]  # dense first, then BM25
+    row = dict(zip(FEATURES, rows[names.index("state::set")]))
+    assert row["cos"] == 0.5 and row["dense_rr"] == 0.5
+    assert row["action"] == 1.0  # store ~ set
+    assert dict(zip(FEATURES, rows[names.index("state::get")]))["action"] == 0.0
+    assert row["lexical_worker"] == 1.0 and row["dense_worker"] == 0.5
+    assert 0.0 < row["bm25"] <= 1.0 and row["two_terms"] == 1.0
+
+
+def test_a_bm25_candidate_outside_the_dense_ranking_gets_the_floor_cosine() -> None:
+    dense = [("email::send", 0.31), ("state::get", 0.2)]
+    names, rows = features(request("append rows to the sheet"), DOCS, dense,
+                           DESCRIPTIONS.__getitem__)
+    row = dict(zip(FEATURES, rows[names.index("sheets::append-rows")]))
+    assert row["cos"] == 0.2 and row["dense_rr"] == 0.0
+    assert row["bm25"] == 1.0 and row["bm25_rr"] == 1.0 and row["worker_named"] == 1.0
+
+
+def test_learned_lane_scores_relative_to_the_leader() -> None:
+    dense = [("state::get", 0.6), ("state::set", 0.59), ("email::send", 0.1)]
+    lane = learned_lane(request("store the value under the key"), DOCS, dense,
+                        DESCRIPTIONS.__getitem__)
+    assert lane[0] == ("state::set", 1.0)  # the action agrees; the encoder's order does not
+    assert all(0.0 < score <= 1.0 for _, score in lane)
+    assert [s for _, s in lane] == sorted((s for _, s in lane), reverse=True)
+    assert learned_lane(request("zzz qqq"), DOCS, [], DESCRIPTIONS.__getitem__) == []
+
+
+@pytest.mark.parametrize("learned, expected", [
+    ([True], ["a::1", "b::1"]),   # a learned lane keeps every worker
+    ([False], ["a::1"]),          # the floor drops b (0.1 < 0.4 × 1.0)
+])
+def test_learned_lanes_skip_the_namespace_floor(learned: list[bool], expected: list[str]) -> None:
+    assert select_batch([[("a::1", 1.0), ("b::1", 0.1)]], learned=learned) == expected
