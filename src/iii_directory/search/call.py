@@ -41,6 +41,8 @@ class SearchCall:
     deadline: float
     vectors: Any = None
     """The query matrix (one row per embedded query), or None when nothing was embedded."""
+    concurrent: bool = False
+    """Other search calls were in flight when this one started (the loop is busy)."""
 
     @property
     def judge_settings(self) -> JudgeSettings:

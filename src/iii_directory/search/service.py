@@ -85,6 +85,8 @@ class SearchService:
         self._model_started = False
         self._candidates: tuple[str, dict[str, Candidate]] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.in_flight = 0
+        """Search calls running now."""
         directory.settings_listeners.append(self._on_settings)
 
     def _on_settings(self, old: Settings, new: Settings) -> None:
@@ -208,6 +210,14 @@ class SearchService:
     # -- the call --------------------------------------------------------------------------
 
     async def search(self, ctx: Context, capabilities: Sequence[str]) -> dict[str, Any]:
+        self.in_flight += 1
+        try:
+            return await self._search(ctx, capabilities, concurrent=self.in_flight > 1)
+        finally:
+            self.in_flight -= 1
+
+    async def _search(self, ctx: Context, capabilities: Sequence[str], *,
+                      concurrent: bool) -> dict[str, Any]:
         kept, dropped = validate_capabilities(capabilities)
         started = time.perf_counter()
         await self.ensure_ready(ctx)
@@ -219,6 +229,7 @@ class SearchService:
             judge_active=(settings.function_search_mode == "judge" and not self.judge.paused()
                           and JUDGE_EVALUATE in corpus.raw_ids),
             deadline=self.judge.clock() + settings.function_search_judge_timeout_ms / 1000.0,
+            concurrent=concurrent,
         )
         searched = [q for q in per_capability if q is not None]
         corpora: dict[str, Any] = {}

@@ -26,3 +26,39 @@ def test_a_failing_scan_is_timed_too() -> None:
     with pytest.raises(ZeroDivisionError):
         cost.timed(lambda: 1 / 0)
     assert cost.seconds is not None
+
+
+async def test_scans_go_to_a_thread_while_search_calls_overlap(tmp_path) -> None:
+    import threading
+
+    from iii_directory.config import Settings
+    from iii_directory.directory import Directory
+    from iii_directory.search import side_lanes
+    from iii_directory.search.call import SearchCall
+    from iii_directory.search.corpus import Corpus
+    from iii_directory.search.dense_lane import DenseLane
+    from iii_directory.search.judge import Judge
+
+    empty = tmp_path / "none"
+    settings = Settings(skills_folder=str(empty / "s"), local_skills_folder=str(empty / "s" / "iii"),
+                        agents_folder=str(empty / "a"), agents_skills_folder=str(empty / "as"),
+                        global_agents_skills_folder=str(empty / "g"), filter_unregistered=False)
+    directory = Directory(settings=settings)
+    seen: list[bool] = []
+    real = side_lanes.visible_skills
+
+    def spy(*args):
+        seen.append(threading.current_thread() is threading.main_thread())
+        return real(*args)
+
+    side_lanes.visible_skills = spy
+    try:
+        directory.service(ScanCost).seconds = 0.0001  # quick scans so far
+        for concurrent in (False, True):
+            call = SearchCall(ctx=directory.context(), settings=settings, corpus=Corpus.empty(),
+                              dense=DenseLane(), judge=Judge(), judge_active=False, deadline=0.0,
+                              concurrent=concurrent)
+            await side_lanes.load_skills(call)
+    finally:
+        side_lanes.visible_skills = real
+    assert seen == [True, False]  # inline when alone, in a worker thread when calls overlap
