@@ -1,17 +1,17 @@
 """Fit the weights of the learned catalog fusion (`iii_directory.search.fusion.WEIGHTS`).
 
-    python benchmarks/fit_fusion.py [--eval-dir ../shared/eval] [--extra benchmarks/data/extra_cases.json]
+    python benchmarks/fit_fusion.py [--eval-dir ../shared/eval] [--extra PATH ...]
 
-Uses the graded capabilities of the eval set's `dev` split and of our own `extra` set (never the
-`test` split). For every capability: the request as `directory::search_functions` sees it
+Uses the graded capabilities of the eval set's `dev` split and of our own case sets
+(`benchmarks/data/extra*_cases.json`, each file one split) — never the eval's `test` split. For every capability: the request as `directory::search_functions` sees it
 (`make_query`), its dense top 64 over the eval catalog with the packaged MiniLM, and the lane's
 candidates with their features (`fusion.features`). Training is pairwise logistic regression:
 each relevant candidate (grade ≥ 2) against each other candidate of the same capability, L2 0.01,
 300 full-batch gradient steps of 0.5 from zero weights — deterministic for a given corpus.
 
-It prints the cross-check (fitted on one set, scored on the other: share of capabilities whose
-first candidate is relevant, share of relevant functions in the first twelve), the dense-only
-baseline, and the weights fitted on both sets, ready to paste into `fusion.py`.
+It prints the dense-only baseline, the cross-check (each set scored with weights fitted on the
+others: share of capabilities whose first candidate is relevant, share of relevant functions in
+the first twelve), and the weights fitted on all sets, ready to paste into `fusion.py`.
 """
 
 from __future__ import annotations
@@ -97,7 +97,9 @@ def quality(weights: np.ndarray, data: list[Sample]) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--eval-dir", type=Path, default=Path("../shared/eval"))
-    parser.add_argument("--extra", type=Path, default=Path("benchmarks/data/extra_cases.json"))
+    parser.add_argument("--extra", type=Path, action="append",
+                        help="one of our case files (repeatable; default: every "
+                             "benchmarks/data/extra*_cases.json)")
     args = parser.parse_args()
     from _rank import dense
 
@@ -107,22 +109,23 @@ def main() -> None:
          for r in records if not (r.get("metadata") or {}).get("internal")])
     encoder = dense.Encoder()
     matrix = np.asarray(encoder.encode([tool.dense_text for tool in corpus.tools]), dtype=np.float32)
-    sets = {
-        "dev": samples(corpus, matrix, encoder, graded_capabilities(args.eval_dir / "cases.json", "dev")),
-        "extra": samples(corpus, matrix, encoder, graded_capabilities(args.extra, "extra")),
-    }
+    extras = args.extra or sorted(Path("benchmarks/data").glob("extra*_cases.json"))
+    sets = {"dev": samples(corpus, matrix, encoder,
+                           graded_capabilities(args.eval_dir / "cases.json", "dev"))}
+    for path in extras:
+        split = json.loads(path.read_text())["cases"][0]["split"]
+        sets[split] = samples(corpus, matrix, encoder, graded_capabilities(path, split))
     dense_only = np.zeros(len(FEATURES))
     dense_only[FEATURES.index("cos")] = 1.0
     for name, data in sets.items():
         print(f"dense only   {name:5s}  first {quality(dense_only, data)[0]:.3f}  "
               f"recall@12 {quality(dense_only, data)[1]:.3f}")
-    for trained, held_out in (("dev", "extra"), ("extra", "dev")):
-        weights = fit(sets[trained])
+    for held_out in sets:
+        weights = fit([sample for name, data in sets.items() if name != held_out for sample in data])
         first, recall = quality(weights, sets[held_out])
-        print(f"fit on {trained:5s} -> {held_out:5s}  first {first:.3f}  recall@12 {recall:.3f}"
-              f"  (in-sample first {quality(weights, sets[trained])[0]:.3f})  weights "
-              + ",".join(f"{w:.3f}" for w in weights))
-    weights = fit(sets["dev"] + sets["extra"])
+        print(f"fit on the others -> {held_out:6s}  first {first:.3f}  recall@12 {recall:.3f}  "
+              "weights " + ",".join(f"{w:.3f}" for w in weights))
+    weights = fit([sample for data in sets.values() for sample in data])
     print("WEIGHTS: tuple[float, ...] = (" + ", ".join(f"{w:.3f}" for w in weights) + ")")
     for name, weight in zip(FEATURES, weights):
         print(f"  {name:15s} {weight:+.3f}")

@@ -42,7 +42,7 @@ def make_query(capability: str) -> Query | None:
     control-plane request (`text.is_control_plane`)."""
     text = compact_capability(capability)
     terms = tuple(_rank.tokenize_query(text))
-    if is_intrinsic(terms) or is_control_plane(terms):
+    if is_intrinsic(terms) or is_control_plane(terms, text):
         return None
     rewritten = rewrite_request(text)
     if rewritten != text:

@@ -87,14 +87,21 @@ PLATFORM_HOST = "engine"
 PLATFORM_OBJECTS = frozenset({"function", "worker", "trigger"})
 
 
-def is_control_plane(terms: Iterable[str]) -> bool:
-    """A request about the engine's own catalog (chosen for this project): its terms hold
-    `engine` and one of `function`, `worker`, `trigger` (`list every function registered on the
-    engine`, `which workers are connected to the engine`). Only the engine's control plane can
-    answer it and search never returns the control plane (§3.2), so such capabilities are not
-    searched: any ordinary function that shares a word with them is a false positive."""
+_THE_ENGINE = re.compile(r"\b(?:the|this|our|my|iii)\s+engine\b|\bengine's\b", re.IGNORECASE)
+
+
+def is_control_plane(terms: Iterable[str], text: str = "") -> bool:
+    """A request about the engine itself (chosen for this project): its terms hold `engine` and
+    one of `function`, `worker`, `trigger` (`list every function registered on the engine`,
+    `which workers are connected to the engine`), or its `text` names the engine as a thing of
+    its own — `the engine`, `engine's` (`report the engine's uptime`) but not `a search engine`.
+    Only the engine's control plane can answer it and search never returns the control plane
+    (§3.2), so such capabilities are not searched: any ordinary function that shares a word with
+    them is a false positive."""
     found = set(terms)
-    return PLATFORM_HOST in found and bool(found & PLATFORM_OBJECTS)
+    if PLATFORM_HOST not in found:
+        return False
+    return bool(found & PLATFORM_OBJECTS) or bool(_THE_ENGINE.search(text))
 
 
 def side_document(text: str) -> str:

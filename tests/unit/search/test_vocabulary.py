@@ -148,3 +148,10 @@ def test_filler_words_are_not_matched() -> None:
 def test_a_scheduled_thing_is_not_a_schedule_request() -> None:
     assert request_actions(_rank.tokenize_query("cancel the scheduled backup job")) == {"delete"}
     assert request_actions(_rank.tokenize_query("set up a recurring export")) == {"schedule"}
+
+
+def test_requests_about_the_engine_itself_are_not_searched() -> None:
+    assert make_query("report the engine's uptime, version and queue depths") is None
+    assert make_query("how healthy is the engine right now?") is None
+    assert make_query("use a search engine to find the release notes") is not None
+    assert make_query("query the search engine for news") is not None
