@@ -11,35 +11,18 @@ from __future__ import annotations
 
 import sys
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from wire_harness import running_worker  # noqa: E402
+from wire_harness import Wire, running_worker  # noqa: E402
 
 from iii_directory.config import Settings  # noqa: E402
-from iii_directory.testing.client import TestClient  # noqa: E402
-from iii_directory.testing.engine import TestEngine  # noqa: E402
-from iii_directory.worker import Worker  # noqa: E402
-
-
-@dataclass
-class Live:
-    engine: TestEngine
-    worker: Worker
-    client: TestClient
-
-    @property
-    def worker_id(self) -> str:
-        worker_id = self.worker.connection.worker_id
-        assert worker_id
-        return worker_id
 
 
 @pytest.fixture
-async def live(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Live]:
+async def live(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Wire]:
     async with running_worker(settings, monkeypatch) as (engine, worker, client):
-        yield Live(engine=engine, worker=worker, client=client)
+        yield Wire(engine=engine, worker=worker, client=client)

@@ -4,52 +4,25 @@ coded errors, void calls, trigger fan-out, reattach with replay, shutdown and ho
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import pytest
-from wire_harness import fast_worker, wait_registered
+from wire_harness import Wire, fast_worker, running_worker, wait_registered
 from shell_sample import HOOK_TYPE, ON_CHANGE, sample_table
 
 from iii_directory.config import Settings, config_id
 from iii_directory.port import EngineCallError
 from iii_directory.protocol.errors import NamespaceConflict
-from iii_directory.testing.client import TestClient
 from iii_directory.testing.engine import PeerCall, TestEngine
-from iii_directory.worker import Worker
 
 pytestmark = [pytest.mark.wire, pytest.mark.timeout(60)]
 
 
-@dataclass
-class Shell:
-    engine: TestEngine
-    worker: Worker
-    client: TestClient
-
-    @property
-    def worker_id(self) -> str:
-        worker_id = self.worker.connection.worker_id
-        assert worker_id
-        return worker_id
-
-
 @pytest.fixture
-async def shell(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Shell]:
-    for name in ("III_CONFIG_NAME", "III_NAMESPACE", "III_WORKER_NAME", "III_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
-    async with TestEngine(functions_debounce_s=0.05, namespace_grace_s=1.0) as engine:
-        engine.configuration.put(config_id(), settings.model_dump(mode="json"))
-        worker = fast_worker(engine.url, table=sample_table())
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(worker.run)
-            with anyio.fail_after(15):
-                await worker.ready.wait()
-            await wait_registered(engine, worker)
-            async with engine.client() as client:
-                yield Shell(engine, worker, client)
-            worker.stop()
+async def shell(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Wire]:
+    async with running_worker(settings, monkeypatch, table=sample_table()) as (engine, worker, client):
+        yield Wire(engine=engine, worker=worker, client=client)
 
 
 # ------------------------------------------------------------------ registration
@@ -95,7 +68,7 @@ async def test_every_table_entry_is_registered_in_order(wire) -> None:
     assert engine.worker("iii-directory") is not None
 
 
-async def test_configuration_boot_sequence_on_the_wire(shell: Shell) -> None:
+async def test_configuration_boot_sequence_on_the_wire(shell: Wire) -> None:
     calls = [f for f in shell.engine.frames_of(shell.worker_id, kind="invokefunction")
              if f["function_id"].startswith("configuration::")]
     assert [c["function_id"] for c in calls] == ["configuration::get", "configuration::register", "configuration::get"]
@@ -106,7 +79,7 @@ async def test_configuration_boot_sequence_on_the_wire(shell: Shell) -> None:
     assert register["schema"]["$schema"] == "http://json-schema.org/draft-07/schema#"
 
 
-async def test_engine_functions_list_sees_the_worker(shell: Shell) -> None:
+async def test_engine_functions_list_sees_the_worker(shell: Wire) -> None:
     listed = await shell.client.call("engine::functions::list", {"prefix": "sample::"})
     ids = [f["function_id"] for f in listed["functions"]]
     assert "sample::echo" in ids and "sample::coded" not in ids  # internal hidden
@@ -117,7 +90,7 @@ async def test_engine_functions_list_sees_the_worker(shell: Shell) -> None:
 
 # -------------------------------------------------------------------- invocation
 
-async def test_baggage_traceparent_and_caller_reach_the_handler(shell: Shell) -> None:
+async def test_baggage_traceparent_and_caller_reach_the_handler(shell: Wire) -> None:
     traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
     result = await shell.client.call("sample::echo", {"text": "hi"}, baggage="iii.session.id=s-123,iii.message.id=m-1",
                                      traceparent=traceparent)
@@ -130,14 +103,14 @@ async def test_baggage_traceparent_and_caller_reach_the_handler(shell: Shell) ->
     assert frame["traceparent"] == traceparent
 
 
-async def test_metadata_sidecar_and_engine_calls_without_caller(shell: Shell) -> None:
+async def test_metadata_sidecar_and_engine_calls_without_caller(shell: Wire) -> None:
     result = await shell.engine.invoke("sample::echo", {"text": "x"}, metadata={"trigger": "t1"})
     assert result["metadata"] == {"trigger": "t1"}
     assert result["caller_worker_id"] is None
     assert result["session_id"] is None
 
 
-async def test_nested_calls_resend_baggage_and_traceparent(shell: Shell) -> None:
+async def test_nested_calls_resend_baggage_and_traceparent(shell: Wire) -> None:
     seen: list[PeerCall] = []
 
     async def probe(data: Any, call: PeerCall) -> dict[str, Any]:
@@ -155,7 +128,7 @@ async def test_nested_calls_resend_baggage_and_traceparent(shell: Shell) -> None
     assert "iii.function.id=peer::probe" in seen[0].baggage
 
 
-async def test_coded_plain_validation_and_crash_errors(shell: Shell) -> None:
+async def test_coded_plain_validation_and_crash_errors(shell: Wire) -> None:
     with pytest.raises(EngineCallError) as coded:
         await shell.client.call("sample::coded", {"id": "x"})
     assert coded.value.code == "D110"
@@ -178,7 +151,7 @@ async def test_coded_plain_validation_and_crash_errors(shell: Shell) -> None:
         assert "stacktrace" not in (frame.get("error") or {})
 
 
-async def test_unknown_function_answers_function_not_found(shell: Shell) -> None:
+async def test_unknown_function_answers_function_not_found(shell: Wire) -> None:
     await shell.engine.send_raw("iii-directory", {"type": "invokefunction", "invocation_id": "inv-nope",
                                                   "function_id": "sample::nope", "data": {}})
     reply = await shell.engine.wait_for(lambda: [f for f in shell.engine.frames_of(shell.worker_id, kind="invocationresult")
@@ -186,14 +159,14 @@ async def test_unknown_function_answers_function_not_found(shell: Shell) -> None
     assert reply[0]["error"] == {"code": "function_not_found", "message": "Function 'sample::nope' not found"}
 
 
-async def test_garbage_frames_are_dropped_and_ping_answered(shell: Shell) -> None:
+async def test_garbage_frames_are_dropped_and_ping_answered(shell: Wire) -> None:
     for raw in ("", "not json", "[1,2]", '{"type":"bogus"}', '{"no":"type"}', b'{"type":"ping"}'):
         await shell.engine.send_raw("iii-directory", raw)
     await shell.engine.wait_for(lambda: shell.engine.frames_of(shell.worker_id, kind="pong"))
     assert (await shell.client.call("sample::echo", {"text": "still alive"}))["text"] == "still alive"
 
 
-async def test_void_calls_both_ways(shell: Shell) -> None:
+async def test_void_calls_both_ways(shell: Wire) -> None:
     received: list[Any] = []
 
     async def sink(data: Any) -> dict[str, bool]:
@@ -213,7 +186,7 @@ async def test_void_calls_both_ways(shell: Shell) -> None:
                                          if f["function_id"] == "sample::slow"])
 
 
-async def test_outgoing_call_times_out_locally(shell: Shell) -> None:
+async def test_outgoing_call_times_out_locally(shell: Wire) -> None:
     async def stall(_data: Any) -> None:
         await anyio.sleep(5)
 
@@ -224,7 +197,7 @@ async def test_outgoing_call_times_out_locally(shell: Shell) -> None:
     assert "TIMEOUT" in caught.value.message and "invocation timed out after 200ms" in caught.value.message
 
 
-async def test_trigger_fan_out_to_subscribers(shell: Shell) -> None:
+async def test_trigger_fan_out_to_subscribers(shell: Wire) -> None:
     events = shell.client.subscribe(ON_CHANGE)
     metadata_seen: list[Any] = []
 
@@ -246,7 +219,7 @@ async def test_trigger_fan_out_to_subscribers(shell: Shell) -> None:
     assert fan_out[0]["action"] == {"type": "void"} and fan_out[0]["metadata"] == {"m": 1}
 
 
-async def test_unregister_trigger_stops_fan_out(shell: Shell) -> None:
+async def test_unregister_trigger_stops_fan_out(shell: Wire) -> None:
     binding_id = shell.client.bind(ON_CHANGE, "client::gone", {})
     await shell.engine.wait_for(lambda: binding_id in shell.worker.connection.subscribers(ON_CHANGE))
     shell.client.connection.unbind(binding_id)
@@ -256,7 +229,7 @@ async def test_unregister_trigger_stops_fan_out(shell: Shell) -> None:
 
 # ------------------------------------------------------------ reconnect & replay
 
-async def test_socket_killed_mid_session_reattaches_and_replays_once(shell: Shell) -> None:
+async def test_socket_killed_mid_session_reattaches_and_replays_once(shell: Wire) -> None:
     engine, worker = shell.engine, shell.worker
     old_id = shell.worker_id
     old_token = worker.connection.reattach_token
@@ -296,7 +269,7 @@ async def test_socket_killed_mid_session_reattaches_and_replays_once(shell: Shel
     assert (await events.wait_for(1))[-1] == {"op": "update"}
 
 
-async def test_in_flight_call_fails_with_invocation_stopped_when_worker_drops(shell: Shell) -> None:
+async def test_in_flight_call_fails_with_invocation_stopped_when_worker_drops(shell: Wire) -> None:
     async def call_slow() -> EngineCallError:
         with pytest.raises(EngineCallError) as caught:
             await shell.engine.invoke("sample::slow", {"seconds": 5})
@@ -316,7 +289,7 @@ async def test_in_flight_call_fails_with_invocation_stopped_when_worker_drops(sh
 
 # ---------------------------------------------------------------- lifecycle
 
-async def test_second_worker_with_the_same_name_is_refused(shell: Shell) -> None:
+async def test_second_worker_with_the_same_name_is_refused(shell: Wire) -> None:
     twin = fast_worker(shell.engine.url, table=sample_table())
     with anyio.fail_after(10), pytest.raises(NamespaceConflict):
         await twin.run()
@@ -368,12 +341,12 @@ async def test_shutdown_grace_exceeded_fails_clearly(settings: Settings) -> None
 
 # --------------------------------------------------------------- hot reload
 
-async def _reload(shell: Shell, change: dict[str, Any]) -> None:
+async def _reload(shell: Wire, change: dict[str, Any]) -> None:
     value = {**shell.engine.config_value(), **change}
     await shell.engine.set_config(value)
 
 
-async def test_tunable_change_applies_live(shell: Shell) -> None:
+async def test_tunable_change_applies_live(shell: Wire) -> None:
     directory = shell.worker.directory
     assert directory is not None
     seen: list[tuple[int, int]] = []
@@ -383,7 +356,7 @@ async def test_tunable_change_applies_live(shell: Shell) -> None:
     assert seen == [(60000, 5)]
 
 
-async def test_topology_change_is_refused_and_old_value_kept(shell: Shell, caplog: pytest.LogCaptureFixture) -> None:
+async def test_topology_change_is_refused_and_old_value_kept(shell: Wire, caplog: pytest.LogCaptureFixture) -> None:
     directory = shell.worker.directory
     assert directory is not None
     before = directory.settings
@@ -392,7 +365,7 @@ async def test_topology_change_is_refused_and_old_value_kept(shell: Shell, caplo
     assert "restart required" in caplog.text
 
 
-async def test_invalid_value_is_rejected_and_previous_kept(shell: Shell, caplog: pytest.LogCaptureFixture) -> None:
+async def test_invalid_value_is_rejected_and_previous_kept(shell: Wire, caplog: pytest.LogCaptureFixture) -> None:
     directory = shell.worker.directory
     assert directory is not None
     before = directory.settings
@@ -401,7 +374,7 @@ async def test_invalid_value_is_rejected_and_previous_kept(shell: Shell, caplog:
     assert "configuration change rejected" in caplog.text and "registry_url" in caplog.text
 
 
-async def test_inject_hint_flip_binds_and_unbinds_the_hook_live(shell: Shell) -> None:
+async def test_inject_hint_flip_binds_and_unbinds_the_hook_live(shell: Wire) -> None:
     harness = shell.engine.install_harness()
     assert harness.bindings == []
     await _reload(shell, {"inject_hint": True})
@@ -414,7 +387,7 @@ async def test_inject_hint_flip_binds_and_unbinds_the_hook_live(shell: Shell) ->
     await shell.engine.wait_for(lambda: not shell.engine.bindings_of(HOOK_TYPE))
 
 
-async def test_on_config_change_always_answers_ok(shell: Shell) -> None:
+async def test_on_config_change_always_answers_ok(shell: Wire) -> None:
     assert await shell.client.call("directory::on-config-change", {"anything": 1}) == {"ok": True}
 
 

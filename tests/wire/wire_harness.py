@@ -31,6 +31,12 @@ class Wire:
     client: TestClient
 
     @property
+    def worker_id(self) -> str:
+        worker_id = self.worker.connection.worker_id
+        assert worker_id
+        return worker_id
+
+    @property
     def directory(self) -> Directory:
         assert self.worker.directory is not None
         return self.worker.directory
@@ -67,15 +73,16 @@ ENGINE_ENV = ("III_CONFIG_NAME", "III_NAMESPACE", "III_WORKER_NAME", "III_TOKEN"
 
 
 @asynccontextmanager
-async def running_worker(settings: Settings, monkeypatch: pytest.MonkeyPatch
+async def running_worker(settings: Settings, monkeypatch: pytest.MonkeyPatch, **worker_options: Any
                          ) -> AsyncIterator[tuple[TestEngine, Worker, TestClient]]:
     """A TestEngine whose configuration store holds `settings`, a test-speed worker serving
-    against it (registered), and a protocol client; everything stops on exit."""
+    against it (registered; `worker_options` go to `fast_worker`), and a protocol client;
+    everything stops on exit."""
     for name in ENGINE_ENV:
         monkeypatch.delenv(name, raising=False)
     async with TestEngine(functions_debounce_s=0.05, namespace_grace_s=1.0) as engine:
         engine.configuration.put(config_id(), settings.model_dump(mode="json"))
-        worker = fast_worker(engine.url)
+        worker = fast_worker(engine.url, **worker_options)
         async with anyio.create_task_group() as tg:
             tg.start_soon(worker.run)
             with anyio.fail_after(WORKER_BOOT_TIMEOUT_S):
