@@ -25,6 +25,7 @@ import numpy as np
 
 from iii_directory.search.corpus import Corpus, tool_from_schema
 from iii_directory.search.fusion import FEATURES, Request, features
+from iii_directory.search.lanes import lexical_ranking
 from iii_directory.search.query import make_query
 
 DENSE_K = 64
@@ -60,7 +61,9 @@ def samples(corpus: Corpus, matrix: np.ndarray, encoder: Any,
         cosines = matrix @ vector
         order = sorted(range(len(ids)), key=lambda i: (-float(cosines[i]), ids[i]))[:DENSE_K]
         dense = [(ids[i], float(cosines[i])) for i in order]
-        names, rows = features(Request.of(query.terms), corpus.documents, dense, corpus.descriptions.__getitem__)
+        names, rows = features(Request.of(query.terms), corpus.documents,
+                               lexical_ranking(corpus.documents, query.terms), dense,
+                               corpus.descriptions.__getitem__)
         out.append((names, np.asarray(rows, dtype=np.float64), grades))
     return out
 

@@ -42,14 +42,13 @@ the namespace floor to a learned lane (`select.select_batch`).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from .corpus import DocumentSet, namespace_of
-from .lanes import CATALOG, CONFIDENT_COSINE, Ranking, dense_cut, lexical_ranking, weighted_rrf
-from .vocabulary import function_actions, normal_term, normal_terms, request_actions
+from .lanes import CATALOG, Ranking, fuse
+from .vocabulary import ID_WORD, function_actions, normal_term, normal_terms, request_actions
 
 DENSE_CANDIDATES = 20
 LEXICAL_CANDIDATES = 20
@@ -64,14 +63,11 @@ WEIGHTS: tuple[float, ...] = (0.394, 0.994, 0.775, 0.481, 0.249, 1.010, 0.180, 0
                              1.052, 0.414, 0.192)
 """Fitted by `benchmarks/fit_fusion.py` (see the module docstring); one weight per feature."""
 
-_ID_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-
-
 @lru_cache(maxsize=65536)
 def id_words(function_id: str) -> frozenset[str]:
     """The normal terms of an id's words: `storage::presignUrl` → storage, presign, url."""
     return frozenset(normal_terms(word.lower() for segment in function_id.split("::")
-                                  for word in _ID_WORD.findall(segment)))
+                                  for word in ID_WORD.findall(segment)))
 
 
 @lru_cache(maxsize=4096)
@@ -99,9 +95,10 @@ class Request:
         return cls(frozenset(normal_terms(terms)), tuple(terms), request_actions(terms))
 
 
-def features(request: Request, documents: DocumentSet, dense: Ranking,
+def features(request: Request, documents: DocumentSet, pruned: Ranking, dense: Ranking,
              describe: Callable[[str], str]) -> tuple[list[str], list[tuple[float, ...]]]:
-    """The candidates of one lane and their feature rows, in `FEATURES` order."""
+    """The candidates of one lane and their feature rows, in `FEATURES` order; `pruned` is the
+    lane's lexical ranking (`lanes.lexical_ranking`)."""
     hits = documents.bm25(list(request.bm25_terms), 1, LEXICAL_DEPTH)
     best = hits[0][1] if hits else 1.0
     lexical = {doc_id: (score / best, rank, matched)
@@ -111,11 +108,8 @@ def features(request: Request, documents: DocumentSet, dense: Ranking,
     head_workers = [namespace_of(doc_id) for doc_id, _ in dense[:DENSE_WORKER_HEAD]]
     leader_worker = namespace_of(hits[0][0]) if hits else None
     distinct = max(1, len(request.terms))
-    pruned = lexical_ranking(documents, list(request.bm25_terms))
     in_pruned = {doc_id for doc_id, _ in pruned}
-    confident = bool(dense) and dense[0][1] >= CONFIDENT_COSINE
-    fused = weighted_rrf(pruned, dense_cut(dense), CATALOG.dense_weight if confident
-                         else CATALOG.unsure_dense_weight)
+    fused = fuse(pruned, dense, CATALOG)
     rrf_best = fused[0][1] if fused else 1.0
     rrf = {doc_id: value / rrf_best for doc_id, value in fused}
     candidates = list(dict.fromkeys(
@@ -150,11 +144,11 @@ def score(row: Sequence[float], weights: Sequence[float] = WEIGHTS) -> float:
     return sum(w * x for w, x in zip(weights, row))
 
 
-def learned_lane(request: Request, documents: DocumentSet, dense: Ranking,
+def learned_lane(request: Request, documents: DocumentSet, pruned: Ranking, dense: Ranking,
                  describe: Callable[[str], str]) -> Ranking:
     """The candidates ranked by the learned score, scored `exp(score − best)`; ties keep
     candidate order (dense first)."""
-    candidates, rows = features(request, documents, dense, describe)
+    candidates, rows = features(request, documents, pruned, dense, describe)
     if not candidates:
         return []
     scored = sorted(((score(row), position, doc_id)

@@ -99,10 +99,7 @@ def lexical_ranking(documents: DocumentSet, terms: Sequence[str]) -> Ranking:
     the best `LEXICAL_DEPTH` (100) hits — a lane never contributes more than the selection
     budget, and a 50,000-function catalog would otherwise materialise thousands of hits. When
     nothing matches two terms, the `single_term_fallback` over the best single-term hits."""
-    hits = documents.bm25(terms, MIN_MATCHED_TERMS, LEXICAL_DEPTH)
-    if hits:
-        return coverage_prune(hits)
-    return single_term_fallback(documents.bm25(terms, 1, LEXICAL_DEPTH))
+    return lexical_lane(documents, terms)[0]
 
 
 def raw_bm25(documents: DocumentSet, terms: Sequence[str], depth: int = LEXICAL_DEPTH) -> Ranking:
@@ -242,7 +239,15 @@ def hybrid_lane(lexical: Ranking, dense: Ranking, policy: FusionPolicy = AD_HOC,
         if policy.corroborate and not corroborated(lexical, dense, matched):
             return []
         return lexical
-    weight = policy.dense_weight if dense[0][1] >= CONFIDENT_COSINE else policy.unsure_dense_weight
+    return fuse(lexical, dense, policy)
+
+
+def fuse(lexical: Ranking, dense: Ranking, policy: FusionPolicy = AD_HOC) -> Ranking:
+    """The weighted RRF of `lexical` and the dense cut, the dense list weighing the policy's
+    `dense_weight` when the best cosine is ≥ 0.40 (`CONFIDENT_COSINE`), else its
+    `unsure_dense_weight`."""
+    confident = bool(dense) and dense[0][1] >= CONFIDENT_COSINE
+    weight = policy.dense_weight if confident else policy.unsure_dense_weight
     return weighted_rrf(lexical, dense_cut(dense), weight)
 
 
@@ -254,8 +259,9 @@ def dense_tail(lane: Ranking, lexical: Ranking, dense: Ranking,
                policy: FusionPolicy = AD_HOC) -> Ranking:
     """The recall tail of a lane that admitted its dense ranking (chosen for this project): the
     first `TAIL_DEPTH` (6) dense hits at a cosine of at least 0.20 that `lane` (the lane as
-    ranked) does not hold; empty when the lane's lexical ranking did not admit `dense`. Selection spends only the budget the lanes leave
-    (`select.select_batch`), so a tail never displaces a ranked candidate.
+    ranked) does not hold; empty when the lane's lexical ranking did not admit `dense`.
+    Selection spends only the budget the lanes leave (`select.select_batch`), so a tail never
+    displaces a ranked candidate.
 
     The dense cut (`dense_cut`) keeps the fused head precise, but a relevant function the
     encoder placed a little lower was then never returned although the budget of 12 was far

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -28,18 +28,18 @@ from .call import SearchCall, best_tier
 from .catalog import CatalogFetchError, fetch_corpus
 from .corpus import Corpus
 from .dense_lane import DenseLane, DenseUnavailable
+from .fusion import Request, learned_lane
 from .guidance import GuidanceInput, compose
 from .judge import FUNCTION_DEPTH, JUDGE_EVALUATE, Candidate, Judge, JudgeFailure, LaneAsk, function_candidate
 from .lanes import (CATALOG, Ranking, action_agreement, dense_tail, exact_lane, hybrid_lane, lexical_lane,
                     weighted_rrf)
-from .fusion import Request, learned_lane
-from .vocabulary import request_actions
 from .memory import PREAMBLE_GUIDANCE, PREAMBLE_INSTALL, SessionMemory
 from .query import Query, make_query
 from .registry_lane import INSTALL_FUNCTION, merge_installables, search_registry
 from .rerank import RERANK_TIMEOUT_S, Reranker, apply_scores, load_reranker, rerank_head
 from .select import BATCH_SIZE, MAX_CAPABILITIES, batches, concatenate, group_by_namespace, select_batch
 from .side_lanes import SideResult, fetch_skills, fetch_triggers, rank_skills, rank_triggers
+from .vocabulary import request_actions
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -322,11 +322,11 @@ class SearchService:
     async def _installed_lanes(self, call: SearchCall,
                                queries: list[Query]
                                ) -> tuple[list[Ranking], str, list[Ranking], list[bool]]:
-        """The installed-catalog lanes of one batch, the tier that produced them and their recall
-        tails (`lanes.dense_tail`; empty outside hybrid) and which lanes are learned. In hybrid, a lane that admits its dense
-        ranking is the learned fusion (`fusion.learned_lane`), or what a configured reranker made
-        of it; any other lane is its (corroborated) lexical ranking. Lanes that are not learned are
-        re-sorted by action agreement."""
+        """The installed-catalog lanes of one batch, the tier that produced them, their recall
+        tails (`lanes.dense_tail`; empty outside hybrid) and which lanes are learned. In hybrid, a
+        lane that admits its dense ranking is the learned fusion (`fusion.learned_lane`), or what
+        a configured reranker made of it; any other lane is its (corroborated) lexical ranking.
+        Lanes that are not learned are re-sorted by action agreement."""
         documents = call.corpus.documents
         dense = self._dense_rankings(call, queries) if call.local_mode == "hybrid" else None
         if call.judge_active and not self.judge.paused():
@@ -337,16 +337,15 @@ class SearchService:
         lexical = [lane for lane, _ in pairs]
         exact = [exact_lane(q.text, documents) for q in queries]
         if dense is None:
-            lanes = self._agree(call, queries, lexical)
+            lanes = [self._agree(call, q, lane) for q, lane in zip(queries, lexical)]
             return [e if e is not None else lane for e, lane in zip(exact, lanes)], "lexical", [], []
-        describe = call.corpus.descriptions.get
         lanes: list[Ranking] = []
         learned: list[bool] = []
         for query, (lex, matched), d in zip(queries, pairs, dense):
             admitted = d is not None and CATALOG.admit(d, lex)
             if admitted:
-                lanes.append(learned_lane(Request.of(query.terms), documents, d,
-                                          lambda i: describe(i, "")))
+                lanes.append(learned_lane(Request.of(query.terms), documents, lex, d,
+                                          self._describe(call)))
             else:
                 lanes.append(hybrid_lane(lex, d, CATALOG, matched) if d is not None else lex)
             learned.append(admitted)
@@ -354,9 +353,8 @@ class SearchService:
             ranked = await self._rerank(call, queries, lexical, dense, lanes)
             learned = [was and new is old for was, new, old in zip(learned, ranked, lanes)]
             lanes = ranked
-        agreed = self._agree(call, queries, lanes)
-        lanes = [lane if was_learned else agreed_lane
-                 for lane, agreed_lane, was_learned in zip(lanes, agreed, learned)]
+        lanes = [lane if was_learned else self._agree(call, query, lane)
+                 for query, lane, was_learned in zip(queries, lanes, learned)]
         tails = [dense_tail(lane, lex, d, CATALOG) if d is not None and e is None else []
                  for lane, lex, d, e in zip(lanes, lexical, dense, exact)]
         learned = [was_learned and e is None for was_learned, e in zip(learned, exact)]
@@ -364,11 +362,15 @@ class SearchService:
         return lanes, "hybrid", tails, learned
 
     @staticmethod
-    def _agree(call: SearchCall, queries: Sequence[Query], lanes: list[Ranking]) -> list[Ranking]:
-        """Each lane re-sorted by action agreement with its request (`lanes.action_agreement`)."""
+    def _describe(call: SearchCall) -> Callable[[str], str]:
+        """A function id's slim description in the call's corpus ("" when unknown)."""
         descriptions = call.corpus.descriptions
-        return [action_agreement(lane, request_actions(q.terms), lambda i: descriptions.get(i, ""))
-                for lane, q in zip(lanes, queries)]
+        return lambda function_id: descriptions.get(function_id, "")
+
+    @classmethod
+    def _agree(cls, call: SearchCall, query: Query, lane: Ranking) -> Ranking:
+        """`lane` re-sorted by action agreement with its request (`lanes.action_agreement`)."""
+        return action_agreement(lane, request_actions(query.terms), cls._describe(call))
 
     async def _judge_lanes(self, call: SearchCall, queries: list[Query],
                            dense: list[Ranking | None] | None) -> list[Ranking] | None:

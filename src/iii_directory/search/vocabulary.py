@@ -290,7 +290,8 @@ def request_actions(terms: Sequence[str]) -> frozenset[str]:
     return frozenset()
 
 
-_ID_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+ID_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+"""The words of one id segment: kebab, snake and camelCase parts, and numbers."""
 
 
 @lru_cache(maxsize=65536)
@@ -298,7 +299,7 @@ def function_actions(function_id: str, description: str) -> frozenset[str]:
     """The action classes a function performs: those of the first word of its id's last segment
     (`post-message` → send, `getToken` → read) and of its description's first word."""
     last = function_id.rsplit("::", 1)[-1]
-    words = _ID_WORD.findall(last)
+    words = [word for word in ID_WORD.findall(last) if not word.isdigit()]
     found: set[str] = set()
     if words:
         found |= ACTIONS.get(normal_term(words[0].lower()), frozenset())

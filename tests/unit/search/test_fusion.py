@@ -17,6 +17,7 @@ from iii_directory.search.fusion import (
     learned_lane,
     worker_term,
 )
+from iii_directory.search.lanes import lexical_ranking
 from iii_directory.search.select import select_batch
 
 DESCRIPTIONS = {
@@ -33,6 +34,18 @@ def request(text: str) -> Request:
     return Request.of(tuple(_rank.tokenize_query(text)))
 
 
+def lane_features(text: str, dense: list[tuple[str, float]]):
+    """`features` of one request over DOCS, with its lexical ranking."""
+    return features(request(text), DOCS, lexical_ranking(DOCS, _rank.tokenize_query(text)), dense,
+                    DESCRIPTIONS.__getitem__)
+
+
+def lane(text: str, dense: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """`learned_lane` of one request over DOCS, with its lexical ranking."""
+    return learned_lane(request(text), DOCS, lexical_ranking(DOCS, _rank.tokenize_query(text)),
+                        dense, DESCRIPTIONS.__getitem__)
+
+
 def test_one_weight_per_feature() -> None:
     assert len(WEIGHTS) == len(FEATURES) == 13
     assert all(math.isfinite(w) for w in WEIGHTS)
@@ -47,8 +60,7 @@ def test_id_words_and_worker_names() -> None:
 
 def test_features_of_each_candidate() -> None:
     dense = [("state::get", 0.6), ("state::set", 0.5), ("email::send", 0.1)]
-    names, rows = features(request("store the value under the key"), DOCS, dense,
-                           DESCRIPTIONS.__getitem__)
+    names, rows = lane_features("store the value under the key", dense)
     assert names[:3] == ["state::get", "state::set", "email::send"]  # dense first, then BM25
     row = dict(zip(FEATURES, rows[names.index("state::set")]))
     assert row["cos"] == 0.5 and row["dense_rr"] == 0.5
@@ -60,8 +72,7 @@ def test_features_of_each_candidate() -> None:
 
 def test_a_bm25_candidate_outside_the_dense_ranking_gets_the_floor_cosine() -> None:
     dense = [("email::send", 0.31), ("state::get", 0.2)]
-    names, rows = features(request("append rows to the sheet"), DOCS, dense,
-                           DESCRIPTIONS.__getitem__)
+    names, rows = lane_features("append rows to the sheet", dense)
     row = dict(zip(FEATURES, rows[names.index("sheets::append-rows")]))
     assert row["cos"] == 0.2 and row["dense_rr"] == 0.0
     assert row["bm25"] == 1.0 and row["bm25_rr"] == 1.0 and row["worker_named"] == 1.0
@@ -69,12 +80,11 @@ def test_a_bm25_candidate_outside_the_dense_ranking_gets_the_floor_cosine() -> N
 
 def test_learned_lane_scores_relative_to_the_leader() -> None:
     dense = [("state::get", 0.6), ("state::set", 0.59), ("email::send", 0.1)]
-    lane = learned_lane(request("store the value under the key"), DOCS, dense,
-                        DESCRIPTIONS.__getitem__)
-    assert lane[0] == ("state::set", 1.0)  # the action agrees; the encoder's order does not
-    assert all(0.0 < score <= 1.0 for _, score in lane)
-    assert [s for _, s in lane] == sorted((s for _, s in lane), reverse=True)
-    assert learned_lane(request("zzz qqq"), DOCS, [], DESCRIPTIONS.__getitem__) == []
+    ranked = lane("store the value under the key", dense)
+    assert ranked[0] == ("state::set", 1.0)  # the action agrees; the encoder's order does not
+    assert all(0.0 < score <= 1.0 for _, score in ranked)
+    assert [s for _, s in ranked] == sorted((s for _, s in ranked), reverse=True)
+    assert lane("zzz qqq", []) == []
 
 
 @pytest.mark.parametrize("learned, expected", [
