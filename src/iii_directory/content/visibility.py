@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..config import Settings
-from ..kits.lock import read_lock
+from .kits_lock import read_lock
 
 if TYPE_CHECKING:
     from ..context import Context

@@ -38,7 +38,7 @@ from ..sources.downloads import (
     download_repo,
     validate_download_request,
 )
-from ..sources.markers import has_marker
+from ..content.markers import has_marker
 from ..sources.registry import worker_name_problem
 from ..table import BindingSpec, FunctionSpec, Surface, tool_label
 

@@ -32,7 +32,7 @@ from .apply import (
 from .clock import Clock, stamp, utc_now
 from .compose import POLL_INTERVAL_S, Caller, Compose, kit_root, read_declared
 from .lock import Lock, LockedKit, file_state, load_lock, lock_path, read_lock, write_lock
-from ..sources.markers import all_markers
+from ..content.markers import all_markers
 from .paths import decode, file_id, is_valid_install_path, kind_of, local_sha, read_local, sha256_hex
 from .plan import ProjectView, Target, auto_applicable, build_install, build_remove, build_update, planned_message
 from .records import (

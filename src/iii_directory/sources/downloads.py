@@ -26,7 +26,7 @@ from ..content.roots import skills_root
 from ..errors import DirectoryError
 from .bundle import DownloadResult, apply_plan, plan_registry_bundle, plan_repo_tree
 from .git import branch_problem, repo_url_problem, shallow_clone, skill_name_problem
-from .markers import CompletionMarker, write_marker
+from ..content.markers import CompletionMarker, write_marker
 from .registry import (
     WORKER_LIST_NEXT,
     RegistryClient,
@@ -117,7 +117,7 @@ def bundle_not_found(worker: str) -> DirectoryError:
 
 def owned_agents_from_lock() -> dict[str, str]:
     """Agent id → owning kit from `kits.lock`, read leniently (unreadable ⇒ none)."""
-    from ..kits.lock import read_lock
+    from ..content.kits_lock import read_lock
 
     return read_lock().owned_agents()
 

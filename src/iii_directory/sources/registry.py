@@ -44,7 +44,7 @@ import httpx
 
 from .. import __version__
 from ..errors import DirectoryError, invalid_input, not_found
-from ..search.exclusions import is_excluded
+from ..exclusions import is_excluded
 
 if TYPE_CHECKING:
     from ..config import Settings
