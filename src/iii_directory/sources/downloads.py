@@ -37,7 +37,7 @@ from .registry import (
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from ..directory import Directory
+    from ..runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +123,7 @@ def owned_agents_from_lock() -> dict[str, str]:
 
 
 async def download_registry(
-    directory: Directory,
+    directory: Runtime,
     settings: Settings,
     worker: str,
     version: str | None = None,
@@ -163,7 +163,7 @@ async def download_registry(
 # Repo (§9.2)
 
 
-async def download_repo(directory: Directory, settings: Settings, repo: str, skill: str,
+async def download_repo(directory: Runtime, settings: Settings, repo: str, skill: str,
                         branch: str = DEFAULT_BRANCH) -> DownloadResult:
     """Copy `skills/<skill>/` of `repo`@`branch` into `<skills_folder>/<skill>/`."""
     for problem in (skill_name_problem(skill), repo_url_problem(repo), branch_problem(branch)):
