@@ -6,7 +6,9 @@
 #     (hybrid search); a BM25-only build (IIIDIR_LANES=lexical, as musl/armv7 wheels are built)
 #     declares no onnxruntime/numpy/hnswlib and still installs `[dense]`;
 #  4. the sdist installs and passes the smoke test on Python 3.12 and 3.13;
-#  5. the unit tests pass with RANK_IMPLEMENTATION=python and with onnxruntime absent.
+#  5. the unit tests pass with RANK_IMPLEMENTATION=python and with onnxruntime absent;
+#  6. `[dense]` resolves to binary wheels alone on the other dense targets (aarch64 glibc, macOS
+#     arm64, Windows x86_64 and arm64): `pip download --only-binary=:all: --platform …`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -38,6 +40,16 @@ tar -tzf "$SDIST" > "$WORK/sdist.txt"
 grep -q 'src/_rank/_core.pyx$' "$WORK/sdist.txt" || fail "sdist lacks _core.pyx"
 grep -q 'ui/dist/page.js$' "$WORK/sdist.txt" || fail "sdist lacks the console assets"
 "$VENV_PY" -m auditwheel show "$WHEEL" || fail "auditwheel show"
+# Release builds link _rank._core without symbols (setup.py strip_wanted): 591 KB -> 108 KB.
+"$VENV_PY" - "$WHEEL" <<'PY' || fail "the wheel's _rank._core is not stripped"
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as wheel:
+    (core,) = [n for n in wheel.namelist() if n.startswith("_rank/_core") and n.endswith((".so", ".pyd"))]
+    data = wheel.read(core)
+left = [name for name in (b".symtab", b".debug_info") if name in data]
+print(f"{core}: {len(data):,} bytes, symbol sections left: {left or 'none'}")
+sys.exit(1 if left or len(data) > 250_000 else 0)
+PY
 
 CATALOG="$ROOT/tests/data/smoke_catalog.json"
 smoke() {  # smoke <venv> <expected search_mode>
@@ -62,8 +74,11 @@ python3 -m venv "$WORK/lex" && "$WORK/lex/bin/pip" install -q "$WHEEL"
 "$WORK/lex/bin/python" -c "import _rank; a = _rank.available(); print(a); assert a['compiled']"
 smoke "$WORK/lex" lexical
 
-say "3b. wheel with the dense extra: hybrid"
-python3 -m venv "$WORK/dense" && "$WORK/dense/bin/pip" install -q "$WHEEL[dense]"
+say "3b. wheel with the dense extra, binary wheels only (no compiler needed): hybrid"
+python3 -m venv "$WORK/dense" && "$WORK/dense/bin/pip" install -q --only-binary=:all: "$WHEEL[dense]" \
+  || fail "[dense] does not install from binary wheels alone"
+"$WORK/dense/bin/python" -c "import importlib.util as u, sys; sys.exit(1 if u.find_spec('hnswlib') else 0)" \
+  || fail "[dense] pulled hnswlib (it is the opt-in 'hnsw' extra)"
 smoke "$WORK/dense" hybrid
 
 say "3c. BM25-only build (musl/armv7 metadata)"
@@ -99,4 +114,40 @@ RANK_IMPLEMENTATION=python "$VENV_PY" -m pytest -q -p no:cacheprovider tests/uni
 say "5b. unit tests with onnxruntime absent (the lexical wheel venv)"
 "$WORK/lex/bin/pip" install -q "$WHEEL[test]"
 (cd "$ROOT" && "$WORK/lex/bin/python" -m pytest -q -p no:cacheprovider tests/unit -x)
+say "6. [dense] from binary wheels alone on the other dense targets"
+# The requirements come from the wheel's metadata (setup.py DENSE + pyproject dependencies), so
+# they are written down once. pip expands a macOS tag to older ones itself, but not manylinux_2_x
+# tags: aarch64 lists every glibc tag up to 2.28 (the manylinux_2_28 image the wheel is built in).
+"$VENV_PY" - "$WHEEL" > "$WORK/dense-reqs.txt" <<'PY'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as wheel:
+    meta = next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
+    text = wheel.read(meta).decode()
+for line in text.splitlines():
+    if line.startswith("Requires-Dist: "):
+        requirement, _, marker = line[len("Requires-Dist: "):].partition(";")
+        if marker.strip() in ("", 'extra == "dense"'):
+            print(requirement.strip())
+PY
+grep -q '^onnxruntime' "$WORK/dense-reqs.txt" || fail "no onnxruntime among the [dense] requirements"
+AARCH64_TAGS=$(for v in $(seq 17 28); do printf -- '--platform manylinux_2_%s_aarch64 ' "$v"; done)
+dense_download() {  # dense_download <name> <python version> <platform flags...>
+  local name=$1 pyv=$2 abi
+  shift 2
+  abi=cp${pyv/./}
+  "$WORK/dense/bin/pip" download -q --only-binary=:all: --python-version "$pyv" --implementation cp --abi "$abi" \
+      "$@" -d "$WORK/dl-$name" -r "$WORK/dense-reqs.txt" >"$WORK/dl-$name.log" 2>&1 \
+    || { grep -v '^WARNING' "$WORK/dl-$name.log" | tail -20; fail "[dense] has no binary wheels for $name"; }
+  echo "$name (CPython $pyv): $(ls "$WORK/dl-$name" | grep -E '^(onnxruntime|numpy|tokenizers)-' | tr '\n' ' ')"
+}
+# shellcheck disable=SC2086
+dense_download manylinux-aarch64 3.11 $AARCH64_TAGS
+dense_download macos-11-arm64 3.11 --platform macosx_11_0_arm64    # oldest macOS the wheel targets
+dense_download macos-14-arm64 3.11 --platform macosx_14_0_arm64    # newest onnxruntime wheels
+dense_download win-amd64 3.11 --platform win_amd64
+# Windows ARM64 needs CPython 3.12+: PyYAML (a base dependency, and one of tokenizers' through
+# huggingface-hub) publishes win_arm64 wheels for cp312 and later only. The cp311 abi3 wheel
+# serves 3.12+, so the target is the same wheel; only its Python floor differs.
+dense_download win-arm64 3.12 --platform win_arm64
+
 say "wheels: all checks passed"

@@ -8,12 +8,15 @@ against pinned SHA-256 digests before they are loaded.
 `VectorIndex` ranks stored unit vectors by cosine (inner product of normalised vectors): exact
 brute force below `threshold` vectors, hnswlib HNSW at or above it (search.md §5.3).
 
-This module needs the optional `dense` extra (numpy, onnxruntime, tokenizers; hnswlib for
-HNSW); importing it without them raises an ImportError that names the extra.
+This module needs the optional `dense` extra (numpy, onnxruntime, tokenizers); importing it
+without them raises an ImportError that names the extra. HNSW needs the opt-in `hnsw` extra
+(hnswlib, which ships no binary wheels); without it search stays exact at every size, and the
+first index to reach `threshold` logs once per process that `hnsw` would speed it up.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -45,6 +48,8 @@ from ._assets import (
 )
 
 __all__ = ["DIMENSION", "HNSW_THRESHOLD", "Encoder", "VectorIndex", "normalize"]
+
+log = logging.getLogger(__name__)
 
 #: Index size from which VectorIndex switches from exact search to HNSW (search.md §5.3; the
 #: crossover measured in benchmarks/bench_dense.py).
@@ -248,6 +253,8 @@ class VectorIndex:
         start = len(self)
         self._vectors = np.concatenate([self._vectors, rows]) if start else rows
         ids = np.arange(start, start + rows.shape[0], dtype=np.int64)
+        if hnswlib is None and len(self) >= self.threshold and rows.shape[0]:
+            _hint_hnsw(len(self), self.threshold)
         if hnswlib is not None and len(self) >= self.threshold and rows.shape[0]:
             if self._hnsw is None:
                 self._hnsw = hnswlib.Index(space="ip", dim=self.dim)
@@ -282,6 +289,19 @@ class VectorIndex:
             id_blocks.append(ids)
             score_blocks.append(scores)
         return np.concatenate(id_blocks), np.concatenate(score_blocks)
+
+
+_hnsw_hinted = threading.Event()
+
+
+def _hint_hnsw(size: int, threshold: int) -> None:
+    """Log, once per process, that an index passed the HNSW threshold without hnswlib."""
+    if _hnsw_hinted.is_set():
+        return
+    _hnsw_hinted.set()
+    log.info("vector index holds %d vectors (HNSW threshold %d) and hnswlib is not installed: "
+             "search stays exact; HNSW would be faster here (pip install 'iii-directory[hnsw]', "
+             "needs a C++ compiler)", size, threshold)
 
 
 #: queries scored per matrix product in exact search (bounds the (queries × n) score matrix)

@@ -2,7 +2,7 @@
 
 `Context` gives the settings snapshot for this call, the engine port (`call`, `fire`, `emit`),
 the caller's baggage and trace context (re-sent on nested calls), the clock, and the
-`Directory` that owns caches and services. Handlers never see the socket.
+`Runtime` that owns caches and services (`ctx.directory`). Handlers never see the socket.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from .protocol.baggage import parse_baggage
 
 if TYPE_CHECKING:
     from .config import Settings
-    from .directory import Directory
     from .port import EnginePort
+    from .runtime import Runtime
 
 
 @dataclass
@@ -34,7 +34,7 @@ class CallInfo:
 
 @dataclass
 class Context:
-    directory: Directory
+    directory: Runtime
     settings: Settings
     info: CallInfo = field(default_factory=CallInfo)
 

@@ -16,11 +16,12 @@ from .models import Request, Response, draft07_schema
 
 if TYPE_CHECKING:
     from .config import Settings
-    from .context import Context
-    from .directory import Directory
 
-Handler = Callable[["Context", Any], Awaitable[Any]]
-StartHook = Callable[["Directory"], Awaitable[None]]
+Handler = Callable[[Any, Any], Awaitable[Any]]
+"""`async def handler(ctx: context.Context, request) -> response`. The table sits below the
+context and the runtime that hold it, so it names neither type (DESIGN.md layers)."""
+StartHook = Callable[[Any], Awaitable[None]]
+"""`async def hook(runtime: runtime.Runtime) -> None`, run after registration / at stop."""
 
 
 def tool_label(text: str) -> dict[str, Any]:

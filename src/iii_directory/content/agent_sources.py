@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..kits.lock import read_lock
-from ..sources.markers import all_markers
+from .kits_lock import read_lock
+from .markers import all_markers
 from .agents import Profile
 from .files import sha256_hex
 

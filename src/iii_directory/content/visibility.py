@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..config import Settings
-from ..kits.lock import read_lock
+from .kits_lock import read_lock
 
 if TYPE_CHECKING:
     from ..context import Context
-    from ..directory import Directory
+    from ..runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ class InstalledWorkers:
     failing fetch can still fall back to it.
     """
 
-    def __init__(self, directory: Directory) -> None:
+    def __init__(self, directory: Runtime) -> None:
         self._directory = directory
         self._last_known: frozenset[str] | None = None
         self._fetched_at: float | None = None

@@ -34,7 +34,7 @@ from .atomic import SelfWrites
 from .roots import Kind, WatchRoot, classify, relative_parts, walk_markdown, watch_roots
 
 if TYPE_CHECKING:
-    from ..directory import Directory
+    from ..runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +134,7 @@ class SkillsWatcher:
     """One per Directory (`directory.service(SkillsWatcher)`); `start()` / `stop()` are the
     Surface hooks."""
 
-    def __init__(self, directory: Directory) -> None:
+    def __init__(self, directory: Runtime) -> None:
         self._directory = directory
         self._task: asyncio.Task[None] | None = None
         self._stop: anyio.Event | None = None
@@ -224,11 +224,11 @@ class SkillsWatcher:
                 self.windows += 1
 
 
-async def start_watcher(directory: Directory) -> None:
+async def start_watcher(directory: Runtime) -> None:
     """Surface `on_start` hook: watch the roots of the boot settings."""
     await directory.service(SkillsWatcher).start()
 
 
-async def stop_watcher(directory: Directory) -> None:
+async def stop_watcher(directory: Runtime) -> None:
     """Surface `on_stop` hook."""
     await directory.service(SkillsWatcher).stop()

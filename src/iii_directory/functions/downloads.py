@@ -38,13 +38,13 @@ from ..sources.downloads import (
     download_repo,
     validate_download_request,
 )
-from ..sources.markers import has_marker
+from ..content.markers import has_marker
 from ..sources.registry import worker_name_problem
 from ..table import BindingSpec, FunctionSpec, Surface, tool_label
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from ..directory import Directory
+    from ..runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -196,7 +196,7 @@ class AutoDownloader:
     COMPOSE_ATTEMPTS = 6
     BACKOFF_STEP_S = 2.0
 
-    def __init__(self, directory: Directory) -> None:
+    def __init__(self, directory: Runtime) -> None:
         self.directory = directory
         self.in_flight: set[str] = set()
         self.task: asyncio.Task[None] | None = None
@@ -321,14 +321,14 @@ async def on_worker_added(ctx: Context, req: WorkerAddedEvent) -> WorkerAddedAck
     return WorkerAddedAck(ok=True)
 
 
-async def start_reconcile(directory: Directory) -> None:
+async def start_reconcile(directory: Runtime) -> None:
     """Start hook: schedule the boot reconcile when `auto_download` was on at boot."""
     downloader = directory.service(AutoDownloader)
     if downloader.enabled and not directory.engine.standalone:
         downloader.start()
 
 
-async def stop_reconcile(directory: Directory) -> None:
+async def stop_reconcile(directory: Runtime) -> None:
     await directory.service(AutoDownloader).stop()
 
 

@@ -31,7 +31,7 @@ from ..search.hook import (
 from ..table import BindingSpec, FunctionSpec, Surface
 
 if TYPE_CHECKING:
-    from ..directory import Directory
+    from ..runtime import Runtime
 
 PRE_GENERATE_ID = "directory::pre-generate"
 HINT_PREVIEW_ID = "directory::hint-preview"
@@ -204,7 +204,7 @@ class HintService:
     """Per-worker state of the hook: the once-per-turn ledger (survives catalog changes and
     configuration reloads)."""
 
-    def __init__(self, directory: Directory) -> None:
+    def __init__(self, directory: Runtime) -> None:
         self.ledger = HintLedger()
 
 

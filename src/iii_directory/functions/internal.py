@@ -18,7 +18,7 @@ import logging
 from ..config import TOPOLOGY_FIELDS, InvalidSettings, Settings, config_id
 from ..config_boot import ConfigCallFailed, fetch_settings
 from ..context import Context
-from ..directory import Directory
+from ..runtime import Runtime
 from ..models import Empty, Ok
 from ..port import EngineCallError
 from ..table import BindingSpec, FunctionSpec, Surface
@@ -36,7 +36,7 @@ def topology_changes(boot: Settings, new: Settings) -> list[str]:
     return [name for name in TOPOLOGY_FIELDS if getattr(boot, name) != getattr(new, name)]
 
 
-async def rebind(directory: Directory, old: Settings, new: Settings) -> None:
+async def rebind(directory: Runtime, old: Settings, new: Settings) -> None:
     """Bind or unbind every binding whose enablement or config differs between two settings."""
     for binding in directory.table.bindings:
         was, now = binding.enabled(old), binding.enabled(new)
@@ -47,7 +47,7 @@ async def rebind(directory: Directory, old: Settings, new: Settings) -> None:
         log.info("binding %s → %s %s", binding.trigger_type, binding.function_id, "bound" if now else "unbound")
 
 
-async def reload_settings(directory: Directory, new: Settings) -> bool:
+async def reload_settings(directory: Runtime, new: Settings) -> bool:
     """Apply `new` unless it changes a topology field; returns whether it was applied."""
     changed = topology_changes(directory.boot_settings, new)
     if changed:

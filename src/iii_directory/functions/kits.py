@@ -27,7 +27,7 @@ from ..models import Empty, OptionalText, Request
 from ..table import FunctionSpec, Surface, TriggerTypeSpec, tool_label
 
 if TYPE_CHECKING:
-    from ..directory import Directory
+    from ..runtime import Runtime
 
 
 def _session(ctx: Context) -> Session:
@@ -192,13 +192,13 @@ async def check_updates(ctx: Context, req: CheckUpdatesRequest) -> CheckUpdatesR
 # Background
 
 
-async def start_update_checks(directory: Directory) -> None:
+async def start_update_checks(directory: Runtime) -> None:
     """Schedule the boot-time and six-hourly update check (kits.md §9.1)."""
     service = directory.service(KitsService)
     service.spawn(service.scheduled_checks(), "scheduled-checks", daemon=True)
 
 
-async def stop(directory: Directory) -> None:
+async def stop(directory: Runtime) -> None:
     await directory.service(KitsService).stop()
 
 

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from pydantic import ConfigDict, Field
 
 from ..context import Context
-from ..directory import Directory
+from ..runtime import Runtime
 from ..models import OptionalText, Request, Response
 from ..sources.registry import RegistryClient
 from ..table import FunctionSpec, Surface
@@ -210,7 +210,7 @@ async def worker_info(ctx: Context, req: WorkerInfoInput) -> WorkerInfoOutput:
 
 # --- table ------------------------------------------------------------------------------------
 
-async def close_registry_client(directory: Directory) -> None:
+async def close_registry_client(directory: Runtime) -> None:
     """Close the pooled registry connections on shutdown."""
     await directory.service(RegistryClient).aclose()
 

@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from ..context import Context
-from ..directory import Directory
+from ..runtime import Runtime
 from ..errors import DirectoryError
 from ..models import Request, Response
 from ..search.catalog import CatalogFetchError
@@ -155,7 +155,7 @@ async def on_functions_change(ctx: Context, req: OnFunctionsChangeEvent) -> AckR
     return AckResponse(ok=True)
 
 
-async def start_search(directory: Directory) -> None:
+async def start_search(directory: Runtime) -> None:
     """Boot snapshot of the catalog, then load the embedding model in the background (unless the
     configured mode is `lexical`)."""
     service = directory.service(SearchService)
@@ -163,7 +163,7 @@ async def start_search(directory: Directory) -> None:
     service.start_model()
 
 
-async def stop_search(directory: Directory) -> None:
+async def stop_search(directory: Runtime) -> None:
     await directory.service(SearchService).stop()
 
 

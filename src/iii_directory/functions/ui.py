@@ -21,7 +21,7 @@ from pathlib import Path
 from pydantic import Field
 
 from ..context import Context
-from ..directory import Directory
+from ..runtime import Runtime
 from ..errors import DirectoryError
 from ..models import Request, Response
 from ..table import BindingSpec, FunctionSpec, Surface
@@ -60,7 +60,7 @@ class _Served:
 class UiAssets:
     """The served texts, the watched folder and the watcher task (one per `Directory`)."""
 
-    directory: Directory
+    directory: Runtime
     watch: Path | None = None
     served: dict[str, _Served] = field(default_factory=dict)
     generation: int = 0
@@ -129,7 +129,7 @@ class UiAssets:
                 pass
 
 
-def ui_assets(directory: Directory) -> UiAssets:
+def ui_assets(directory: Runtime) -> UiAssets:
     return directory.service(UiAssets)
 
 
@@ -137,12 +137,12 @@ async def ui_content(ctx: Context, req: UiContentInput) -> UiContentOutput:
     return ui_assets(ctx.directory).content(req.path)
 
 
-async def start_ui(directory: Directory) -> None:
+async def start_ui(directory: Runtime) -> None:
     """Read the texts (already done if the console fetched first) and start the watcher."""
     ui_assets(directory).start()
 
 
-async def stop_ui(directory: Directory) -> None:
+async def stop_ui(directory: Runtime) -> None:
     await ui_assets(directory).stop()
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config import Settings
-from ..sources.markers import CompletionMarker, all_markers
+from ..content.markers import CompletionMarker, all_markers
 from .lock import Lock
 from .paths import local_sha
 

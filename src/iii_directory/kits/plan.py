@@ -19,7 +19,7 @@ from .clock import stamp
 from .compose import DeclaredWorker
 from .lock import Lock, LockedFile, LockedKit, file_state
 from .merge import three_way
-from ..sources.markers import CompletionMarker
+from ..content.markers import CompletionMarker
 from .origins import agent_origin
 from .paths import (
     BUILTIN_AGENT_IDS,

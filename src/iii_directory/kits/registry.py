@@ -30,7 +30,7 @@ from .ref import KitRef, VersionRef, max_satisfying
 from .shapes import KitDetail, KitFiles, KitFunction, KitVersions, UpdateAnswer
 
 if TYPE_CHECKING:
-    from ..directory import Directory
+    from ..runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ class KitRegistry:
     User-Agent, whole-request deadline, size cap), with kit wording for its failures (D520)
     and 404s. One per Directory (`directory.service(KitRegistry)`)."""
 
-    def __init__(self, directory: Directory) -> None:
+    def __init__(self, directory: Runtime) -> None:
         self._http: RegistryClient = directory.service(RegistryClient)
         self._blobs: dict[str, str] = {}
 

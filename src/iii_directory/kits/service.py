@@ -21,6 +21,7 @@ import anyio
 from ..config import Settings
 from ..content.visibility import InstalledWorkers
 from ..errors import DirectoryError
+from ..invocation import invoke
 from .apply import (
     ApplyDeps,
     GivenDecision,
@@ -32,7 +33,7 @@ from .apply import (
 from .clock import Clock, stamp, utc_now
 from .compose import POLL_INTERVAL_S, Caller, Compose, kit_root, read_declared
 from .lock import Lock, LockedKit, file_state, load_lock, lock_path, read_lock, write_lock
-from ..sources.markers import all_markers
+from ..content.markers import all_markers
 from .paths import decode, file_id, is_valid_install_path, kind_of, local_sha, read_local, sha256_hex
 from .plan import ProjectView, Target, auto_applicable, build_install, build_remove, build_update, planned_message
 from .records import (
@@ -70,7 +71,7 @@ from .store import PlanStore, new_plan_id
 from .updates import available_map, filtered, queries, read_cache, refilter, write_cache
 
 if TYPE_CHECKING:
-    from ..directory import Directory
+    from ..runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +101,7 @@ def not_installed(kit: str, *, with_next: bool = True) -> DirectoryError:
 
 
 class KitsService:
-    def __init__(self, directory: Directory) -> None:
+    def __init__(self, directory: Runtime) -> None:
         self.directory = directory
         self.registry: KitRegistry = directory.service(KitRegistry)
         self.clock: Clock = utc_now
@@ -403,7 +404,7 @@ class KitsService:
         wrote = False
         for worker in workers:
             try:
-                result = await self.directory.invoke(function_id, {"worker": worker, "tag": "latest"})
+                result = await invoke(self.directory, function_id, {"worker": worker, "tag": "latest"})
             except DirectoryError as exc:
                 log.info("skill bundle of %s not downloaded: %s", worker, exc.message)
                 continue

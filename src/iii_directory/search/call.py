@@ -24,6 +24,12 @@ log = logging.getLogger(__name__)
 TIERS = ("lexical", "hybrid", "judge")
 
 
+def reason(exc: BaseException) -> str:
+    """The exception's message, or its type name when the message is empty (`TimeoutError()`
+    from a deadline carries none), so a log line always says why."""
+    return str(exc) or type(exc).__name__
+
+
 def best_tier(tiers: Sequence[str | None]) -> str:
     """The highest tier reached (lexical < hybrid < judge); `lexical` when nothing ran."""
     reached = [TIERS.index(t) for t in tiers if t is not None]
@@ -77,10 +83,10 @@ class SearchCall:
                 documents.ids, [d.searchable for d in documents.documents],
                 self.query_vectors(embedded))
         except (DenseUnavailable, TimeoutError) as exc:
-            log.info("ad-hoc dense ranking skipped: %s", exc)
+            log.info("ad-hoc dense ranking skipped: %s", reason(exc))
             return None
         except Exception as exc:  # noqa: BLE001 - a model failure must not fail the search
-            log.warning("ad-hoc dense ranking failed: %s", exc)
+            log.warning("ad-hoc dense ranking failed: %s", reason(exc))
             return None
         by_query = iter(rankings)
         return [next(by_query) if q.vector is not None else None for q in queries]

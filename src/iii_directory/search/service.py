@@ -44,7 +44,7 @@ from .vocabulary import request_actions
 if TYPE_CHECKING:
     from ..config import Settings
     from ..context import Context
-    from ..directory import Directory
+    from ..runtime import Runtime as Directory
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from ..content.roots import skills_root
 from ..errors import DirectoryError
 from .bundle import DownloadResult, apply_plan, plan_registry_bundle, plan_repo_tree
 from .git import branch_problem, repo_url_problem, shallow_clone, skill_name_problem
-from .markers import CompletionMarker, write_marker
+from ..content.markers import CompletionMarker, write_marker
 from .registry import (
     WORKER_LIST_NEXT,
     RegistryClient,
@@ -37,7 +37,7 @@ from .registry import (
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from ..directory import Directory
+    from ..runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -117,13 +117,13 @@ def bundle_not_found(worker: str) -> DirectoryError:
 
 def owned_agents_from_lock() -> dict[str, str]:
     """Agent id → owning kit from `kits.lock`, read leniently (unreadable ⇒ none)."""
-    from ..kits.lock import read_lock
+    from ..content.kits_lock import read_lock
 
     return read_lock().owned_agents()
 
 
 async def download_registry(
-    directory: Directory,
+    directory: Runtime,
     settings: Settings,
     worker: str,
     version: str | None = None,
@@ -163,7 +163,7 @@ async def download_registry(
 # Repo (§9.2)
 
 
-async def download_repo(directory: Directory, settings: Settings, repo: str, skill: str,
+async def download_repo(directory: Runtime, settings: Settings, repo: str, skill: str,
                         branch: str = DEFAULT_BRANCH) -> DownloadResult:
     """Copy `skills/<skill>/` of `repo`@`branch` into `<skills_folder>/<skill>/`."""
     for problem in (skill_name_problem(skill), repo_url_problem(repo), branch_problem(branch)):

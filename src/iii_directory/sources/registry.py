@@ -44,11 +44,11 @@ import httpx
 
 from .. import __version__
 from ..errors import DirectoryError, invalid_input, not_found
-from ..search.exclusions import is_excluded
+from ..exclusions import is_excluded
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from ..directory import Directory
+    from ..runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -381,7 +381,7 @@ class _Flight:
 class RegistryClient:
     """Registry access for one `Directory` (create it with `directory.service(RegistryClient)`)."""
 
-    def __init__(self, directory: Directory) -> None:
+    def __init__(self, directory: Runtime) -> None:
         self._cache: dict[str, tuple[float, Any]] = {}
         self._inflight: dict[str, _Flight] = {}
         self._client: httpx.AsyncClient | None = None
