@@ -47,17 +47,22 @@ def encode_ids(table: Sequence[int], scales: Sequence[float], dims: int, ids: Se
     return True
 
 
+def dot(matrix: Sequence[float], base: int, query: Sequence[float], dims: int) -> float:
+    """`Σ_d matrix[base + d]·query[d]` in double over eight partial sums `s[d mod 8]`, combined
+    as `((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7))` (the compiled kernel's order)."""
+    s = [0.0] * 8
+    for d in range(dims):
+        s[d & 7] += matrix[base + d] * query[d]
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))
+
+
 def cosine_top(matrix: Sequence[float], query: Sequence[float], dims: int,
                k: int) -> list[tuple[int, float]]:
-    """Inner products of `query` with each `dims`-wide row of `matrix` (unit rows: cosines),
+    """Inner products (`dot`) of `query` with each `dims`-wide row of `matrix` (unit rows: cosines),
     the best `k` as `(row, score)` sorted by score descending, then row ascending."""
     n = len(matrix) // dims
     scores: list[tuple[float, int]] = []
     for row in range(n):
-        base = row * dims
-        total = 0.0
-        for d in range(dims):
-            total += matrix[base + d] * query[d]
-        scores.append((-total, row))
+        scores.append((-dot(matrix, row * dims, query, dims), row))
     scores.sort()
     return [(row, -negative) for negative, row in scores[: max(0, k)]]

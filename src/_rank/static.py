@@ -24,6 +24,7 @@ Python in `_rank._static_reference`; `RANK_IMPLEMENTATION` picks one as for the 
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import json
 import os
@@ -46,7 +47,6 @@ from ._assets import (
     sha256_file,
     static_table_path,
     tokenizer_path,
-    verify,
 )
 
 __all__ = [
@@ -94,6 +94,20 @@ _kernels, IMPLEMENTATION = _load_kernels()
 # --------------------------------------------------------------------------- table
 
 
+def _read_verified(path: Path, sha256: str, size: int) -> bytes:
+    """The file's bytes, read once; `ValueError` naming the file when its size or SHA-256
+    differs from the pinned one."""
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist")
+    blob = path.read_bytes()
+    if len(blob) != size:
+        raise ValueError(f"{path}: size {len(blob)} bytes, expected {size} (corrupt or a different file)")
+    actual = hashlib.sha256(blob).hexdigest()
+    if actual != sha256:
+        raise ValueError(f"{path}: sha256 {actual}, expected {sha256}")
+    return blob
+
+
 class StaticTable:
     """The int8 word-piece table: `rows`, `dims`, `flags`, `data` (a memoryview of format `b`,
     `rows × dims`) and `scales` (`array("f")`, one per row)."""
@@ -126,8 +140,8 @@ class StaticTable:
         """The packaged table (SHA-256 checked), or the file at `path` (header checked only)."""
         if path is None:
             packaged = static_table_path()
-            verify(packaged, STATIC_TABLE_SHA256, STATIC_TABLE_SIZE)
-            return cls(packaged.read_bytes(), source=str(packaged))
+            return cls(_read_verified(packaged, STATIC_TABLE_SHA256, STATIC_TABLE_SIZE),
+                       source=str(packaged))
         target = Path(path)
         return cls(target.read_bytes(), source=str(target))
 
@@ -220,6 +234,19 @@ def pre_tokenize(text: str) -> list[str]:
     return words
 
 
+#: ASCII text: controls other than tab, line feed and carriage return are removed, those three
+#: become spaces (BertNormalizer's clean step); ASCII has no accents, CJK or non-ASCII spaces.
+_ASCII_CLEAN = {code: None for code in [*range(0, 9), 11, 12, *range(14, 32), 127]}
+_ASCII_CLEAN.update({9: 32, 10: 32, 13: 32})
+#: BertPreTokenizer on ASCII: runs of letters and digits, or one ASCII punctuation character.
+_ASCII_WORDS = re.compile(r"[^ !-/:-@\[-`{-~]+|[!-/:-@\[-`{-~]")
+
+
+def ascii_words(text: str) -> list[str]:
+    """`pre_tokenize(normalize(text))` for an ASCII `text`, by translation and one regex."""
+    return _ASCII_WORDS.findall(text.translate(_ASCII_CLEAN).lower())
+
+
 class WordPiece:
     """The vendored `tokenizer.json` vocabulary with BERT normalisation and greedy
     longest-match-first WordPiece (see the module docstring). `ids(text)` gives the piece ids
@@ -230,7 +257,7 @@ class WordPiece:
         if unk not in vocab:
             raise ValueError(f"the vocabulary has no {unk} token")
         self.vocab = vocab
-        self.pieces = {index: piece for piece, index in vocab.items()}
+        self._pieces: dict[int, str] | None = None
         self.unk_id = vocab[unk]
         self.prefix = prefix
         self.max_chars = max_chars
@@ -244,8 +271,9 @@ class WordPiece:
         """The vendored tokenizer (SHA-256 checked), or a `tokenizer.json` at `path`."""
         target = tokenizer_path() if path is None else Path(path)
         if path is None:
-            verify(target, TOKENIZER_SHA256, TOKENIZER_SIZE)
-        document = json.loads(target.read_text(encoding="utf-8"))
+            document = json.loads(_read_verified(target, TOKENIZER_SHA256, TOKENIZER_SIZE))
+        else:
+            document = json.loads(target.read_bytes())
         model = document.get("model") or {}
         if model.get("type") != "WordPiece":
             raise ValueError(f"{target}: not a WordPiece tokenizer")
@@ -297,9 +325,17 @@ class WordPiece:
             if position % 2:
                 out.append(self.vocab[part])
                 continue
-            for word in pre_tokenize(normalize(part)):
+            words = ascii_words(part) if part.isascii() else pre_tokenize(normalize(part))
+            for word in words:
                 out.extend(self.word_ids(word))
         return out
+
+    @property
+    def pieces(self) -> dict[int, str]:
+        """Id → piece (built on first use)."""
+        if self._pieces is None:
+            self._pieces = {index: piece for piece, index in self.vocab.items()}
+        return self._pieces
 
     def tokens(self, text: str) -> list[str]:
         return [self.pieces[i] for i in self.ids(text)]

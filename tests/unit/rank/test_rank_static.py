@@ -156,6 +156,12 @@ def test_tokenizer_matches_tokenizers_on_random_text(encoder: static.StaticEncod
     assert encoder.tokenizer.ids(text) == hf_tokenizer.encode(text, add_special_tokens=False).ids
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=80))
+def test_the_ascii_fast_path_is_the_general_path(text: str) -> None:
+    assert static.ascii_words(text) == static.pre_tokenize(static.normalize(text))
+
+
 def test_word_piece_splits_greedily(encoder: static.StaticEncoder) -> None:
     assert encoder.tokenizer.tokens("presignUrl") == ["pre", "##si", "##gn", "##ur", "##l"]
     assert encoder.tokenizer.tokens("x" * 101) == ["[UNK]"]
