@@ -4,8 +4,6 @@ host without the `dense` extra. Needs no numpy (it runs on BM25-only targets).""
 from __future__ import annotations
 
 import logging
-from pathlib import Path
-
 import pytest
 
 from iii_directory.config import Settings
@@ -117,7 +115,7 @@ def test_a_broken_table_turns_the_lane_off(monkeypatch: pytest.MonkeyPatch) -> N
 @pytest.fixture
 def bm25_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """This host as one without the `dense` extra."""
-    monkeypatch.delenv(sl.STATIC_ENV, raising=False)
+    monkeypatch.setenv(sl.STATIC_ENV, "auto")
     monkeypatch.setattr(sl._rank, "available", lambda: {"dense": False, "static": True})
 
 
@@ -157,6 +155,7 @@ async def test_lexical_mode_stays_bm25_only(settings: Settings, bm25_only: None)
     assert service.static.encoder is None or service.static._index is None
 
 
-def test_no_table_means_no_static_lane(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_no_table_means_no_static_lane(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(sl.STATIC_ENV, "auto")
     monkeypatch.setattr(sl._rank, "available", lambda: {"dense": False, "static": False})
     assert not sl.StaticLane().serves("hybrid")
