@@ -42,6 +42,12 @@ An answered lane (not an exact id) also leaves a recall tail of its first `TAIL_
 static hits it does not hold, spent only from the budget the lanes leave, as the hybrid's dense
 tail: recall@12 dev .877 → .888, extra .778 → .786, extra2 unchanged, MRR@1 and false positives
 unchanged (depths 3 and 12 the same or less).
+
+The learned linear fusion (`fusion.features`) refitted with the static cosine in place of
+MiniLM's (`benchmarks/fit_static_fusion.py`) ranks well lane by lane (held-out first candidate
+relevant .750 / .728 / .701 on dev / extra / extra2) but lost through the pipeline, with its
+weights fitted on all three sets: MRR@1 dev .739 → .652, extra2 .686 → .671 (extra .633 → .667;
+recall@12 +.01 to +.07), so answered lanes keep the rule above.
 """
 
 from __future__ import annotations
