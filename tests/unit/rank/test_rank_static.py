@@ -285,3 +285,47 @@ def test_static_lane_needs_no_numpy() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["256", "True"]
+
+
+@pytest.mark.skipif(_compiled is None, reason="_rank._static not built")
+def test_required_kernels_that_cannot_load_are_an_import_error() -> None:
+    code = "import sys; sys.modules['_rank._static'] = None\nimport _rank.static"
+    env = {**os.environ, "RANK_IMPLEMENTATION": "cython"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            env=env, timeout=60)
+    assert result.returncode != 0 and "_rank._static is missing" in result.stderr
+    env["RANK_IMPLEMENTATION"] = "auto"
+    fallback = subprocess.run([sys.executable, "-c", code + "; print(_rank.static.IMPLEMENTATION)"],
+                              capture_output=True, text=True, env=env, timeout=60)
+    assert fallback.returncode == 0 and fallback.stdout.strip() == "python", fallback.stderr
+
+
+def test_the_build_recipe_is_deterministic_and_round_trips() -> None:
+    """The steps after the model (PCA with its sign convention, SIF weights, int8) give the same
+    bytes twice, and `StaticTable` reads back what they wrote. (The whole build, model
+    included, is checked by `benchmarks/build_static_table.py --check`.)"""
+    np = pytest.importorskip("numpy")
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import build_static_table as build
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    rng = np.random.default_rng(19)
+    raw = rng.standard_normal((300, 40)).astype(np.float32)
+    pieces = ["[PAD]", "[UNK]"] + [f"p{i}" for i in range(298)]
+
+    def table() -> bytes:
+        projected = build.pca(raw, dims=16)
+        weighted = projected * build.sif_weights(pieces)[:, None]
+        q, scales = build.quantise(weighted)
+        return build.encode_table(q, scales, build.FLAG_WEIGHTED | build.FLAG_CENTRED)
+
+    first = table()
+    assert first == table()
+    flipped = build.pca(-raw, dims=16)  # the sign convention makes the basis independent of sign
+    assert np.allclose(np.abs(flipped), np.abs(build.pca(raw, dims=16)))
+    read = static.StaticTable(first)
+    assert (read.rows, read.dims) == (300, 16)
+    assert read.scales[0] == 0.0 and read.scales[1] == 0.0  # specials carry no weight
+    expected = build.pca(raw, dims=16)[5] * build.sif_weights(pieces)[5]
+    assert np.allclose(read.row(5), expected, atol=float(np.abs(expected).max()) / 127)
