@@ -145,6 +145,7 @@ class StaticLane:
         self._build_lock = anyio.Lock()
         self._load_lock = threading.Lock()
         self._announced = False
+        self._bm25_only_host: bool | None = None
 
     def serves(self, mode: str = "hybrid") -> bool:
         """Whether lexical lanes take the static lane on this host under the configured `mode`."""
@@ -159,8 +160,10 @@ class StaticLane:
             return True
         if mode == "lexical":
             return False
-        available = _rank.available()
-        return bool(available.get("static")) and not available.get("dense")
+        if self._bm25_only_host is None:  # installed packages do not change while running
+            available = _rank.available()
+            self._bm25_only_host = bool(available.get("static")) and not available.get("dense")
+        return self._bm25_only_host
 
     def _load(self) -> Any:
         with self._load_lock:
