@@ -52,6 +52,7 @@ recall@12 +.01 to +.07), so answered lanes keep the rule above.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import threading
@@ -78,6 +79,7 @@ ALONE_COSINE = 0.58
 ALONE_HEAD = 4
 CORROBORATION_DEPTH = 32
 TAIL_DEPTH = 6
+AWAIT_BUILD_FUNCTIONS = 2_000
 
 
 def static_cut(ranking: Ranking) -> Ranking:
@@ -146,6 +148,8 @@ class StaticLane:
         self._load_lock = threading.Lock()
         self._announced = False
         self._bm25_only_host: bool | None = None
+        self._building: str | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
 
     def serves(self, mode: str = "hybrid") -> bool:
         """Whether lexical lanes take the static lane on this host under the configured `mode`."""
@@ -199,10 +203,9 @@ class StaticLane:
         index.add(encoder.encode(texts))
         return corpus.fingerprint, ids, index
 
-    async def index(self, corpus: Corpus) -> tuple[str, list[str], Any] | None:
-        current = self._index
-        if current is not None and current[0] == corpus.fingerprint:
-            return current
+    async def _build_current(self, corpus: Corpus) -> tuple[str, list[str], Any] | None:
+        """Build the index of `corpus` in a worker thread unless it is already the current one
+        (one build at a time; callers waiting on the lock reuse its result)."""
         async with self._build_lock:
             current = self._index
             if current is None or current[0] != corpus.fingerprint:
@@ -212,6 +215,37 @@ class StaticLane:
                 current = await anyio.to_thread.run_sync(self._build, corpus)
                 self._index = current
         return current
+
+    async def _build_in_background(self, corpus: Corpus) -> None:
+        try:
+            await self._build_current(corpus)
+        except Exception as exc:  # noqa: BLE001 - a failed build leaves the lane lexical
+            log.warning("search: static index build failed: %s", exc)
+        finally:
+            self._building = None
+
+    async def index(self, corpus: Corpus) -> tuple[str, list[str], Any] | None:
+        """The static index of `corpus`. A catalog of up to `AWAIT_BUILD_FUNCTIONS` functions is
+        indexed while the search waits (512 functions: about 0.1 s); a larger one in the
+        background, and searches stay lexical (None) until it is ready."""
+        current = self._index
+        if current is not None and current[0] == corpus.fingerprint:
+            return current
+        if len(corpus) <= AWAIT_BUILD_FUNCTIONS:
+            return await self._build_current(corpus)
+        if self._building != corpus.fingerprint:
+            self._building = corpus.fingerprint
+            task = asyncio.get_running_loop().create_task(self._build_in_background(corpus))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        return None
+
+    async def stop(self) -> None:
+        """Cancel a background index build and wait for it to unwind."""
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def rankings(self, corpus: Corpus, texts: Sequence[str],
                        mode: str = "hybrid") -> list[Ranking] | None:

@@ -159,3 +159,22 @@ def test_no_table_means_no_static_lane(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(sl.STATIC_ENV, "auto")
     monkeypatch.setattr(sl._rank, "available", lambda: {"dense": False, "static": False})
     assert not sl.StaticLane().serves("hybrid")
+
+
+async def test_a_large_catalog_is_indexed_in_the_background(settings: Settings, bm25_only: None,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sl, "AWAIT_BUILD_FUNCTIONS", 2)
+    directory = Directory(settings=settings.model_copy(update={"function_search_mode": "hybrid"}),
+                          engine=standalone_engine(CATALOG))
+    service = directory.service(SearchService)
+    service.dense.disable("no dense extra on this host")
+    first = await directory.invoke(SEARCH, {"capabilities": ["list the files in a folder"]})
+    assert first["search_mode"] == "lexical"  # served while the index builds
+    await service.static.stop()  # a build in flight is cancelled cleanly
+    service.static._building = None
+    await service.static.index(service.corpus)
+    for task in list(service.static._tasks):
+        await task
+    assert service.static._index is not None
+    assert service.static._index[0] == service.corpus.fingerprint
+    await service.stop()
