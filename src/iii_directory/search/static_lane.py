@@ -3,8 +3,8 @@ hosts where the MiniLM encoder cannot run (no `dense` extra: musl, armv7, or a B
 install). Chosen for this project; figures in the README (lexical vs lexical+static).
 
 When it serves (`STATIC_ENV`, `IIIDIR_STATIC_LANE`):
-* `auto` (default): when the `dense` extra is missing and the configured mode asks for a model
-  (`hybrid` or `judge`), for every lane that comes out lexical. A configured `lexical` mode
+* `auto` (default): when the `dense` extra is missing, the kernels are compiled and the
+  configured mode asks for a model (`hybrid` or `judge`), for every lane that comes out lexical. A configured `lexical` mode
   stays BM25 only, hybrid hosts keep MiniLM, and `search_mode` stays `lexical` in responses.
 * `on`: also on hosts with the `dense` extra, whenever a lane comes out lexical (the bench's
   `static` mode, or a hybrid host before its MiniLM index is ready).
@@ -129,6 +129,16 @@ def static_tail(lane: Ranking, ranking: Ranking) -> Ranking:
     return [(d, cos) for d, cos in ranking if d not in held][:TAIL_DEPTH]
 
 
+def compiled_kernels() -> bool:
+    """`_rank.static` runs its compiled kernels. `auto` needs them: the plain-Python reference
+    takes ~90 ms a capability at 512 functions (benchmarks/bench_static.py)."""
+    try:
+        from _rank import static
+    except Exception:  # noqa: BLE001 - a broken install means no static lane
+        return False
+    return static.IMPLEMENTATION == "cython"
+
+
 def static_setting() -> str:
     value = os.environ.get(STATIC_ENV, "auto").strip().lower() or "auto"
     return value if value in ("auto", "on", "off") else "auto"
@@ -166,7 +176,8 @@ class StaticLane:
             return False
         if self._bm25_only_host is None:  # installed packages do not change while running
             available = _rank.available()
-            self._bm25_only_host = bool(available.get("static")) and not available.get("dense")
+            self._bm25_only_host = (bool(available.get("static")) and not available.get("dense")
+                                    and compiled_kernels())
         return self._bm25_only_host
 
     def _load(self) -> Any:

@@ -92,6 +92,7 @@ def test_when_the_lane_serves(monkeypatch: pytest.MonkeyPatch, setting: str, den
                               mode: str, serves: bool) -> None:
     monkeypatch.setenv(sl.STATIC_ENV, setting)
     monkeypatch.setattr(sl._rank, "available", lambda: {"dense": dense, "static": True})
+    monkeypatch.setattr(sl, "compiled_kernels", lambda: True)
     assert sl.StaticLane().serves(mode) is serves
     assert sl.StaticLane(enabled=True).serves(mode) is True
     assert sl.StaticLane(enabled=False).serves(mode) is False
@@ -117,6 +118,7 @@ def bm25_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """This host as one without the `dense` extra."""
     monkeypatch.setenv(sl.STATIC_ENV, "auto")
     monkeypatch.setattr(sl._rank, "available", lambda: {"dense": False, "static": True})
+    monkeypatch.setattr(sl, "compiled_kernels", lambda: True)
 
 
 async def _search(settings: Settings, mode: str, capability: str) -> tuple[dict, SearchService]:
@@ -178,3 +180,11 @@ async def test_a_large_catalog_is_indexed_in_the_background(settings: Settings, 
     assert service.static._index is not None
     assert service.static._index[0] == service.corpus.fingerprint
     await service.stop()
+
+
+def test_auto_needs_the_compiled_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(sl.STATIC_ENV, "auto")
+    monkeypatch.setattr(sl._rank, "available", lambda: {"dense": False, "static": True})
+    monkeypatch.setattr(sl, "compiled_kernels", lambda: False)
+    assert not sl.StaticLane().serves("hybrid")
+    assert sl.StaticLane(enabled=True).serves("hybrid")
