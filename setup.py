@@ -110,8 +110,16 @@ def extensions() -> list[Extension]:
         py_limited_api=True,
         extra_compile_args=compile_args,
     )
+    # the static lane's kernels (`_rank.static`): same flags, same optional-build fallback
+    static = Extension(
+        "_rank._static",
+        sources=["src/_rank/_static.pyx"],
+        define_macros=[("Py_LIMITED_API", LIMITED_API_HEX), ("CYTHON_LIMITED_API", "1")],
+        py_limited_api=True,
+        extra_compile_args=compile_args,
+    )
     return cythonize(
-        [ext],
+        [ext, static],
         compiler_directives={
             "language_level": "3",
             "boundscheck": False,

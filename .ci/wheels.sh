@@ -9,6 +9,8 @@
 #  5. the unit tests pass with RANK_IMPLEMENTATION=python and with onnxruntime absent;
 #  6. `[dense]` resolves to binary wheels alone on the other dense targets (aarch64 glibc, macOS
 #     arm64, Windows x86_64 and arm64): `pip download --only-binary=:all: --platform …`.
+#  (3c also checks that the BM25-only wheel ships the static table and `_rank.static` loads and
+#  encodes there without numpy — issue 19.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -98,6 +100,18 @@ smoke "$WORK/lexonly" lexical
 n=$(grep -c 'dense lane unavailable' "$WORK/smoke.err" || true)
 [ "$n" = 1 ] || fail "expected one log line saying why search is lexical-only, got $n"
 grep 'dense lane unavailable' "$WORK/smoke.err"
+# issue 19: the BM25-only wheel ships the static table, and _rank.static loads and encodes there
+"$VENV_PY" -c "import sys, zipfile; sys.exit('_rank/data/static/minilm-static-256.bin' not in zipfile.ZipFile(sys.argv[1]).namelist())" "$LEXWHEEL" \
+  || fail "BM25-only wheel lacks the static table"
+"$WORK/lexonly/bin/python" -c "
+import sys; sys.modules['numpy'] = None; sys.modules['onnxruntime'] = None
+import _rank, _rank.static as s
+assert _rank.available()['static'], _rank.available()
+v = s.default_encoder().encode(['send an email to a customer'])[0]
+assert len(v) == 256 and abs(sum(x * x for x in v) - 1.0) < 1e-4
+print('static lane:', s.IMPLEMENTATION, 'kernels,', len(v), 'dims')
+" || fail "_rank.static on the BM25-only wheel"
+grep -q 'static lane in use' "$WORK/smoke.err" || fail "the BM25-only smoke run did not log the static lane"
 
 for v in 3.12 3.13; do
   say "4. sdist on Python $v"

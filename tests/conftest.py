@@ -76,3 +76,10 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: objec
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def _static_lane_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests pin the static lane off (`IIIDIR_STATIC_LANE`), so lexical expectations hold the
+    same on hosts with and without the `dense` extra; tests of the static lane turn it on."""
+    monkeypatch.setenv("IIIDIR_STATIC_LANE", "off")

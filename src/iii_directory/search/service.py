@@ -39,6 +39,7 @@ from .registry_lane import INSTALL_FUNCTION, merge_installables, search_registry
 from .rerank import RERANK_TIMEOUT_S, Reranker, apply_scores, load_reranker, rerank_head
 from .select import BATCH_SIZE, MAX_CAPABILITIES, batches, concatenate, group_by_namespace, select_batch
 from .side_lanes import SideResult, fetch_skills, fetch_triggers, rank_skills, rank_triggers
+from .static_lane import StaticLane
 from .vocabulary import request_actions
 
 if TYPE_CHECKING:
@@ -80,6 +81,7 @@ class SearchService:
         self.memory = SessionMemory()
         self.judge = Judge()
         self.dense = DenseLane()
+        self.static = StaticLane()
         self.reranker: Reranker | None = None
         self._reload_lock = anyio.Lock()
         self._model_started = False
@@ -111,6 +113,7 @@ class SearchService:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self.static.stop()
 
     async def settle(self) -> None:
         """Wait for background work (model load, index builds) to finish."""
@@ -156,6 +159,7 @@ class SearchService:
         except CatalogFetchError as exc:
             self.loaded = True
             log.warning("search catalog boot snapshot failed; starting empty: %s", exc)
+        await self.static.start(self.directory.settings.function_search_mode)
 
     async def load_model(self) -> bool:
         """Load the embedding model (and the optional reranker), then index the active corpus.
@@ -337,8 +341,9 @@ class SearchService:
         lexical = [lane for lane, _ in pairs]
         exact = [exact_lane(q.text, documents) for q in queries]
         if dense is None:
+            lexical, static_tails = await self.static.fuse_lanes(call, queries, pairs)
             lanes = [self._agree(call, q, lane) for q, lane in zip(queries, lexical)]
-            return [e if e is not None else lane for e, lane in zip(exact, lanes)], "lexical", [], []
+            return [e if e is not None else lane for e, lane in zip(exact, lanes)], "lexical", static_tails, []
         lanes: list[Ranking] = []
         learned: list[bool] = []
         for query, (lex, matched), d in zip(queries, pairs, dense):

@@ -86,7 +86,8 @@ def test_compiled_functions_borrow_reference_docstrings() -> None:
 
 def test_available_reports_every_backend() -> None:
     info = _rank.available()
-    assert set(info) == {"compiled", "implementation", "compiled_reason", "dense", "dense_reason", "hnsw"}
+    assert set(info) == {"compiled", "implementation", "compiled_reason", "dense", "dense_reason", "hnsw",
+                         "static"}
     assert info["implementation"] in {"cython", "python"}
     assert isinstance(info["dense"], bool)
     assert (info["dense_reason"] is None) == info["dense"]

@@ -1,0 +1,71 @@
+"""Fit the learned fusion's weights with the static lane's cosine in place of MiniLM's (issue 19).
+
+    .venv/bin/python benchmarks/fit_static_fusion.py [--eval-dir ../shared/eval]
+
+The same features (`fusion.features`), training (pairwise logistic regression) and cross-check
+as `benchmarks/fit_fusion.py`, over the same sets (eval `dev`, our `extra*` case sets; never
+`test`), but the dense ranking of each capability is its static ranking (`_rank.static`, cosine
+to `Tool.dense_text`, top 64). Prints the static-only baseline, each set scored with weights
+fitted on the others, and the weights fitted on all sets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import fit_fusion  # noqa: E402
+
+from iii_directory.search.corpus import Corpus, tool_from_schema  # noqa: E402
+from iii_directory.search.fusion import FEATURES  # noqa: E402
+
+
+class _Static:
+    """`encode(texts)` → numpy rows, from `_rank.static` (numpy only here, at fit time)."""
+
+    def __init__(self) -> None:
+        from _rank import static
+
+        self.encoder = static.default_encoder()
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        return np.asarray([list(v) for v in self.encoder.encode(texts)], dtype=np.float32)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--eval-dir", type=Path, default=Path("../shared/eval"))
+    args = parser.parse_args()
+    records = json.loads((args.eval_dir / "catalog.json").read_text())
+    corpus = Corpus.build(
+        [tool_from_schema(r["function_id"], r.get("description"), r.get("request_schema"))
+         for r in records if not (r.get("metadata") or {}).get("internal")])
+    encoder = _Static()
+    matrix = encoder.encode([tool.dense_text for tool in corpus.tools])
+    sets = {"dev": fit_fusion.samples(corpus, matrix, encoder, fit_fusion.graded_capabilities(
+        args.eval_dir / "cases.json", "dev"))}
+    for path in sorted(Path("benchmarks/data").glob("extra*_cases.json")):
+        split = json.loads(path.read_text())["cases"][0]["split"]
+        sets[split] = fit_fusion.samples(corpus, matrix, encoder,
+                                         fit_fusion.graded_capabilities(path, split))
+    static_only = np.zeros(len(FEATURES))
+    static_only[FEATURES.index("cos")] = 1.0
+    for name, data in sets.items():
+        first, recall = fit_fusion.quality(static_only, data)
+        print(f"static only  {name:6s}  first {first:.3f}  recall@12 {recall:.3f}")
+    for held_out in sets:
+        weights = fit_fusion.fit([s for name, data in sets.items() if name != held_out for s in data])
+        first, recall = fit_fusion.quality(weights, sets[held_out])
+        print(f"fit on the others -> {held_out:6s}  first {first:.3f}  recall@12 {recall:.3f}")
+    weights = fit_fusion.fit([s for data in sets.values() for s in data])
+    print("STATIC_WEIGHTS: tuple[float, ...] = (" + ", ".join(f"{w:.3f}" for w in weights) + ")")
+
+
+if __name__ == "__main__":
+    main()

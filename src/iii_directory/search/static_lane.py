@@ -1,0 +1,293 @@
+"""The static lane: MiniLM-distilled word-piece vectors (`_rank.static`) for lexical lanes, on
+hosts where the MiniLM encoder cannot run (no `dense` extra: musl, armv7, or a BM25-only
+install). Chosen for this project; figures in the README (lexical vs lexical+static).
+
+When it serves (`STATIC_ENV`, `IIIDIR_STATIC_LANE`):
+* `auto` (default): when the `dense` extra is missing, the kernels are compiled and the
+  configured mode asks for a model (`hybrid` or `judge`), for every lane that comes out lexical. A configured `lexical` mode
+  stays BM25 only, hybrid hosts keep MiniLM, and `search_mode` stays `lexical` in responses.
+* `on`: also on hosts with the `dense` extra, whenever a lane comes out lexical (the bench's
+  `static` mode, or a hybrid host before its MiniLM index is ready).
+* `off`: never.
+
+A lane's rule (`fuse_static`), given its lexical lane (BM25 two-term minimum, coverage pruning,
+single-term fallback) and the static ranking of the catalog (cosine to `Tool.dense_text`):
+* lexical lane non-empty: the 1:1 reciprocal-rank fusion (k = 60) of the lexical lane and the
+  static cut (the first `STATIC_DEPTH` (24) static hits within `STATIC_GAP` (0.20) of the best
+  cosine), keeping BM25's leader first when the static lane puts it in its own first
+  `LEADER_HEAD` (4) — a confident BM25 leader is one the other signal agrees with;
+* but a lexical lane whose leader's worker holds none of the first `CORROBORATION_DEPTH` (32)
+  static hits is dropped (the static lane's vote on answerability: two shared words are weak
+  evidence when the vectors place the worker nowhere near the request);
+* lexical lane empty: the static cut alone only when its best cosine reaches `ALONE_COSINE`
+  (0.58) and one worker holds two of its first four hits; otherwise the lane stays empty.
+  Static cosines are compressed (no-match requests reach 0.55 on our sets), so the cosine alone
+  never makes a lane answer.
+
+Candidates measured per capability on dev (64 capabilities) / extra (81) / extra2 (107),
+MRR@1 and recall@12 of the lane: lexical .641/.711, .667/.679, .654/.762; plain RRF
+.672/.898, .679/.840, .682/.818; RRF with the leader kept when static ranks it in its top 4
+.688/.898, .691/.840, .682/.818; leader always kept .641/.898, .667/.840, .654/.818; static
+re-rank of BM25's top 5 .656/.898, .679/.840, .673/.818; static list weighted 1.5 .703/.891,
+.716/.840, .664/.790 (below lexical MRR@1 on extra2 at depth, and lower recall).
+
+Through the bench (recall@12 / MRR@1 / no-match false-positive rate), without → with the
+corroboration rule: dev .899/.739/0 → .877/.739/0; extra .794/.650/.20 → .778/.633/.10; extra2
+.787/.700/.30 → .773/.686/.15 (lexical: dev .701/.696/0, extra .629/.633/.20, extra2
+.699/.686/.30). Depths 4–24 cost more recall for the same false positives. Requiring, for a
+lane answered by the static lane alone, that the static leader's worker also holds one of the
+first 10 single-term BM25 hits lost extra2 MRR@1 (.686 → .671) and changed no false positive.
+
+An answered lane (not an exact id) also leaves a recall tail of its first `TAIL_DEPTH` (6)
+static hits it does not hold, spent only from the budget the lanes leave, as the hybrid's dense
+tail: recall@12 dev .877 → .888, extra .778 → .786, extra2 unchanged, MRR@1 and false positives
+unchanged (depths 3 and 12 the same or less).
+
+The learned linear fusion (`fusion.features`) refitted with the static cosine in place of
+MiniLM's (`benchmarks/fit_static_fusion.py`) ranks well lane by lane (held-out first candidate
+relevant .750 / .728 / .701 on dev / extra / extra2) but lost through the pipeline, with its
+weights fitted on all three sets: MRR@1 dev .739 → .652, extra2 .686 → .671 (extra .633 → .667;
+recall@12 +.01 to +.07), so answered lanes keep the rule above.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import time
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+
+import _rank
+
+from .corpus import Corpus, namespace_of
+from .lanes import Ranking, exact_lane, weighted_rrf
+
+log = logging.getLogger(__name__)
+
+STATIC_ENV = "IIIDIR_STATIC_LANE"
+STATIC_K = 64
+STATIC_DEPTH = 24
+STATIC_GAP = 0.20
+LEADER_HEAD = 4
+ALONE_COSINE = 0.58
+ALONE_HEAD = 4
+CORROBORATION_DEPTH = 32
+TAIL_DEPTH = 6
+AWAIT_BUILD_FUNCTIONS = 2_000
+
+
+def static_cut(ranking: Ranking) -> Ranking:
+    """The first `STATIC_DEPTH` hits within `STATIC_GAP` of the best cosine."""
+    if not ranking:
+        return []
+    floor = ranking[0][1] - STATIC_GAP
+    return [(doc_id, cos) for doc_id, cos in ranking if cos >= floor][:STATIC_DEPTH]
+
+
+def answers_alone(ranking: Ranking) -> bool:
+    """A static ranking may stand for an empty lexical lane: best cosine ≥ `ALONE_COSINE` and a
+    worker holding two of the first `ALONE_HEAD` hits."""
+    if not ranking or ranking[0][1] < ALONE_COSINE:
+        return False
+    workers = Counter(ns for ns in (namespace_of(d) for d, _ in ranking[:ALONE_HEAD]) if ns)
+    return bool(workers) and workers.most_common(1)[0][1] >= 2
+
+
+def corroborated(lexical: Ranking, ranking: Ranking) -> bool:
+    """The static lane supports a lexical lane: the lexical leader's worker holds one of the
+    first `CORROBORATION_DEPTH` (32) static hits."""
+    leader = namespace_of(lexical[0][0])
+    return any(namespace_of(d) == leader for d, _ in ranking[:CORROBORATION_DEPTH])
+
+
+def fuse_static(lexical: Ranking, ranking: Ranking) -> Ranking:
+    """One lane's ranking from its lexical lane and its static ranking (module docstring)."""
+    if not lexical:
+        return static_cut(ranking) if answers_alone(ranking) else []
+    if not corroborated(lexical, ranking):
+        return []
+    fused = weighted_rrf(lexical, static_cut(ranking), 1.0)
+    leader = lexical[0][0]
+    if fused and fused[0][0] != leader and any(d == leader for d, _ in ranking[:LEADER_HEAD]):
+        top = fused[0][1]
+        return [(leader, top)] + [(d, s) for d, s in fused if d != leader]
+    return fused
+
+
+def static_tail(lane: Ranking, ranking: Ranking) -> Ranking:
+    """The recall tail of an answered lane: its first `TAIL_DEPTH` static hits that the lane
+    does not hold (selection spends only the budget the lanes leave, `select.select_batch`)."""
+    if not lane or not TAIL_DEPTH:
+        return []
+    held = {doc_id for doc_id, _ in lane}
+    return [(d, cos) for d, cos in ranking if d not in held][:TAIL_DEPTH]
+
+
+def compiled_kernels() -> bool:
+    """`_rank.static` runs its compiled kernels. `auto` needs them: the plain-Python reference
+    takes ~90 ms a capability at 512 functions (benchmarks/bench_static.py)."""
+    try:
+        from _rank import static
+    except Exception:  # noqa: BLE001 - a broken install means no static lane
+        return False
+    return static.IMPLEMENTATION == "cython"
+
+
+def static_setting() -> str:
+    value = os.environ.get(STATIC_ENV, "auto").strip().lower() or "auto"
+    return value if value in ("auto", "on", "off") else "auto"
+
+
+class StaticLane:
+    """The static encoder and the static index of the active catalog (one per fingerprint,
+    built once in a worker thread; concurrent callers wait for the same build)."""
+
+    def __init__(self, *, enabled: bool | None = None) -> None:
+        self.enabled = enabled
+        """True / False force the lane on / off; None follows `IIIDIR_STATIC_LANE`."""
+        self.encoder: Any = None
+        self.error: str | None = None
+        self._index: tuple[str, list[str], Any] | None = None
+        self._build_lock = anyio.Lock()
+        self._load_lock = threading.Lock()
+        self._announced = False
+        self._bm25_only_host: bool | None = None
+        self._building: str | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def serves(self, mode: str = "hybrid") -> bool:
+        """Whether lexical lanes take the static lane on this host under the configured `mode`."""
+        if self.error is not None:
+            return False
+        if self.enabled is not None:
+            return self.enabled
+        setting = static_setting()
+        if setting == "off":
+            return False
+        if setting == "on":
+            return True
+        if mode == "lexical":
+            return False
+        if self._bm25_only_host is None:  # installed packages do not change while running
+            available = _rank.available()
+            self._bm25_only_host = (bool(available.get("static")) and not available.get("dense")
+                                    and compiled_kernels())
+        return self._bm25_only_host
+
+    def _load(self) -> Any:
+        with self._load_lock:
+            if self.encoder is None and self.error is None:
+                started = time.perf_counter()
+                try:
+                    from _rank import static
+
+                    self.encoder = static.default_encoder()
+                except Exception as exc:  # noqa: BLE001 - a broken table means no static lane
+                    self.error = str(exc)
+                    log.warning("search: static lane unavailable: %s", exc)
+                    return None
+                from _rank import static
+
+                log.info("search: static lane in use (%s kernels, %d×%d table, loaded in %.0f ms)",
+                         static.IMPLEMENTATION, self.encoder.table.rows, self.encoder.dimension,
+                         (time.perf_counter() - started) * 1000.0)
+            return self.encoder
+
+    async def start(self, mode: str) -> None:
+        """Load the table at start-up when the lane will serve, and log that it does."""
+        if not self._announced and self.serves(mode):
+            self._announced = True
+            await anyio.to_thread.run_sync(self._load)
+
+    def _build(self, corpus: Corpus) -> tuple[str, list[str], Any]:
+        from _rank.static import StaticIndex
+
+        encoder = self._load()
+        ids, texts = corpus.index_inputs()
+        index = StaticIndex(encoder.dimension)
+        index.add(encoder.encode(texts))
+        return corpus.fingerprint, ids, index
+
+    async def _build_current(self, corpus: Corpus) -> tuple[str, list[str], Any] | None:
+        """Build the index of `corpus` in a worker thread unless it is already the current one
+        (one build at a time; callers waiting on the lock reuse its result)."""
+        async with self._build_lock:
+            current = self._index
+            if current is None or current[0] != corpus.fingerprint:
+                await anyio.to_thread.run_sync(self._load)
+                if self.encoder is None:
+                    return None
+                current = await anyio.to_thread.run_sync(self._build, corpus)
+                self._index = current
+        return current
+
+    async def _build_in_background(self, corpus: Corpus) -> None:
+        try:
+            await self._build_current(corpus)
+        except Exception as exc:  # noqa: BLE001 - a failed build leaves the lane lexical
+            log.warning("search: static index build failed: %s", exc)
+        finally:
+            self._building = None
+
+    async def index(self, corpus: Corpus) -> tuple[str, list[str], Any] | None:
+        """The static index of `corpus`. A catalog of up to `AWAIT_BUILD_FUNCTIONS` functions is
+        indexed while the search waits (512 functions: about 0.1 s); a larger one in the
+        background, and searches stay lexical (None) until it is ready."""
+        current = self._index
+        if current is not None and current[0] == corpus.fingerprint:
+            return current
+        if len(corpus) <= AWAIT_BUILD_FUNCTIONS:
+            return await self._build_current(corpus)
+        if self._building != corpus.fingerprint:
+            self._building = corpus.fingerprint
+            task = asyncio.get_running_loop().create_task(self._build_in_background(corpus))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        return None
+
+    async def stop(self) -> None:
+        """Cancel a background index build and wait for it to unwind."""
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def rankings(self, corpus: Corpus, texts: Sequence[str],
+                       mode: str = "hybrid") -> list[Ranking] | None:
+        """The static ranking (first `STATIC_K` by cosine) of each text; None when the lane does
+        not serve under `mode`."""
+        if not self.serves(mode) or not len(corpus):
+            return None
+        built = await self.index(corpus)
+        if built is None:
+            return None
+        _, ids, index = built
+        encoder = self.encoder
+        return [[(ids[row], cos) for row, cos in index.search(encoder.encode_one(text), STATIC_K)]
+                for text in texts]
+
+    async def fuse_lanes(self, call: Any, queries: Sequence[Any],
+                         lanes: Sequence[tuple[Ranking, int]]) -> tuple[list[Ranking], list[Ranking]]:
+        """The lexical lanes (`lanes.lexical_lane` pairs) each fused with its static ranking
+        (`fuse_static`), and their recall tails (`static_tail`; none for an exact-id lane);
+        the lexical lanes and no tails when the lane does not serve. `call` is the
+        `SearchCall` (its corpus and configured mode)."""
+        corpus = call.corpus
+        rankings = await self.rankings(corpus, [q.dense_text for q in queries],
+                                       call.settings.function_search_mode)
+        if rankings is None:
+            return [lane for lane, _ in lanes], []
+        fused = []
+        tails = []
+        for query, (lexical, _), ranking in zip(queries, lanes, rankings):
+            lane = fuse_static(lexical, ranking)
+            fused.append(lane)
+            exact = exact_lane(query.text, corpus.documents) is not None
+            tails.append([] if exact else static_tail(lane, ranking))
+        return fused, tails

@@ -1,0 +1,54 @@
+"""The static lane through the engine protocol: the worker, as on a host without the `dense`
+extra, fuses BM25 with `_rank.static` and still reports `search_mode` lexical (issue 19)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from iii_directory.config import Settings
+from iii_directory.search.service import SearchService
+
+pytestmark = [pytest.mark.wire, pytest.mark.timeout(60)]
+
+SEARCH = "directory::search_functions"
+
+
+def ids(response: dict[str, Any]) -> list[str]:
+    return [f["function_id"] for w in response["workers"] for f in w["functions"]]
+
+
+async def echo(data: Any) -> Any:
+    return data
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    return settings.model_copy(update={"registry_search": False})
+
+
+async def test_static_lane_serves_lexical_search_over_the_wire(wire: Any) -> None:
+    engine = wire.engine
+    for function_id, description in [
+        ("sms::send", "Send an SMS text message to a phone number."),
+        ("sms::status", "Check the delivery status of a sent SMS."),
+        ("weather::forecast", "Get the weather forecast for a city."),
+        ("weather::alerts", "List severe weather alerts for a region."),
+    ]:
+        engine.add_function(function_id, echo, description=description,
+                            request_format={"type": "object", "properties": {"text": {}}})
+    service = wire.directory.service(SearchService)
+    service.static.enabled = True  # as auto does on a host without the dense extra
+    with anyio.fail_after(10):
+        while True:
+            response = await wire.call(SEARCH, {"capabilities": ["text a message to my phone"]})
+            if "sms::send" in ids(response):
+                break
+            await anyio.sleep(0.05)
+    assert response["search_mode"] == "lexical"
+    assert ids(response)[0] == "sms::send"
+    built = service.static._index
+    assert built is not None and built[0] == service.corpus.fingerprint
+    assert "sms::send" in built[1]
