@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import {mkdirSync, readFileSync, writeFileSync} from 'node:fs';
 import {join} from 'node:path';
 import {chromium} from 'playwright-core';
+import {createHash} from 'node:crypto';
 
 const BASE = process.env.III_UI_HARNESS_URL;
 const ART = process.env.III_UI_ARTIFACTS || 'test-artifacts/console-ui';
@@ -29,6 +30,7 @@ const calls = () => json('/bridge/calls');
 const callsTo = async (fn) => (await calls()).filter((c) => c.function_id === fn);
 const readFile = (path) => json(`/control/files/read?path=${encodeURIComponent(path)}`);
 const writeFile = (path, content) => json('/control/files/write', {path, content});
+const sha256 = (text) => createHash('sha256').update(Buffer.from(text, 'utf8')).digest('hex');
 const shot = (name) => page.screenshot({path: join(ART, name), fullPage: true});
 
 async function until(check, message, timeout = 8000) {
@@ -175,6 +177,56 @@ scenario('S2 edit a skill', async () => {
   assert.ok(Math.abs((await stored()).ratio - 0.35) <= 0.011);
 });
 
+// ---------------------------------------------------------------- issue 21: never lose work
+
+scenario('S2b a save after an outside change offers a compare, never overwrites', async () => {
+  const body = page.getByRole('textbox', {name: 'Skill body'});
+  const skillDoc = page.getByRole('region', {name: 'Skill notes/howto'});
+  await body.waitFor();
+  const disk = (await readFile('skills/notes/howto.md')).content;
+  await body.click();
+  await page.keyboard.press('Control+Home');
+  await page.keyboard.type('Intro line.\n');
+  await skillDoc.getByText('Unsaved changes').waitFor();
+  const outside = `${disk}Outside line.\n`;
+  await writeFile('skills/notes/howto.md', outside);
+  await page.keyboard.press('Control+s');  // before or after the watcher noticed: both must end in the compare view
+  const dialog = page.getByRole('dialog', {name: 'notes/howto changed on disk'});
+  await dialog.waitFor();
+  await dialog.getByText('disk/notes/howto').waitFor();
+  await dialog.getByText('yours/notes/howto').waitFor();
+  assert.equal((await readFile('skills/notes/howto.md')).content, outside, 'the outside edit is still on disk');
+  for (const update of await callsTo('directory::skills::update')) {
+    if (update.payload.content.includes('Intro line.')) assert.ok(update.error || !update.result, 'a stale update was refused');
+  }
+  await shot('13-stale-compare.png');
+  await dialog.getByRole('button', {name: 'Merge'}).click();
+  await dialog.waitFor({state: 'detached'});
+  await until(async () => { const text = await body.inputValue(); return text.includes('Intro line.') && text.includes('Outside line.'); }, 'the merge keeps both edits');
+  await skillDoc.getByRole('button', {name: 'Save', exact: true}).click();
+  await skillDoc.getByText('Saved', {exact: true}).waitFor();
+  const saved = (await callsTo('directory::skills::update')).at(-1);
+  assert.equal(saved.payload.expected_sha256, sha256(outside));
+  const merged = (await readFile('skills/notes/howto.md')).content;
+  assert.ok(merged.includes('Intro line.') && merged.includes('Outside line.'), merged);
+
+  // Overwrite: after the banner, Save still asks first; Overwrite then writes the draft over the disk text.
+  await new Promise((r) => setTimeout(r, 1500));
+  await body.click();
+  await page.keyboard.press('Control+End');
+  await page.keyboard.type('Mine wins.');
+  await writeFile('skills/notes/howto.md', `${merged}Second outside.\n`);
+  await page.getByText('notes/howto changed on disk while you were editing.').waitFor({timeout: 8000});
+  await skillDoc.getByRole('button', {name: 'Save', exact: true}).click();
+  await dialog.waitFor();
+  await dialog.getByRole('button', {name: 'Overwrite'}).click();
+  await skillDoc.getByText('Saved', {exact: true}).waitFor();
+  const overwrite = (await callsTo('directory::skills::update')).at(-1);
+  assert.equal(overwrite.payload.expected_sha256, sha256(`${merged}Second outside.\n`));
+  const final = (await readFile('skills/notes/howto.md')).content;
+  assert.ok(final.includes('Mine wins.') && !final.includes('Second outside.'), final);
+});
+
 scenario('S3 add a preloaded function to a profile', async () => {
   const original = (await readFile('agents/scribe.md')).content;
   await switcher().getByRole('radio', {name: 'Agent Profiles'}).click();
@@ -205,6 +257,76 @@ scenario('S3 add a preloaded function to a profile', async () => {
   assert.ok(update.payload.content.includes('  - kanban::ticket::create'));
   await page.getByRole('region', {name: 'Agent profile scribe'}).getByText('Saved', {exact: true}).waitFor();
   await shot('03-agent-functions.png');
+});
+
+scenario('S3b creating over an existing id or a built-in warns; deleting an override says what returns', async () => {
+  await switcher().getByRole('radio', {name: 'Agent Profiles'}).click();
+  await page.getByRole('button', {name: 'New agent profile'}).click();
+  const id = page.getByRole('textbox', {name: 'New agent profile id'});
+  const creating = page.getByRole('region', {name: 'New agent profile'});
+  await id.fill('scribe');
+  await creating.getByText('An agent profile with this id already exists.').waitFor();
+  assert.equal(await creating.getByRole('button', {name: 'Create', exact: true}).isDisabled(), true);
+  await creating.getByRole('button', {name: 'Open it'}).click();
+  await page.getByRole('region', {name: 'Agent profile scribe'}).waitFor();
+  await page.getByRole('button', {name: 'New agent profile'}).click();
+  await id.fill('default');
+  await creating.getByText(/^“default” is a built-in agent profile\. Creating it saves a local override/).waitFor();
+  await page.getByRole('textbox', {name: 'Name'}).fill('My default');
+  await shot('13-create-over-builtin.png');
+  await creating.getByRole('button', {name: 'Create override'}).click();
+  await until(async () => (await callsTo('directory::agents::create')).some((c) => c.payload.id === 'default'), 'agents::create default');
+  const doc = page.getByRole('region', {name: 'Agent profile default'});
+  await doc.getByRole('button', {name: 'Delete override'}).click();
+  const dialog = page.getByRole('dialog', {name: 'Delete your override?'});
+  await dialog.getByText('Delete your local “default”? Its file is removed and the built-in “default” agent profile is used again.').waitFor();
+  assert.equal(await dialog.getByText('cannot be undone').count(), 0);
+  await dialog.getByRole('button', {name: 'Delete override'}).click();
+  await until(async () => (await callsTo('directory::agents::delete')).some((c) => c.payload.id === 'default'), 'agents::delete default');
+  assert.equal((await readFile('agents/default.md')).exists, false);
+});
+
+scenario('S3c Save is disabled until something changed; a new entry never reads Saved', async () => {
+  await page.getByRole('button', {name: /Scribe/}).first().click();
+  const doc = page.getByRole('region', {name: 'Agent profile scribe'});
+  const save = doc.getByRole('button', {name: 'Save', exact: true});
+  await save.waitFor();
+  assert.equal(await save.isDisabled(), true);
+  const updates = (await callsTo('directory::agents::update')).length;
+  await page.keyboard.press('Control+s');
+  const description = doc.getByRole('textbox', {name: 'Description'});
+  const was = await description.inputValue();
+  await description.fill(`${was}!`);
+  assert.equal(await save.isDisabled(), false);
+  await doc.getByRole('button', {name: 'Revert'}).click();
+  assert.equal(await save.isDisabled(), true);
+  assert.equal((await callsTo('directory::agents::update')).length, updates, 'no write without a change');
+  await switcher().getByRole('radio', {name: 'Skills'}).click();
+  await page.getByRole('button', {name: 'New skill'}).click();
+  const fresh = page.getByRole('region', {name: 'New skill'});
+  await fresh.getByText('Not created yet').waitFor();
+  assert.equal(await fresh.getByText('Saved', {exact: true}).count(), 0);
+  await page.getByRole('button', {name: /Notes how-to/}).click();
+  await page.getByRole('region', {name: 'Skill notes/howto'}).waitFor();
+});
+
+scenario('S3d errors speak once, with the raw text under Details, and the toolbar stays put', async () => {
+  const doc = page.getByRole('region', {name: 'Skill notes/howto'});
+  const bar = doc.locator('.iiid-doc__bar');
+  const before = (await bar.boundingBox()).height;
+  const body = doc.getByRole('textbox', {name: 'Skill body'});
+  await body.fill('');
+  await doc.getByRole('button', {name: 'Save', exact: true}).click();
+  await doc.getByText('A skill needs some text in its body.').waitFor();
+  assert.equal(await page.getByText(/D113 invalid_input/).count(), 1, 'the raw text appears once');
+  assert.equal(await page.getByText(/D113 invalid_input/).isVisible(), false, 'folded under Details');
+  await doc.getByText('Details', {exact: true}).click();
+  assert.equal(await page.getByText(/D113 invalid_input/).isVisible(), true);
+  assert.equal((await bar.boundingBox()).height, before, 'the toolbar keeps its height');
+  await doc.getByText('Not saved', {exact: true}).waitFor();
+  await shot('13-error-details.png');
+  await doc.getByRole('button', {name: 'Revert'}).click();
+  await doc.getByText('Saved', {exact: true}).waitFor();
 });
 
 scenario('S4 narrow pane', async () => {
@@ -251,12 +373,18 @@ scenario('S6 plan an install, decide, see a diff', async () => {
   assert.deepEqual(download.payload, {kit: 'acme/team'});
   planId = download.result.plan.plan_id;
   assert.ok((await callsTo('directory::kits::plan')).some((c) => c.payload.plan_id === planId && c.payload.contents === true));
-  await page.getByText('1 existing profile will be replaced').waitFor();
+  // A profile the user wrote is kept unless they choose to replace it (issue 21 §5).
+  const decide = page.getByRole('radiogroup', {name: 'What to do with agents/reviewer.md'});
+  assert.equal(await decide.getByRole('radio', {name: 'Keep the current one'}).getAttribute('aria-checked'), 'true');
+  await page.getByText('No existing file will be replaced').waitFor();
+  await page.getByRole('button', {name: 'Install', exact: true}).waitFor();
   await page.getByText('created in this project — not from any package').waitFor();
   await page.getByText('New worker kanban ^1.4 → 1.6.1').waitFor();
-  await page.getByRole('button', {name: 'Install and replace 1 profile'}).waitFor();
   await page.getByText('Install 1.0.0').waitFor();
-  await page.getByRole('radiogroup', {name: 'What to do with agents/reviewer.md'}).getByRole('radio', {name: 'Keep the current one'}).click();
+  await decide.getByRole('radio', {name: 'Replace'}).click();
+  await page.getByText('1 existing profile will be replaced').waitFor();
+  await page.getByRole('button', {name: 'Install and replace 1 profile'}).waitFor();
+  await decide.getByRole('radio', {name: 'Keep the current one'}).click();
   await page.getByRole('button', {name: 'Install', exact: true}).waitFor();
   await shot('06-install-review.png');
   await page.getByRole('button', {name: 'View diff'}).click();
@@ -280,6 +408,17 @@ async function openTab(path, label) {
 }
 
 const cardUrl = (query, fn, fixture) => `/harness/${query}#/card?fn=${encodeURIComponent(fn)}&fixture=${encodeURIComponent(fixture)}`;
+
+scenario("S6a a fresh review of the install keeps the user's own profile by default", async () => {
+  const fresh = await openTab('/harness/#/worker/iii-directory/directory', 'fresh-review');
+  await fresh.evaluate((id) => window.__harness.openPanel({collection: 'kits', plan_id: id}), planId);
+  await fresh.getByRole('heading', {name: 'Install acme/team 1.0.0'}).waitFor({timeout: 15000});
+  const decide = fresh.getByRole('radiogroup', {name: 'What to do with agents/reviewer.md'});
+  assert.equal(await decide.getByRole('radio', {name: 'Keep the current one'}).getAttribute('aria-checked'), 'true');
+  await fresh.getByRole('button', {name: 'Install', exact: true}).waitFor();
+  assert.equal(await fresh.getByRole('button', {name: /Install and replace/}).count(), 0);
+  await fresh.close();
+});
 
 scenario('S6b old console, chat cards, dark theme', async () => {
   const old = await openTab('/harness/?noImportModule=1#/worker/iii-directory/directory', 'old-console');
@@ -310,7 +449,7 @@ scenario('S6b old console, chat cards, dark theme', async () => {
   assert.equal(await dark.evaluate(() => document.documentElement.dataset.theme), 'dark');
   await dark.evaluate((id) => window.__harness.openPanel({collection: 'kits', plan_id: id}), planId);
   await dark.getByRole('heading', {name: 'Install acme/team 1.0.0'}).waitFor({timeout: 15000});
-  await dark.getByText('1 existing profile will be replaced').waitFor();
+  await dark.getByText('No existing file will be replaced').waitFor();
   await dark.screenshot({path: join(ART, '06-install-review-dark.png'), fullPage: true});
   await dark.close();
 });
@@ -483,6 +622,17 @@ scenario('S10 replanned, discarded, stale link, ignored', async () => {
   await page.getByRole('button', {name: 'Check for updates'}).waitFor();
   await page.locator('.iiid-kitcard').getByText('up to date').waitFor();
   assert.equal(await page.locator('.iiid-kitcard').getByRole('button', {name: /update/}).count(), 0);
+});
+
+scenario('S10b Cancel on a removal discards its plan', async () => {
+  await kitCard().click();
+  await page.getByRole('button', {name: 'Remove kit'}).click();
+  await page.getByRole('heading', {name: 'Remove acme/team 1.1.0'}).waitFor({timeout: 15000});
+  const planOf = (await callsTo('directory::kits::remove')).at(-1).result.plan.plan_id;
+  await page.getByRole('button', {name: 'Cancel', exact: true}).click();
+  await until(async () => (await callsTo('directory::kits::discard')).some((c) => c.payload.plan_id === planOf), 'the removal plan is discarded');
+  await page.getByRole('button', {name: 'Check for updates'}).waitFor();
+  await until(async () => (await needsReview().count()) === 0, 'nothing under Needs review');
 });
 
 scenario('S11 removal', async () => {

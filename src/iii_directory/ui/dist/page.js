@@ -815,6 +815,199 @@ export function subscriberId(topic, subscriber, n) {
   return `iii::iii-directory-ui::${topic}::${`${subscriber}-${n}`.toLowerCase().replace(/[^a-z0-9_-]/g, '-')}`;
 }
 
+// ------------------------------------------------------------ stale saves (issue 21 §1)
+
+const SHA256_K = [
+  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01,
+  0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc,
+  0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
+  0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+  0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08,
+  0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
+  0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+];
+
+/**
+ * Lowercase hex SHA-256 of the UTF-8 bytes of `text` (FIPS 180-4), computed here because
+ * `crypto.subtle` only exists in secure contexts and a console may be served over plain http.
+ * The worker's `expected_sha256` guard compares it with the file on disk.
+ */
+export function sha256Hex(text) {
+  const bytes = new TextEncoder().encode(String(text ?? ''));
+  const bitLength = bytes.length * 8;
+  const padded = new Uint8Array(((bytes.length + 9 + 63) >> 6) << 6);
+  padded.set(bytes);
+  padded[bytes.length] = 0x80;
+  const view = new DataView(padded.buffer);
+  view.setUint32(padded.length - 8, Math.floor(bitLength / 0x100000000));
+  view.setUint32(padded.length - 4, bitLength >>> 0);
+  const hash = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
+  const w = new Uint32Array(64);
+  const rotr = (x, n) => (x >>> n) | (x << (32 - n));
+  for (let offset = 0; offset < padded.length; offset += 64) {
+    for (let i = 0; i < 16; i += 1) w[i] = view.getUint32(offset + i * 4);
+    for (let i = 16; i < 64; i += 1) {
+      const s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >>> 3);
+      const s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >>> 10);
+      w[i] = (w[i - 16] + s0 + w[i - 7] + s1) >>> 0;
+    }
+    let [a, b, c, d, e, f, g, k] = hash;
+    for (let i = 0; i < 64; i += 1) {
+      const t1 = (k + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + SHA256_K[i] + w[i]) >>> 0;
+      const t2 = ((rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) >>> 0;
+      k = g; g = f; f = e; e = (d + t1) >>> 0; d = c; c = b; b = a; a = (t1 + t2) >>> 0;
+    }
+    hash[0] = (hash[0] + a) >>> 0; hash[1] = (hash[1] + b) >>> 0; hash[2] = (hash[2] + c) >>> 0; hash[3] = (hash[3] + d) >>> 0;
+    hash[4] = (hash[4] + e) >>> 0; hash[5] = (hash[5] + f) >>> 0; hash[6] = (hash[6] + g) >>> 0; hash[7] = (hash[7] + k) >>> 0;
+  }
+  return hash.map((x) => x.toString(16).padStart(8, '0')).join('');
+}
+
+/** For each line of `a`, the index of its partner in `b` along one longest common subsequence (or -1). */
+function lcsPartners(a, b) {
+  const partners = new Array(a.length).fill(-1);
+  let start = 0;
+  while (start < a.length && start < b.length && a[start] === b[start]) { partners[start] = start; start += 1; }
+  let endA = a.length;
+  let endB = b.length;
+  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) { endA -= 1; endB -= 1; partners[endA] = endB; }
+  const n = endA - start;
+  const m = endB - start;
+  if (!n || !m || n * m > 4000000) return partners;
+  const width = m + 1;
+  const table = new Uint32Array((n + 1) * (m + 1));
+  for (let i = n - 1; i >= 0; i -= 1) {
+    for (let j = m - 1; j >= 0; j -= 1) {
+      table[i * width + j] = a[start + i] === b[start + j] ? table[(i + 1) * width + j + 1] + 1
+        : Math.max(table[(i + 1) * width + j], table[i * width + j + 1]);
+    }
+  }
+  let i = 0;
+  let j = 0;
+  while (i < n && j < m) {
+    if (a[start + i] === b[start + j]) { partners[start + i] = start + j; i += 1; j += 1; }
+    else if (table[(i + 1) * width + j] >= table[i * width + j + 1]) i += 1;
+    else j += 1;
+  }
+  return partners;
+}
+
+const sameLines = (x, y) => x.length === y.length && x.every((line, i) => line === y[i]);
+
+/**
+ * A three-way line merge (diff3): `base` is the text both sides started from, `mine` the draft,
+ * `theirs` the file on disk now. Blocks changed on one side only take that side; blocks changed
+ * on both sides identically take it once; others become a conflict block
+ * `<<<<<<< yours` / `=======` / `>>>>>>> on disk`. Returns `{text, conflicts}`.
+ */
+export function merge3(base, mine, theirs) {
+  const o = splitLines(base);
+  const a = splitLines(mine);
+  const b = splitLines(theirs);
+  const pa = lcsPartners(o, a);
+  const pb = lcsPartners(o, b);
+  const out = [];
+  let conflicts = 0;
+  let i = 0;
+  let ia = 0;
+  let ib = 0;
+  const chunk = (oEnd, aEnd, bEnd) => {
+    const co = o.slice(i, oEnd);
+    const ca = a.slice(ia, aEnd);
+    const cb = b.slice(ib, bEnd);
+    if (sameLines(ca, co)) out.push(...cb);
+    else if (sameLines(cb, co) || sameLines(ca, cb)) out.push(...ca);
+    else { conflicts += 1; out.push('<<<<<<< yours', ...ca, '=======', ...cb, '>>>>>>> on disk'); }
+  };
+  for (let k = 0; k < o.length; k += 1) {
+    if (pa[k] < ia || pb[k] < ib) continue;
+    chunk(k, pa[k], pb[k]);
+    out.push(o[k]);
+    i = k + 1;
+    ia = pa[k] + 1;
+    ib = pb[k] + 1;
+  }
+  chunk(o.length, a.length, b.length);
+  const trailing = /\n$/.test(String(mine ?? '')) || /\n$/.test(String(theirs ?? ''));
+  return {text: out.join('\n') + (out.length && trailing ? '\n' : ''), conflicts};
+}
+
+/** True when a rejection is the worker's stale-write refusal (D114 / D414 "changed since you read it"). */
+export function isStaleWrite(error) {
+  return /^D[14]14 invalid_input: .* changed since you read it/.test(cleanError(error));
+}
+
+// -------------------------------------------------------------- speaking to people (§7)
+
+/** The D-code at the start of a rejection text, or ''. */
+export function errorCode(error) {
+  const match = /^(D\d{3})\b/.exec(cleanError(error));
+  return match ? match[1] : '';
+}
+
+/**
+ * One short sentence and an optional action for a rejection the page can meet. `context` is
+ * `{op, noun}`: op one of `create`, `update`, `delete`, `get`, `install`; noun `skill` or
+ * `agent profile`. Actions: `open` (open the existing entry), `reload`, `copy` (copy a read-only
+ * skill into the skills folder), `retry`. Unknown codes keep a generic sentence; the raw text is
+ * always shown under Details by the caller.
+ */
+export function humanError(error, context) {
+  const {op = '', noun = 'entry'} = context || {};
+  const code = errorCode(error);
+  const text = cleanError(error);
+  const a = /^[aeiou]/.test(noun) ? 'An' : 'A';
+  if (isStaleWrite(error)) return {code, sentence: `This ${noun} changed on disk since you opened it.`, action: 'compare', actionLabel: 'Compare'};
+  switch (code) {
+    case 'D110': case 'D410':
+      return {code, sentence: `This ${noun} no longer exists on disk.`, action: 'reload', actionLabel: 'Reload the list'};
+    case 'D112':
+      return {code, sentence: 'That is a function id (service::name), not a skill id.', action: null};
+    case 'D113':
+      return {code, sentence: /too large/.test(text) ? 'This skill is larger than the 256 KB limit.' : 'A skill needs some text in its body.', action: null};
+    case 'D114': case 'D414':
+      if (/bundled with the worker/.test(text)) return {code, sentence: 'Built-in profiles have no file to delete.', action: null};
+      if (/skipped by the scanner/.test(text)) return {code, sentence: `A file the scanner skips already sits at this ${noun}'s path; fix or remove it on disk.`, action: null};
+      return {code, sentence: `${a} ${noun} with this id already exists.`, action: op === 'create' ? 'open' : null, actionLabel: 'Open it'};
+    case 'D115':
+      return {code, sentence: 'This id is reserved or would be hidden; choose another id.', action: null};
+    case 'D116':
+      return {code, sentence: 'This skill is installed by another tool and is read-only here.', action: 'copy', actionLabel: 'Copy to skills folder'};
+    case 'D413':
+      return {code, sentence: 'The profile needs a name and valid fields.', action: null};
+    case 'D416':
+      return {code, sentence: 'Each preloaded function must be an engine function id like coder::tree.', action: null};
+    case 'D510':
+      return {code, sentence: op === 'install' ? 'There is no kit with that name in the registry.' : 'This kit is not installed.', action: null};
+    case 'D511':
+      return {code, sentence: 'Write the kit as author/kit or author/kit@1.2.0.', action: null};
+    case 'D512':
+      return {code, sentence: 'This plan is no longer available.', action: null};
+    case 'D514':
+      return {code, sentence: 'The plan is blocked; start the Compose daemon and try again.', action: 'retry', actionLabel: 'Try again'};
+    case 'D515':
+      return {code, sentence: 'Compose could not finish the change.', action: 'retry', actionLabel: 'Try again'};
+    case 'D320': case 'D520':
+      return {code, sentence: 'The registry could not be reached.', action: 'retry', actionLabel: 'Try again'};
+    default:
+      return {code, sentence: op === 'update' || op === 'create' ? 'The save did not go through.' : 'That did not work.', action: null};
+  }
+}
+
+/** Agent profiles bundled with this worker version (the page ships in the same package). */
+export const BUILTIN_AGENT_IDS = ['default', 'iii', 'iii-minimal'];
+
+/** Install reviews preselect keeping a profile or file the user made (local or global) over the kit's. */
+export function initialChoices(plan) {
+  const out = {};
+  if (!plan || plan.kind !== 'install') return out;
+  for (const file of plan.files || []) {
+    const owner = file.collision && file.collision.owner;
+    if ((owner === 'local' || owner === 'global') && file.default === 'overwrite' && (file.options || ['keep']).includes('keep')) out[file.path] = 'keep';
+  }
+  return out;
+}
+
 export const RULES = {
   COLLECTIONS, plural, cleanError, formatAgo, formatSize, routeFromContext, narrowPanes, draftAction,
   originLabel, parseFrontmatter, setFrontmatterFields, functionsEdit, paletteRows, isKitReference,
@@ -823,6 +1016,7 @@ export const RULES = {
   updateGroups, changeCount, fileStateWord, permissionTally, updatePrimary, removalPrimaryLabel,
   decisionsPayload, initialSteps, stepsFromEvent, applyOutcome, claimsFunction, planSummary,
   parseSearchResult, configPatch, planTitle, subscriberId, clampRatio, ratioFromPointer, withCode,
+  sha256Hex, merge3, isStaleWrite, errorCode, humanError, initialChoices,
 };
 
 // ============================================================================ shared UI (§3.4)
@@ -1096,6 +1290,22 @@ export function createUi(React, host) {
       h(DiffView, {left, right, leftCaption, rightCaption, narrow}));
   }
 
+  /**
+   * A rejection told once, in people's words (`humanError`): one sentence, an optional action
+   * button, and the worker's own text folded under Details.
+   */
+  function ErrorNote({error, context, onAction, title}) {
+    if (!error) return null;
+    const said = humanError(error, context);
+    return h('div', {className: 'iiid-banner iiid-banner--alert iiid-errornote', role: 'alert'},
+      h('div', {className: 'iiid-errornote__line'},
+        title ? h('strong', {className: 'iiid-banner__title'}, title, ' ') : null,
+        h('span', {className: 'iiid-errornote__sentence'}, said.sentence),
+        said.action && onAction ? h(Button, {onClick: () => onAction(said.action)}, said.actionLabel) : null),
+      h('details', {className: 'iiid-errornote__details'}, h('summary', null, 'Details'),
+        h('pre', {className: 'iiid-errornote__raw'}, cleanError(error))));
+  }
+
   function Confirm({open, title, text, confirmLabel, onConfirm, onCancel, danger}) {
     return h(Dialog, {open, onClose: onCancel, title,
       footer: [h(Button, {key: 'c', onClick: onCancel}, 'Cancel'), h(Button, {key: 'ok', variant: danger ? 'danger' : 'primary', onClick: onConfirm}, confirmLabel)]},
@@ -1173,7 +1383,7 @@ export function createUi(React, host) {
   const call = (functionId, payload, timeoutMs) => host.iii.trigger(functionId, payload ?? {}, timeoutMs ? {timeoutMs} : undefined);
 
   return {h, React, host, Boundary, Icon, Button, TextInput, Dialog, Markdown, Editor, Choice, Tabs, Checkbox, Chip, Alert, Skeleton,
-    StepList, CopyButton, CodeLine, DiffView, DiffDialog, Confirm, SplitLayout, useSubscription, useCoalesced, call};
+    StepList, CopyButton, CodeLine, DiffView, DiffDialog, Confirm, ErrorNote, SplitLayout, useSubscription, useCoalesced, call};
 }
 
 export const MIN = 60 * 1000;
@@ -1227,9 +1437,14 @@ export function modelIds(answer) {
   return list.map((m) => (typeof m === 'string' ? m : (m && (m.id || m.name)))).filter((m) => typeof m === 'string' && m);
 }
 
+/** A row with no file behind it: a built-in (bundled) entry. */
+function isBuiltinRow(row) {
+  return !!(row && (row.builtin || (row.source && row.source.kind === 'builtin')));
+}
+
 function createBrowsers(ui) {
   const {h, React, Button, TextInput, Dialog, Markdown, Editor, Choice, Checkbox, Chip, Alert, Skeleton, Confirm, Icon,
-    SplitLayout, useSubscription, useCoalesced, call} = ui;
+    SplitLayout, useSubscription, useCoalesced, call, DiffView, ErrorNote} = ui;
   const {useState, useEffect, useRef, useMemo, useCallback} = React;
 
   function EntryRow({adapter, row, active, onOpen}) {
@@ -1404,6 +1619,9 @@ function createBrowsers(ui) {
     }, (err) => { setList((s) => ({status: s.rows.length ? 'ready' : 'error', rows: s.rows, error: cleanError(err)})); return null; }), [adapter]);
 
     useEffect(() => { loadList(); }, [loadList]);
+    /** Ids with a built-in behind them: this version's bundled profiles plus any row listed as built-in. */
+    const builtinIds = useMemo(() => new Set(adapter.collection === 'agents'
+      ? [...BUILTIN_AGENT_IDS, ...list.rows.filter(isBuiltinRow).map((row) => adapter.key(row))] : []), [list.rows, adapter]);
 
     const draftKey = (key) => `draft:${adapter.collection}:${key ?? 'new'}`;
     const dirty = !!doc && doc.draft !== doc.loaded;
@@ -1498,10 +1716,16 @@ function createBrowsers(ui) {
     const scheduleRefresh = useCoalesced(refreshOpen, 250);
     useSubscription(adapter.trigger, adapter.topic, adapter.subscriber, () => scheduleRefresh());
 
-    const save = async () => {
+    /** Open the compare view of the draft against `disk`, the file's text now. */
+    const showCompare = (disk, diskResolved) => setDoc((d) => (d ? {...d, saving: false, saveError: '', compare: {disk, diskResolved}} : d));
+
+    const save = async ({base} = {}) => {
       const current = docRef.current;
       if (!current || current.saving || current.banner === 'gone') return;
-      setDoc((d) => ({...d, saving: true, saveError: ''}));
+      if (!current.creating && current.draft === current.loaded && base == null) return;
+      if (base == null && current.banner === 'changed' && current.diskText != null) { showCompare(current.diskText, current.diskResolved); return; }
+      const expected = sha256Hex(base ?? current.loaded);
+      setDoc((d) => ({...d, saving: true, saveError: '', compare: null}));
       try {
         let key = current.key;
         if (current.creating) {
@@ -1519,12 +1743,12 @@ function createBrowsers(ui) {
             if (added.length) await call('directory::agents::functions::add', {id: key, functions: added});
             if (removed.length) await call('directory::agents::functions::remove', {id: key, functions: removed});
           } else {
-            const res = await call(adapter.update, {id: key, content: current.draft});
+            const res = await call(adapter.update, {id: key, content: current.draft, expected_sha256: expected});
             key = res.id || key;
           }
           storageSet(draftKey(current.key), null);
         } else {
-          const res = await call(adapter.update, {id: key, content: current.draft});
+          const res = await call(adapter.update, {id: key, content: current.draft, expected_sha256: expected});
           storageSet(draftKey(current.key), null);
           key = res.id || key;
         }
@@ -1534,8 +1758,33 @@ function createBrowsers(ui) {
         setDoc({key, loading: false, loaded: text, draft: text, state: 'ready', resolved: res, banner: null, error: '', justSaved: true});
         loadList();
       } catch (err) {
-        setDoc((d) => ({...d, saving: false, saveError: cleanError(err)}));
+        if (!current.creating && isStaleWrite(err)) {
+          try {
+            const res = await fetchEntry(current.key);
+            showCompare(adapter.text(res), res);
+            return;
+          } catch { /* fall through to the plain error */ }
+        }
+        setDoc((d) => ({...d, saving: false, saveError: cleanError(err), saveOp: current.creating ? 'create' : 'update'}));
       }
+    };
+
+    /** The compare view's three ways out: take the disk text, merge both, or write the draft over it. */
+    const resolveCompare = (how) => {
+      const current = docRef.current;
+      if (!current || !current.compare) return;
+      const {disk, diskResolved} = current.compare;
+      if (how === 'reload') {
+        storageSet(draftKey(current.key), null);
+        setDoc((d) => ({...d, loaded: disk, draft: disk, resolved: diskResolved || d.resolved, banner: null, diskText: null, compare: null, mergeConflicts: 0}));
+      } else if (how === 'merge') {
+        const merged = merge3(current.loaded, current.draft, disk);
+        setDoc((d) => ({...d, loaded: disk, draft: merged.text, resolved: diskResolved || d.resolved, banner: null, diskText: null, compare: null,
+          mergeConflicts: merged.conflicts}));
+      } else if (how === 'overwrite') {
+        setDoc((d) => ({...d, compare: null}));
+        save({base: disk});
+      } else setDoc((d) => ({...d, compare: null}));
     };
 
     const revert = () => {
@@ -1559,7 +1808,7 @@ function createBrowsers(ui) {
         setDoc(null);
         loadList();
       } catch (err) {
-        setDoc((d) => ({...d, saveError: cleanError(err)}));
+        setDoc((d) => ({...d, saveError: cleanError(err), saveOp: 'delete'}));
       }
     };
 
@@ -1582,7 +1831,13 @@ function createBrowsers(ui) {
     const rows = list.rows.filter((row) => !q || [adapter.key(row), adapter.title(row), row.description].some((t) => typeof t === 'string' && t.toLowerCase().includes(q)));
     const panes = narrowPanes({narrow, creating: !!(doc && doc.creating), selected: !!doc});
     const selectedRow = doc && !doc.creating ? list.rows.find((row) => adapter.key(row) === doc.key) : null;
-    const builtin = !!(selectedRow && (selectedRow.builtin || (selectedRow.source && selectedRow.source.kind === 'builtin')));
+    const builtin = !!selectedRow && isBuiltinRow(selectedRow);
+    const overridesBuiltin = adapter.collection === 'agents' && !!selectedRow && !builtin && builtinIds.has(adapter.key(selectedRow));
+    const openExisting = (key) => { token.current += 1; open(key); };
+    const onErrorAction = (action) => {
+      if (action === 'open' && doc && doc.creating) openExisting(doc.newId.trim());
+      else if (action === 'reload') loadList();
+    };
 
     const sidebar = h('aside', {className: 'iiid-sidebar', hidden: !panes.list},
       h('div', {className: 'iiid-sidebar__tools'},
@@ -1599,8 +1854,12 @@ function createBrowsers(ui) {
     let document = null;
     if (doc) {
       const isDirty = doc.draft !== doc.loaded;
-      const saveState = doc.saving ? 'Saving…' : (doc.saveError ? doc.saveError : (isDirty ? 'Unsaved changes' : 'Saved'));
-      const idOk = !doc.creating || (adapter.idOk(doc.newId.trim()) && (adapter.collection !== 'agents' || String(parseFrontmatter(doc.draft).fields.name || '').trim() !== ''));
+      const saveState = doc.saving ? 'Saving…' : (doc.saveError ? 'Not saved' : (isDirty ? 'Unsaved changes' : (doc.creating ? 'Not created yet' : 'Saved')));
+      const newId = doc.creating ? doc.newId.trim() : '';
+      const clash = newId ? list.rows.find((row) => adapter.key(row) === newId) : null;
+      const clashBuiltin = !!clash && isBuiltinRow(clash);
+      const idOk = !doc.creating || (adapter.idOk(newId) && (!clash || clashBuiltin)
+        && (adapter.collection !== 'agents' || String(parseFrontmatter(doc.draft).fields.name || '').trim() !== ''));
       const modes = [{value: 'edit', label: 'Edit'}, {value: 'split', label: 'Split', disabled: narrow}, {value: 'preview', label: 'Preview'}];
       const mode = narrow && view.mode === 'split' ? 'edit' : view.mode;
       document = h('section', {className: 'iiid-doc', hidden: !panes.document, 'aria-label': doc.creating ? adapter.newLabel : `${adapter.crumb} ${doc.key}`},
@@ -1611,14 +1870,21 @@ function createBrowsers(ui) {
           h(Choice, {label: 'View mode', value: mode, onChange: setView, options: modes}),
           h('span', {className: `iiid-savestate${doc.saveError ? ' is-error' : ''}`, role: 'status'}, saveState),
           doc.creating
-            ? h(Button, {variant: 'primary', disabled: !idOk || doc.saving, onClick: save}, doc.saving ? 'Saving…' : 'Create')
-            : h(Button, {variant: 'primary', disabled: doc.saving || doc.banner === 'gone' || doc.state !== 'ready', onClick: save}, doc.saving ? 'Saving…' : 'Save'),
+            ? h(Button, {variant: 'primary', disabled: !idOk || doc.saving, onClick: () => save()}, doc.saving ? 'Saving…' : (clashBuiltin ? 'Create override' : 'Create'))
+            : h(Button, {variant: 'primary', disabled: doc.saving || !isDirty || doc.banner === 'gone' || doc.state !== 'ready', onClick: () => save(),
+              title: isDirty ? undefined : 'Nothing changed since the last save'}, doc.saving ? 'Saving…' : 'Save'),
           h(Button, {disabled: !isDirty, onClick: revert}, 'Revert'),
-          !doc.creating && !builtin ? h(Button, {variant: 'danger', onClick: () => setConfirm({kind: 'delete', key: doc.key}), disabled: doc.state !== 'ready'}, 'Delete') : null),
+          !doc.creating && !builtin ? h(Button, {variant: 'danger', onClick: () => setConfirm({kind: 'delete', key: doc.key, override: overridesBuiltin}), disabled: doc.state !== 'ready'},
+            overridesBuiltin ? 'Delete override' : 'Delete') : null),
         doc.banner === 'changed' ? h(Alert, {tone: 'warn', role: 'alert'}, h('span', null, `${doc.key} changed on disk while you were editing.`), ' ',
           h(Button, {onClick: reloadFromDisk}, 'Reload'), h(Button, {variant: 'ghost', onClick: () => setDoc((d) => ({...d, banner: null}))}, 'Keep editing')) : null,
         doc.banner === 'gone' ? h(Alert, {tone: 'alert'}, `${doc.key} no longer exists on disk.`) : null,
-        doc.saveError ? h(Alert, {tone: 'alert'}, doc.saveError) : null,
+        doc.mergeConflicts ? h(Alert, {tone: 'warn', role: 'status'}, `The merge left ${plural(doc.mergeConflicts, 'conflict')}: keep one side of each block between <<<<<<< and >>>>>>>, then save.`) : null,
+        h(ErrorNote, {error: doc.saveError, context: {op: doc.saveOp || 'update', noun: adapter.noun}, onAction: onErrorAction}),
+        clash && clashBuiltin ? h(Alert, {tone: 'warn', role: 'status'},
+          `“${newId}” is a built-in ${adapter.noun}. Creating it saves a local override that replaces the built-in; new sessions that use “${newId}” get yours until you delete it.`) : null,
+        clash && !clashBuiltin ? h('div', {className: 'iiid-banner iiid-banner--warn iiid-banner--row', role: 'status'},
+          h('span', null, `${/^[aeiou]/.test(adapter.noun) ? 'An' : 'A'} ${adapter.noun} with this id already exists.`), h(Button, {onClick: () => openExisting(newId)}, 'Open it')) : null,
         doc.creating ? h('label', {className: 'iiid-field'}, h('span', {className: 'iiid-field__label'}, 'Id'),
           h(TextInput, {value: doc.newId, label: adapter.idLabel, placeholder: adapter.collection === 'skills' ? 'team/how-to' : 'my-agent',
             onChange: (v) => setDoc((d) => {
@@ -1636,16 +1902,25 @@ function createBrowsers(ui) {
                 editor: h(AgentForm, {draft: doc.draft, onDraft, resolved: doc.resolved, agents: list.rows, creating: doc.creating, narrow}),
                 preview: h(Markdown, {content: parseFrontmatter(doc.draft).body})}));
     } else if (!narrow) {
-      document = h('section', {className: 'iiid-doc iiid-doc--empty'}, h('p', {className: 'iiid-muted'}, `Select a ${adapter.noun} or start a new one.`));
+      document = h('section', {className: 'iiid-doc iiid-doc--empty'}, h('p', {className: 'iiid-muted'}, `Select ${/^[aeiou]/.test(adapter.noun) ? 'an' : 'a'} ${adapter.noun} or start a new one.`));
     }
 
     return h('div', {className: 'iiid-browser', ref: rootRef, hidden: !visible},
       sidebar, document,
       h(Confirm, {open: !!confirm && confirm.kind === 'discard', title: 'Discard changes?', text: confirm && confirm.kind === 'discard' ? `Discard unsaved changes to ${confirm.key}?` : '',
         confirmLabel: 'Discard', danger: true, onCancel: () => setConfirm(null), onConfirm: () => { const then = confirm.then; setConfirm(null); then(); }}),
-      h(Confirm, {open: !!confirm && confirm.kind === 'delete', title: `Delete ${adapter.noun}?`,
-        text: confirm && confirm.kind === 'delete' ? `Delete ${adapter.noun} “${confirm.key}”? This removes its file and cannot be undone.` : '',
-        confirmLabel: 'Delete', danger: true, onCancel: () => setConfirm(null), onConfirm: remove}));
+      h(Confirm, {open: !!confirm && confirm.kind === 'delete', title: confirm && confirm.override ? 'Delete your override?' : `Delete ${adapter.noun}?`,
+        text: confirm && confirm.kind === 'delete' ? (confirm.override
+          ? `Delete your local “${confirm.key}”? Its file is removed and the built-in “${confirm.key}” ${adapter.noun} is used again.`
+          : `Delete ${adapter.noun} “${confirm.key}”? This removes its file and cannot be undone.`) : '',
+        confirmLabel: confirm && confirm.override ? 'Delete override' : 'Delete', danger: true, onCancel: () => setConfirm(null), onConfirm: remove}),
+      doc && doc.compare ? h(Dialog, {open: true, wide: true, title: `${doc.key} changed on disk`, onClose: () => resolveCompare('cancel'),
+        footer: [
+          h(Button, {key: 'reload', onClick: () => resolveCompare('reload')}, 'Reload'),
+          h(Button, {key: 'merge', onClick: () => resolveCompare('merge')}, 'Merge'),
+          h(Button, {key: 'overwrite', variant: 'danger', onClick: () => resolveCompare('overwrite')}, 'Overwrite')]},
+      h('p', {className: 'iiid-muted'}, 'The file changed on disk after you opened it. Left: the file on disk. Right: your draft. Reload takes the disk version, Merge combines both, Overwrite saves your draft over it.'),
+      h(DiffView, {left: doc.compare.disk, right: doc.draft, leftCaption: `disk/${doc.key}`, rightCaption: `yours/${doc.key}`, narrow})) : null);
   }
 
   return {EntryBrowser, AgentForm, Picker};
