@@ -234,7 +234,7 @@ scenario('S3 add a preloaded function to a profile', async () => {
   assert.ok(await page.getByText(/^local · /).first().isVisible());
   await page.getByText('Built-in · edits save a local override').first().waitFor();
   await page.getByRole('button', {name: /Scribe/}).click();
-  await page.getByText('Models could not be loaded.').waitFor();
+  await page.getByText(/^Models could not be loaded/).waitFor();
   const search = page.getByRole('textbox', {name: 'Search functions'});
   await search.fill('ticket');
   await page.getByRole('option', {name: /kanban::ticket::create/}).waitFor();
@@ -329,6 +329,65 @@ scenario('S3d errors speak once, with the raw text under Details, and the toolba
   await doc.getByText('Saved', {exact: true}).waitFor();
 });
 
+scenario('S3e the models warning is said once, quietly', async () => {
+  await switcher().getByRole('radio', {name: 'Agent Profiles'}).click();
+  const asked = (await callsTo('router::models::list')).length;
+  assert.ok(asked >= 1);
+  for (const [name, id] of [[/Reviewer/, 'reviewer'], [/^Default/, 'default']]) {
+    await page.getByRole('button', {name}).first().click();
+    await page.getByRole('region', {name: `Agent profile ${id}`}).getByRole('combobox', {name: 'Model'}).waitFor();
+  }
+  assert.equal((await callsTo('router::models::list')).length, asked, 'asked once per page, not once per profile');
+  assert.equal(await page.getByText(/Models could not be loaded/).count(), 0, 'said once, not again on later profiles');
+  assert.equal(await page.getByText(/router::models::list/).count(), 0, 'no raw worker text on the form');
+  assert.equal(await page.locator('.iiid-agentform [role="status"], .iiid-agentform [role="alert"]').count(), 0, 'quiet: no live region');
+});
+
+scenario('S3f truthful empty and failure states; the connection banner', async () => {
+  await switcher().getByRole('radio', {name: 'Skills'}).click();
+  const filter = page.getByRole('textbox', {name: 'Filter'});
+  await filter.fill('zzzz-nothing');
+  await page.getByText('No skills match “zzzz-nothing”.').waitFor();
+  assert.equal(await page.getByText('No skills yet.').count(), 0);
+  await page.getByRole('button', {name: 'Clear filter'}).click();
+  await page.getByRole('button', {name: /Notes how-to/}).waitFor();
+  await page.evaluate(() => window.__harness.setConnection('disconnected'));
+  await page.getByText(/^Not connected to the engine\./).waitFor();
+  await shot('13-disconnected.png');
+  await page.evaluate(() => window.__harness.setConnection('connecting'));
+  await page.getByText('Reconnecting to the engine…').waitFor();
+  await page.evaluate(() => window.__harness.setConnection('connected'));
+  await page.getByText('Reconnecting to the engine…').waitFor({state: 'detached'});
+  const broken = await openTab('/harness/?fail=directory::kits::list#/worker/iii-directory/directory', 'kits-fail');
+  await broken.getByRole('radiogroup', {name: 'Browse skills, agent profiles or kits'}).getByRole('radio', {name: 'Kits'}).click();
+  await broken.getByText('Installed kits could not be loaded.').waitFor();
+  await broken.getByText('Kits could not be loaded.', {exact: true}).waitFor();
+  assert.equal(await broken.getByText('No kits installed').count(), 0);
+  assert.equal(await broken.getByText('No kits yet.').count(), 0);
+  await broken.screenshot({path: join(ART, '13-kits-failed.png'), fullPage: true});
+  await broken.close();
+});
+
+scenario('S3g the preview renders markdown itself, raw HTML as text', async () => {
+  await switcher().getByRole('radio', {name: 'Skills'}).click();
+  await writeFile('skills/notes/sample.md', '# Markdown sample\n\nSome *emphasis* and a [link](https://example.invalid/x).\n\n'
+    + '| Col | Val |\n|---|---:|\n| a | 1 |\n\n- one\n- two\n\n```\ncode <b>here</b>\n```\n\n<img src=x onerror="window.__xss = 1">\n');
+  await page.getByRole('button', {name: /Markdown sample/}).click({timeout: 15000});
+  const doc = page.getByRole('region', {name: 'Skill notes/sample'});
+  await doc.getByRole('radiogroup', {name: 'View mode'}).getByRole('radio', {name: 'Preview'}).click();
+  const preview = doc.locator('.iiid-split__preview');
+  await preview.getByRole('heading', {name: 'Markdown sample'}).waitFor();
+  assert.equal(await preview.locator('em').innerText(), 'emphasis');
+  assert.equal(await preview.getByRole('link', {name: 'link'}).getAttribute('href'), 'https://example.invalid/x');
+  assert.equal(await preview.getByRole('cell', {name: 'a'}).count(), 1);
+  assert.equal(await preview.locator('li').count(), 2);
+  await preview.getByText('<img src=x onerror="window.__xss = 1">').waitFor();
+  assert.equal(await preview.locator('img, b').count(), 0);
+  assert.equal(await page.evaluate(() => window.__xss), undefined);
+  await shot('13-markdown-preview.png');
+  await doc.getByRole('radiogroup', {name: 'View mode'}).getByRole('radio', {name: 'Edit'}).click();
+});
+
 scenario('S4 narrow pane', async () => {
   await page.setViewportSize({width: 600, height: 800});
   await switcher().getByRole('radio', {name: 'Skills'}).click();
@@ -353,6 +412,16 @@ scenario('S5 kits home', async () => {
   for (const bad of ['Acme/Team', 'acme']) { await input.fill(bad); assert.equal(await submit.isDisabled(), true, bad); }
   await input.fill('acme/team');
   assert.equal(await submit.isDisabled(), false);
+});
+
+scenario('S5c an install error says what happened once, raw text under Details', async () => {
+  const input = page.getByRole('textbox', {name: 'kit to install'});
+  await input.fill('acme/nope');
+  await page.getByRole('button', {name: 'Review install'}).click();
+  await page.getByText('There is no kit with that name in the registry.').waitFor({timeout: 15000});
+  assert.equal(await page.getByText(/^D510 not_found/).count(), 1);
+  assert.equal(await page.getByText(/^D510 not_found/).isVisible(), false);
+  await input.fill('acme/team');
 });
 
 /** In the Split layout each side of a diff row takes half of the view (not a squeezed column). */

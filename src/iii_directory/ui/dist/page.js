@@ -1008,6 +1008,134 @@ export function initialChoices(plan) {
   return out;
 }
 
+// ------------------------------------------------------------- markdown preview (§9)
+
+/** Link targets the preview keeps clickable: http(s), mailto, in-page anchors and relative paths. */
+export function safeHref(url) {
+  const href = String(url || '').trim();
+  if (/^(https?:|mailto:)/i.test(href)) return href;
+  if (/^[a-z][a-z0-9+.-]*:/i.test(href) || href.startsWith('//')) return null;
+  return href || null;
+}
+
+/**
+ * Inline markdown to nodes: `code`, **strong** / __strong__, *em* / _em_, [text](url). Everything
+ * else stays text — HTML included, which the renderer prints as text and never parses.
+ */
+export function markdownInline(text) {
+  const out = [];
+  const source = String(text ?? '');
+  const pattern = /(`+)([\s\S]*?[^`])\1(?!`)|\*\*([^*]+?)\*\*|__([^_]+?)__|\*([^*\s][^*]*?)\*|(?<![A-Za-z0-9])_([^_\s][^_]*?)_(?![A-Za-z0-9])|\[([^\]]+)\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g;
+  let last = 0;
+  let match;
+  while ((match = pattern.exec(source)) !== null) {
+    if (match.index > last) out.push({t: 'text', text: source.slice(last, match.index)});
+    if (match[1]) out.push({t: 'code', text: match[2].replace(/^ (.*) $/, '$1')});
+    else if (match[3] || match[4]) out.push({t: 'strong', c: markdownInline(match[3] || match[4])});
+    else if (match[5] || match[6]) out.push({t: 'em', c: markdownInline(match[5] || match[6])});
+    else {
+      const href = safeHref(match[8]);
+      out.push(href ? {t: 'a', href, c: markdownInline(match[7])} : {t: 'text', text: match[7]});
+    }
+    last = pattern.lastIndex;
+  }
+  if (last < source.length) out.push({t: 'text', text: source.slice(last)});
+  return out;
+}
+
+const tableCells = (line) => line.trim().replace(/^\|/, '').replace(/\|$/, '').split('|').map((cell) => cell.trim());
+const isTableRule = (line) => /^\s*\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)*\|?\s*$/.test(line) && line.includes('-');
+
+/**
+ * Block markdown to a node tree: ATX headings, fenced code, block quotes, bullet and numbered
+ * lists (one level; indented lines continue an item), pipe tables with a rule line, thematic
+ * breaks and paragraphs. The tree holds text only; the page turns it into elements.
+ */
+export function markdownBlocks(text) {
+  const lines = String(text ?? '').replace(/\r\n?/g, '\n').split('\n');
+  const blocks = [];
+  let i = 0;
+  const isBlank = (line) => line.trim() === '';
+  const startsBlock = (line, next) => /^\s{0,3}(#{1,6}\s|```|~~~|>|[-*+]\s|\d{1,9}[.)]\s)/.test(line) || /^\s{0,3}([-*_])(\s*\1){2,}\s*$/.test(line)
+    || (line.includes('|') && next !== undefined && isTableRule(next));
+  while (i < lines.length) {
+    const line = lines[i];
+    if (isBlank(line)) { i += 1; continue; }
+    const fence = /^\s{0,3}(```+|~~~+)\s*([\w+-]*)/.exec(line);
+    if (fence) {
+      const body = [];
+      i += 1;
+      while (i < lines.length && !lines[i].trim().startsWith(fence[1])) { body.push(lines[i]); i += 1; }
+      i += 1;
+      blocks.push({t: 'pre', lang: fence[2] || '', text: body.join('\n')});
+      continue;
+    }
+    const heading = /^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$/.exec(line);
+    if (heading) { blocks.push({t: `h${heading[1].length}`, c: markdownInline(heading[2])}); i += 1; continue; }
+    if (/^\s{0,3}([-*_])(\s*\1){2,}\s*$/.test(line)) { blocks.push({t: 'hr'}); i += 1; continue; }
+    if (/^\s{0,3}>/.test(line)) {
+      const quoted = [];
+      while (i < lines.length && /^\s{0,3}>/.test(lines[i])) { quoted.push(lines[i].replace(/^\s{0,3}>\s?/, '')); i += 1; }
+      blocks.push({t: 'blockquote', c: markdownBlocks(quoted.join('\n'))});
+      continue;
+    }
+    const item = /^\s{0,3}([-*+]|\d{1,9}[.)])\s+(.*)$/.exec(line);
+    if (item) {
+      const ordered = /\d/.test(item[1]);
+      const items = [];
+      while (i < lines.length) {
+        const m = /^\s{0,3}([-*+]|\d{1,9}[.)])\s+(.*)$/.exec(lines[i]);
+        if (!m || /\d/.test(m[1]) !== ordered) break;
+        const parts = [m[2]];
+        i += 1;
+        while (i < lines.length && !isBlank(lines[i]) && /^\s{2,}\S/.test(lines[i]) && !/^\s{0,3}([-*+]|\d{1,9}[.)])\s/.test(lines[i])) { parts.push(lines[i].trim()); i += 1; }
+        items.push({t: 'li', c: markdownInline(parts.join(' '))});
+        if (i < lines.length && isBlank(lines[i]) && i + 1 < lines.length && /^\s{0,3}([-*+]|\d{1,9}[.)])\s/.test(lines[i + 1])) i += 1;
+      }
+      const start = ordered ? Number.parseInt(item[1], 10) : 1;
+      blocks.push(ordered ? {t: 'ol', start, c: items} : {t: 'ul', c: items});
+      continue;
+    }
+    if (line.includes('|') && i + 1 < lines.length && isTableRule(lines[i + 1])) {
+      const head = tableCells(line);
+      const align = tableCells(lines[i + 1]).map((cell) => (cell.endsWith(':') ? (cell.startsWith(':') ? 'center' : 'right') : (cell.startsWith(':') ? 'left' : null)));
+      i += 2;
+      const rows = [];
+      while (i < lines.length && !isBlank(lines[i]) && lines[i].includes('|')) { rows.push(tableCells(lines[i])); i += 1; }
+      const cell = (tag, texts, k) => ({t: tag, align: align[k] || null, c: markdownInline(texts[k] ?? '')});
+      blocks.push({t: 'table', c: [
+        {t: 'thead', c: [{t: 'tr', c: head.map((_, k) => cell('th', head, k))}]},
+        {t: 'tbody', c: rows.map((row) => ({t: 'tr', c: head.map((_, k) => cell('td', row, k))}))},
+      ]});
+      continue;
+    }
+    const para = [line.trim()];
+    i += 1;
+    while (i < lines.length && !isBlank(lines[i]) && !startsBlock(lines[i], lines[i + 1])) { para.push(lines[i].trim()); i += 1; }
+    blocks.push({t: 'p', c: markdownInline(para.join('\n'))});
+  }
+  return blocks;
+}
+
+const MD_TAGS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'p', 'ul', 'ol', 'li', 'pre', 'blockquote', 'table', 'thead', 'tbody', 'tr', 'th', 'td',
+  'hr', 'a', 'strong', 'em', 'code']);
+
+/** The node tree as React elements: a fixed set of tags, text children only, safe hrefs. */
+export function markdownElements(h, nodes) {
+  return (nodes || []).map((node, key) => {
+    if (node.t === 'text') return node.text;
+    if (!MD_TAGS.has(node.t)) return null;
+    if (node.t === 'hr') return h('hr', {key});
+    if (node.t === 'code') return h('code', {key}, node.text);
+    if (node.t === 'pre') return h('pre', {key, 'data-lang': node.lang || undefined}, h('code', null, node.text));
+    if (node.t === 'a') return h('a', {key, href: node.href, target: '_blank', rel: 'noopener noreferrer'}, markdownElements(h, node.c));
+    const props = {key};
+    if (node.t === 'ol' && node.start !== 1) props.start = node.start;
+    if ((node.t === 'th' || node.t === 'td') && node.align) props.style = {textAlign: node.align};
+    return h(node.t, props, markdownElements(h, node.c));
+  });
+}
+
 export const RULES = {
   COLLECTIONS, plural, cleanError, formatAgo, formatSize, routeFromContext, narrowPanes, draftAction,
   originLabel, parseFrontmatter, setFrontmatterFields, functionsEdit, paletteRows, isKitReference,
@@ -1016,7 +1144,7 @@ export const RULES = {
   updateGroups, changeCount, fileStateWord, permissionTally, updatePrimary, removalPrimaryLabel,
   decisionsPayload, initialSteps, stepsFromEvent, applyOutcome, claimsFunction, planSummary,
   parseSearchResult, configPatch, planTitle, subscriberId, clampRatio, ratioFromPointer, withCode,
-  sha256Hex, merge3, isStaleWrite, errorCode, humanError, initialChoices,
+  sha256Hex, merge3, isStaleWrite, errorCode, humanError, initialChoices, safeHref, markdownInline, markdownBlocks,
 };
 
 // ============================================================================ shared UI (§3.4)
@@ -1125,8 +1253,10 @@ export function createUi(React, host) {
       children: [props.children, props.footer]}, fallback);
   }
 
+  /** The console's markdown component when it has one, else this page's own renderer (no raw HTML). */
   function Markdown({content}) {
-    return adapt('MarkdownPreview', {content: content || ''}, h('div', {className: 'iiid-md'}, content || ''));
+    const blocks = React.useMemo(() => markdownBlocks(content || ''), [content]);
+    return adapt('MarkdownPreview', {content: content || ''}, h('div', {className: 'iiid-md iiid-md--own'}, markdownElements(h, blocks)));
   }
 
   function Editor({value, onChange, label, rows = 18, readOnly, onKeyDown}) {
@@ -1505,6 +1635,30 @@ function createBrowsers(ui) {
               }, h('code', null, item.id), item.description ? h('span', {className: 'iiid-muted'}, item.description) : null))))));
   }
 
+  /**
+   * The models list is asked once per page, not once per profile: without a router worker (a
+   * normal set-up) `router::models::list` does not exist, and the form says so once, quietly.
+   */
+  const models = {state: null, promise: null, toldFor: null, listeners: new Set()};
+  const loadModels = (force) => {
+    if (models.promise && !force) return models.promise;
+    models.promise = call('router::models::list', {}).then((res) => ({status: 'ready', items: modelIds(res), error: ''}),
+      (err) => ({status: 'error', items: [], error: cleanError(err)}))
+      .then((state) => { models.state = state; models.listeners.forEach((l) => l(state)); return state; });
+    return models.promise;
+  };
+  function useModels(entryKey) {
+    const [state, setState] = useState(models.state || {status: 'loading', items: [], error: ''});
+    const tellHere = models.toldFor == null || models.toldFor === entryKey;
+    useEffect(() => {
+      models.listeners.add(setState);
+      loadModels(false);
+      return () => { models.listeners.delete(setState); };
+    }, []);
+    useEffect(() => { if (tellHere && state.status === 'error') models.toldFor = entryKey; }, [tellHere, state.status, entryKey]);
+    return [state, () => loadModels(true), tellHere];
+  }
+
   /** Loads a picker catalog once per mount; failures stay inside the picker. */
   function useCatalog(fn, payload, map) {
     const [state, setState] = useState({status: 'loading', items: [], error: ''});
@@ -1518,11 +1672,11 @@ function createBrowsers(ui) {
   }
 
   /** The agent profile form: every field edits the draft text through setFrontmatterFields. */
-  function AgentForm({draft, onDraft, resolved, agents, creating, narrow}) {
+  function AgentForm({draft, onDraft, resolved, agents, creating, narrow, entryKey}) {
     const parsed = useMemo(() => parseFrontmatter(draft), [draft]);
     const f = parsed.fields;
     const set = (changes) => onDraft(setFrontmatterFields(draft, changes));
-    const [models, reloadModels] = useCatalog('router::models::list', {}, modelIds);
+    const [models, reloadModels, tellModels] = useModels(entryKey);
     const [functionsCatalog, reloadFunctions] = useCatalog('engine::functions::list', {}, (res) => {
       const rows = Array.isArray(res) ? res : (res && Array.isArray(res.functions) ? res.functions : []);
       return rows.map((r) => (typeof r === 'string' ? {id: r} : {id: r.function_id || r.id || r.name, description: r.description || ''}))
@@ -1551,8 +1705,8 @@ function createBrowsers(ui) {
         h('label', {className: 'iiid-field'}, h('span', {className: 'iiid-field__label'}, 'Model'),
           h(TextInput, {value: typeof f.model === 'string' ? f.model : '', onChange: (v) => set({model: v}), label: 'Model', placeholder: r.model || 'the send decides', list: modelListId}),
           h('datalist', {id: modelListId}, models.items.map((m) => h('option', {key: m, value: m}))),
-          models.status === 'error' ? h('span', {className: 'iiid-pickerfail', role: 'status'}, h('span', null, 'Models could not be loaded.'), ' ',
-            h('span', {className: 'iiid-muted'}, models.error), ' ', h(Button, {onClick: reloadModels}, 'Retry')) : null),
+          models.status === 'error' && tellModels ? h('span', {className: 'iiid-hint', title: models.error}, 'Models could not be loaded; type a model id. ',
+            h('button', {type: 'button', className: 'iiid-linkbtn', onClick: reloadModels}, 'Retry')) : null),
         h('label', {className: 'iiid-field'}, h('span', {className: 'iiid-field__label'}, 'Reasoning effort'),
           h('select', {className: 'iiid-select', 'aria-label': 'Reasoning effort', value: EFFORTS.includes(effort) || !effort ? effort : '__custom',
             onChange: (e) => set({reasoning_effort: e.target.value === '__custom' ? effort || 'custom' : (e.target.value || null)})},
@@ -1847,6 +2001,8 @@ function createBrowsers(ui) {
       h('div', {className: 'iiid-count'}, plural(rows.length, adapter.noun)),
       list.status === 'loading' ? h(Skeleton, null)
         : list.status === 'error' ? h(Alert, {title: adapter.loadError}, h('p', null, list.error), h(Button, {onClick: loadList}, 'Retry'))
+          : rows.length === 0 && list.rows.length > 0 ? h('div', {className: 'iiid-empty'}, h('p', null, `No ${adapter.nouns} match “${filter.trim()}”.`),
+            h(Button, {onClick: () => setFilter('')}, 'Clear filter'))
           : rows.length === 0 ? h('p', {className: 'iiid-empty'}, adapter.empty)
             : h('ul', {className: 'iiid-list', 'aria-label': adapter.nouns}, rows.map((row) => h(EntryRow, {key: adapter.key(row), adapter, row,
               active: !!doc && doc.key === adapter.key(row), onOpen: select}))));
@@ -1899,7 +2055,7 @@ function createBrowsers(ui) {
             : adapter.collection === 'skills'
               ? h(SkillFields, {draft: doc.draft, onDraft, mode, narrow, ratio: view.ratio, onRatio: setRatio})
               : h(SplitLayout, {mode, ratio: view.ratio, onRatio: setRatio,
-                editor: h(AgentForm, {draft: doc.draft, onDraft, resolved: doc.resolved, agents: list.rows, creating: doc.creating, narrow}),
+                editor: h(AgentForm, {draft: doc.draft, onDraft, resolved: doc.resolved, agents: list.rows, creating: doc.creating, narrow, entryKey: doc.creating ? '' : doc.key}),
                 preview: h(Markdown, {content: parseFrontmatter(doc.draft).body})}));
     } else if (!narrow) {
       document = h('section', {className: 'iiid-doc iiid-doc--empty'}, h('p', {className: 'iiid-muted'}, `Select ${/^[aeiou]/.test(adapter.noun) ? 'an' : 'a'} ${adapter.noun} or start a new one.`));
@@ -1961,7 +2117,7 @@ export function withCode(h, text) {
 
 function createKits(ui) {
   const {h, React, host, Button, TextInput, Markdown, Choice, Tabs, Chip, Alert, Skeleton, Confirm, Icon, CodeLine, CopyButton, DiffDialog,
-    useSubscription, useCoalesced, call} = ui;
+    ErrorNote, useSubscription, useCoalesced, call} = ui;
   const {useState, useEffect, useRef, useCallback} = React;
 
   const KitMark = ({kit}) => h('span', {className: 'iiid-kitmark', 'aria-hidden': 'true'}, kitInitials(kit));
@@ -1975,7 +2131,7 @@ function createKits(ui) {
         h(Button, {onClick: onCheck, disabled: checking}, checking ? 'Checking…' : 'Updates')),
       checkError ? h(Alert, null, checkError) : null,
       loading && !data ? h(Skeleton, null)
-        : error && !data ? h(Alert, {title: 'Kits could not be loaded.'}, h('p', null, error), h(Button, {onClick: reload}, 'Retry'))
+        : error && !data ? h(Alert, {title: 'Kits could not be loaded.'}, h(Button, {onClick: reload}, 'Retry'))
           : [
             h('div', {key: 'count', className: 'iiid-count'}, `${kits.length} installed · ${pending.length} to review`),
             pending.length ? h('section', {key: 'pending', className: 'iiid-group', 'aria-label': 'Needs review'},
@@ -2009,7 +2165,7 @@ function createKits(ui) {
     return 'up to date';
   }
 
-  function Overview({data, route, onRoute, checking, onCheck, openUpdate, busyKit, notice, setNotice}) {
+  function Overview({data, loadError, loading, reload, route, onRoute, checking, onCheck, openUpdate, busyKit, notice, setNotice}) {
     const [text, setText] = useState('');
     const [busy, setBusy] = useState(false);
     const [error, setError] = useState('');
@@ -2050,12 +2206,15 @@ function createKits(ui) {
         installing ? h(Button, {onClick: () => onRoute({name: 'home'})}, 'Cancel') : null),
       h('p', {className: 'iiid-muted'}, 'Nothing is written until you review the plan.'),
       h(CodeLine, {text: `iii trigger directory::download-kit kit=${reference}`}),
-      error ? h(Alert, {title: 'That did not work.'}, h('p', null, error), h(Button, {onClick: () => setError('')}, 'Dismiss')) : null,
+      error ? h(ErrorNote, {error, context: {op: 'install'}, onAction: (action) => { if (action === 'retry') submit(); }}) : null,
       h('div', {className: 'iiid-pagehead'},
         h('h3', {className: 'iiid-h3'}, 'Installed'),
         data && data.updates_checked_at ? h('span', {className: 'iiid-muted'}, `checked ${formatAgo(data.updates_checked_at)}`) : null),
       data && data.updates_error ? h(Alert, {tone: 'warn'}, `Last update check failed: ${data.updates_error}`) : null,
-      kits.length === 0 ? h('div', {className: 'iiid-emptycard'}, h('p', null, 'No kits installed'),
+      !data ? (loadError ? h(Alert, {title: 'Installed kits could not be loaded.'}, h('p', null, humanError(loadError, {op: 'list'}).sentence), h(Button, {onClick: reload}, 'Retry'),
+        h('details', {className: 'iiid-errornote__details'}, h('summary', null, 'Details'), h('pre', {className: 'iiid-errornote__raw'}, loadError)))
+        : h(Skeleton, {rows: 2}))
+      : kits.length === 0 ? h('div', {className: 'iiid-emptycard'}, h('p', null, 'No kits installed'),
         h('p', {className: 'iiid-muted'}, 'Or from a terminal: ', h('code', null, 'iii trigger directory::download-kit kit=<author>/<kit>')))
         : h('div', {className: 'iiid-cards'}, kits.map((k) => {
           const status = updateStatus(k);
@@ -2331,7 +2490,7 @@ function createKits(ui) {
     else if (route.name === 'plan') {
       work = h(PlanRoute, {key: route.planId, planId: route.planId, onRoute, onOpenAgent, plansState: plansState.current, narrow,
         notice: planNotice && planNotice.planId === route.planId ? planNotice.text : null, refreshList: reload});
-    } else work = h(Overview, {data, route, onRoute, checking, onCheck: check, openUpdate, busyKit, notice, setNotice});
+    } else work = h(Overview, {data, loadError: error, loading, reload, route, onRoute, checking, onCheck: check, openUpdate, busyKit, notice, setNotice});
     return h('div', {className: 'iiid-browser iiid-kits', hidden: !visible},
       sideVisible ? h(KitsSidebar, {data, error, loading, onRoute, route, checking, onCheck: check, checkError, reload}) : null,
       workVisible ? h('section', {className: 'iiid-doc iiid-kits__work'},
@@ -2346,7 +2505,7 @@ function createKits(ui) {
 // ============================================================================ page shell (§4.2)
 
 function createShell(ui, browsers, kits) {
-  const {h, React, Choice, Icon, useSubscription, useCoalesced, call} = ui;
+  const {h, React, host, Choice, Icon, useSubscription, useCoalesced, call} = ui;
   const {useState, useEffect, useRef, useCallback} = React;
   const {EntryBrowser} = browsers;
   const {KitsView} = kits;
@@ -2392,6 +2551,16 @@ function createShell(ui, browsers, kits) {
       return () => observer.disconnect();
     }, []);
 
+    // The engine connection, from the console's connection-state listener when it has one.
+    const [connection, setConnection] = useState('connected');
+    useEffect(() => {
+      const iii = host && host.iii;
+      if (!iii || typeof iii.addConnectionStateListener !== 'function') return undefined;
+      let off = null;
+      try { off = iii.addConnectionStateListener((state) => setConnection(typeof state === 'string' ? state : 'connected')); } catch { return undefined; }
+      return () => { try { if (typeof off === 'function') off(); } catch { /* already gone */ } };
+    }, []);
+
     const anyDirty = Object.values(dirty).some(Boolean);
     useEffect(() => { if (typeof props.setDirty === 'function') props.setDirty(anyDirty); }, [anyDirty]);
 
@@ -2428,6 +2597,8 @@ function createShell(ui, browsers, kits) {
           h('p', {className: 'iiid-subtitle'}, 'Filesystem-backed skills, agent profiles and kits')),
         h('span', {className: 'iiid-spacer'}),
         typeof props.onRequestClose === 'function' ? h('button', {type: 'button', className: 'iiid-iconbtn', 'aria-label': 'Close', onClick: props.onRequestClose}, h(Icon, {name: 'close'})) : null),
+      connection !== 'connected' ? h('div', {className: 'iiid-banner iiid-banner--warn iiid-connection', role: 'status'},
+        connection === 'connecting' ? 'Reconnecting to the engine…' : 'Not connected to the engine. Your drafts are kept in this browser; saving works again once the connection is back.') : null,
       h('nav', {className: 'iiid-switcher'}, h(Choice, {label: 'Browse skills, agent profiles or kits', value: collection, onChange: setCollection, options})),
       h('div', {className: 'iiid-body'},
         mounted.has('skills') ? h(EntryBrowser, {adapter: ADAPTERS.skills, visible: collection === 'skills', narrow, pane, request: requests.skills, onDirty: onDirty('skills')}) : null,
