@@ -388,6 +388,26 @@ scenario('S3g the preview renders markdown itself, raw HTML as text', async () =
   await doc.getByRole('radiogroup', {name: 'View mode'}).getByRole('radio', {name: 'Edit'}).click();
 });
 
+scenario('S3h read-only skills say so before any edit and offer a copy', async () => {
+  await switcher().getByRole('radio', {name: 'Skills'}).click();
+  await page.getByRole('button', {name: /^PDF tools/}).first().click();
+  const doc = page.getByRole('region', {name: 'Skill pdf'});
+  await doc.getByText(/^Read-only: another tool installed this skill/).waitFor();
+  assert.equal(await doc.getByRole('textbox', {name: 'Skill body'}).isEditable(), false);
+  assert.equal(await doc.getByRole('button', {name: 'Save', exact: true}).count(), 0);
+  assert.equal(await doc.getByRole('button', {name: 'Delete'}).count(), 0);
+  await page.getByRole('button', {name: /^PDF tools/}).first().getByText('read-only', {exact: true}).waitFor();
+  await shot('13-read-only.png');
+  const disk = (await readFile('.agents/skills/pdf/SKILL.md')).content;
+  await doc.getByRole('button', {name: 'Copy to skills folder'}).click();
+  const fresh = page.getByRole('region', {name: 'New skill'});
+  assert.equal(await fresh.getByRole('textbox', {name: 'New skill id'}).inputValue(), 'pdf-copy');
+  await fresh.getByRole('button', {name: 'Create', exact: true}).click();
+  await until(async () => (await callsTo('directory::skills::create')).some((c) => c.payload.id === 'pdf-copy'), 'create pdf-copy');
+  await page.getByRole('region', {name: 'Skill pdf-copy'}).waitFor();
+  assert.equal((await readFile('skills/pdf-copy.md')).content, disk);
+});
+
 scenario('S4 narrow pane', async () => {
   await page.setViewportSize({width: 600, height: 800});
   await switcher().getByRole('radio', {name: 'Skills'}).click();
@@ -591,6 +611,23 @@ scenario('S8 installed kit', async () => {
   await shot('08-kit-files.png');
   await dialog.getByRole('button', {name: 'Close'}).first().click();
   await dialog.waitFor({state: 'detached'});
+});
+
+scenario('S8b rows show their origin; editing a kit-managed file warns it will diverge', async () => {
+  await switcher().getByRole('radio', {name: 'Agent Profiles'}).click();
+  const row = page.getByRole('button', {name: /^Planner/});
+  await row.getByText('from kit acme/team').waitFor();
+  await page.getByRole('button', {name: /^Default/}).getByText('built-in', {exact: true}).waitFor();
+  await row.click();
+  const doc = page.getByRole('region', {name: 'Agent profile planner'});
+  const description = doc.getByRole('textbox', {name: 'Description'});
+  await description.fill(`${await description.inputValue()} (mine)`);
+  await doc.getByText(/^This agent profile comes from kit acme\/team\. Saving makes it differ from the kit/).waitFor();
+  await shot('13-kit-managed.png');
+  await doc.getByRole('button', {name: 'Revert'}).click();
+  await switcher().getByRole('radio', {name: 'Skills'}).click();
+  await page.getByRole('button', {name: /^acme\/team\/tickets\/flow|^Flow/}).first().getByText('from kit acme/team').waitFor();
+  await switcher().getByRole('radio', {name: 'Kits'}).click();
 });
 
 const kitsBadge = () => switcher().getByRole('radio', {name: 'Kits'}).locator('.iiid-badge');

@@ -69,3 +69,36 @@ test("the install review keeps a user's own file by default", () => {
   assert.deepEqual(page.initialChoices({...plan, kind: 'update'}), {});
   assert.equal(page.installPrimaryLabel(plan, page.initialChoices(plan)), 'Install and replace 1 profile');
 });
+
+test('listItems filters on every word and groups skills by namespace', () => {
+  const adapter = page.ADAPTERS.skills;
+  const rows = [{id: 'notes/howto', title: 'Notes how-to'}, {id: 'acme/team/flow', title: 'Flow', description: 'Tickets move left to right'}, {id: 'notes/a', title: 'A'}];
+  const entries = rows.map((row) => ({row, key: row.id, hay: page.rowHaystack(adapter, row)}));
+  const all = page.listItems(entries, '', true);
+  assert.deepEqual(all.map((i) => (i.type === 'group' ? `#${i.name}:${i.count}` : i.key)), ['#acme:1', 'acme/team/flow', '#notes:2', 'notes/a', 'notes/howto']);
+  assert.deepEqual(page.listItems(entries, 'tickets RIGHT', true).map((i) => i.key), ['acme/team/flow']);
+  assert.deepEqual(page.listItems(entries, 'notes', true).map((i) => i.key), ['notes/a', 'notes/howto'], 'one namespace: no heading');
+  assert.deepEqual(page.listItems(entries, '', false).map((i) => i.key), ['notes/howto', 'acme/team/flow', 'notes/a'], 'ungrouped keeps list order');
+});
+
+test('windowRange finds the items meeting the viewport', () => {
+  const offsets = Float64Array.from({length: 1001}, (_, i) => i * 78);
+  assert.deepEqual(page.windowRange(offsets, 0, 780, 0), [0, 10]);
+  assert.deepEqual(page.windowRange(offsets, 7800, 780, 2), [98, 112]);
+  assert.deepEqual(page.windowRange(offsets, 78 * 995, 780, 6), [989, 1000]);
+});
+
+test('origins: read-only roots, kit-owned skills and profile badges', () => {
+  assert.deepEqual(page.readOnlyRoots(null), ['.agents/skills', '~/.agents/skills']);
+  assert.equal(page.isReadOnlyPath('/home/u/.agents/skills/pdf/SKILL.md', page.readOnlyRoots(null)), true);
+  assert.equal(page.isReadOnlyPath('/p/custom/ro/pdf/SKILL.md', ['/p/custom/ro']), true);
+  assert.equal(page.isReadOnlyPath('/p/custom/rother/x.md', ['/p/custom/ro']), false);
+  assert.equal(page.isReadOnlyPath('/p/skills/notes/howto.md', page.readOnlyRoots(null)), false);
+  assert.equal(page.kitOfSkill('acme/team/tickets/flow', ['acme/team']), 'acme/team');
+  assert.equal(page.kitOfSkill('acme/teamwork/x', ['acme/team']), null);
+  const builtinIds = new Set(page.BUILTIN_AGENT_IDS);
+  assert.deepEqual(page.originBadges('agents', {id: 'default', builtin: true, source: {kind: 'builtin'}}, {builtinIds}).map((b) => b.text), ['built-in']);
+  assert.deepEqual(page.originBadges('agents', {id: 'default', builtin: false, source: {kind: 'local'}}, {builtinIds}).map((b) => b.text), ['local override']);
+  assert.deepEqual(page.originBadges('agents', {id: 'planner', source: {kind: 'kit', kit: 'acme/team'}}, {builtinIds}).map((b) => b.text), ['from kit acme/team']);
+  assert.deepEqual(page.originBadges('skills', {id: 'pdf'}, {readOnlyIds: new Set(['pdf'])}).map((b) => b.text), ['read-only']);
+});

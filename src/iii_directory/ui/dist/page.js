@@ -1136,6 +1136,98 @@ export function markdownElements(h, nodes) {
   });
 }
 
+// ------------------------------------------------------------------ origins (§6)
+
+/** The agent-skills roots the worker treats as read-only, as configured (defaults when unknown). */
+export function readOnlyRoots(config) {
+  const c = config && typeof config === 'object' ? config : {};
+  return [c.agents_skills_folder || '.agents/skills', c.global_agents_skills_folder || '~/.agents/skills'].filter((x) => typeof x === 'string' && x);
+}
+
+/** Whether an absolute file path lies under one of `roots` (absolute roots by prefix; relative and `~/` ones by segment match). */
+export function isReadOnlyPath(path, roots) {
+  const p = String(path || '').replace(/\\/g, '/');
+  if (!p) return false;
+  return (roots || []).some((root) => {
+    const r = String(root).replace(/\\/g, '/').replace(/\/+$/, '');
+    if (r.startsWith('/')) return p.startsWith(`${r}/`);
+    const tail = r.replace(/^~\//, '').replace(/^\.\//, '');
+    return tail !== '' && p.includes(`/${tail}/`);
+  });
+}
+
+/** The installed kit (`author/kit`) whose folder holds a skill id, or null. */
+export function kitOfSkill(id, kits) {
+  const text = String(id || '');
+  return (kits || []).find((kit) => text.startsWith(`${kit}/`)) || null;
+}
+
+/** Origin chips of a list row: read-only, from kit X, from worker X, built-in, local override, global. */
+export function originBadges(collection, row, {kits, builtinIds, readOnlyIds} = {}) {
+  if (collection === 'skills') {
+    const out = [];
+    if (readOnlyIds && readOnlyIds.has(row.id)) out.push({text: 'read-only', tone: 'neutral'});
+    const kit = kitOfSkill(row.id, kits);
+    if (kit) out.push({text: `from kit ${kit}`, tone: 'accent'});
+    return out;
+  }
+  const source = row.source || {kind: row.builtin ? 'builtin' : 'local'};
+  if (row.builtin || source.kind === 'builtin') return [{text: 'built-in', tone: 'neutral'}];
+  const out = [];
+  if (source.kind === 'kit') out.push({text: `from kit ${source.kit ?? ''}`, tone: 'accent'});
+  if (source.kind === 'worker') out.push({text: `from worker ${source.worker ?? ''}`, tone: 'accent'});
+  if (builtinIds && builtinIds.has(row.id)) out.push({text: 'local override', tone: 'warn'});
+  return out;
+}
+
+// ------------------------------------------------------------- long lists (§11, §13)
+
+/** The lowercase text a filter matches in a row: id, title, description, plus any `extra`. */
+export function rowHaystack(adapter, row, extra) {
+  return [adapter.key(row), adapter.title(row), row.description, extra].filter((t) => typeof t === 'string').join('\n').toLowerCase();
+}
+
+/** The namespace of a skill id: its first segment. */
+export function namespaceOf(id) {
+  const text = String(id || '');
+  const slash = text.indexOf('/');
+  return slash < 0 ? text : text.slice(0, slash);
+}
+
+/**
+ * The list's items: rows whose haystack contains every word of `query`, sorted by id when
+ * `group`, with a `{type: 'group', name, count}` heading before each namespace once there is
+ * more than one. `entries` is `[{row, key, hay}]`.
+ */
+export function listItems(entries, query, group) {
+  const words = String(query || '').trim().toLowerCase().split(/\s+/).filter(Boolean);
+  const hits = words.length ? entries.filter((e) => words.every((w) => e.hay.includes(w))) : entries.slice();
+  if (!group) return hits.map((e) => ({type: 'row', ...e}));
+  hits.sort((x, y) => (x.key < y.key ? -1 : (x.key > y.key ? 1 : 0)));
+  const counts = new Map();
+  for (const e of hits) counts.set(namespaceOf(e.key), (counts.get(namespaceOf(e.key)) || 0) + 1);
+  if (counts.size < 2) return hits.map((e) => ({type: 'row', ...e}));
+  const out = [];
+  let current = null;
+  for (const e of hits) {
+    const ns = namespaceOf(e.key);
+    if (ns !== current) { out.push({type: 'group', key: `group:${ns}`, name: ns, count: counts.get(ns)}); current = ns; }
+    out.push({type: 'row', ...e});
+  }
+  return out;
+}
+
+/** The slice `[start, end)` of items whose boxes meet the viewport `[top, top + height)`, given cumulative `offsets`. */
+export function windowRange(offsets, top, height, overscan = 6) {
+  const n = offsets.length - 1;
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) { const mid = (lo + hi) >> 1; if (offsets[mid + 1] <= top) lo = mid + 1; else hi = mid; }
+  let end = lo;
+  while (end < n && offsets[end] < top + height) end += 1;
+  return [Math.max(0, lo - overscan), Math.min(n, end + overscan)];
+}
+
 export const RULES = {
   COLLECTIONS, plural, cleanError, formatAgo, formatSize, routeFromContext, narrowPanes, draftAction,
   originLabel, parseFrontmatter, setFrontmatterFields, functionsEdit, paletteRows, isKitReference,
@@ -1145,6 +1237,7 @@ export const RULES = {
   decisionsPayload, initialSteps, stepsFromEvent, applyOutcome, claimsFunction, planSummary,
   parseSearchResult, configPatch, planTitle, subscriberId, clampRatio, ratioFromPointer, withCode,
   sha256Hex, merge3, isStaleWrite, errorCode, humanError, initialChoices, safeHref, markdownInline, markdownBlocks,
+  rowHaystack, namespaceOf, listItems, windowRange, readOnlyRoots, isReadOnlyPath, kitOfSkill, originBadges,
 };
 
 // ============================================================================ shared UI (§3.4)
@@ -1577,7 +1670,55 @@ function createBrowsers(ui) {
     SplitLayout, useSubscription, useCoalesced, call, DiffView, ErrorNote} = ui;
   const {useState, useEffect, useRef, useMemo, useCallback} = React;
 
-  function EntryRow({adapter, row, active, onOpen}) {
+  const ROW_HEIGHT = 78;
+  const GROUP_HEIGHT = 30;
+  const WINDOW_FROM = 80;
+
+  /**
+   * The entry list. Up to WINDOW_FROM items render in full; longer lists render only the rows
+   * near the sidebar's viewport (fixed row heights, spacers above and below), so typing and
+   * opening stay cheap at a thousand skills.
+   */
+  function WindowedList({items, label, renderRow, scrollRef, activeKey}) {
+    const windowed = items.length > WINDOW_FROM;
+    const listRef = useRef(null);
+    const [view, setView] = useState({top: 0, height: 800});
+    const offsets = useMemo(() => {
+      if (!windowed) return null;
+      const out = new Float64Array(items.length + 1);
+      for (let i = 0; i < items.length; i += 1) out[i + 1] = out[i] + (items[i].type === 'group' ? GROUP_HEIGHT : ROW_HEIGHT);
+      return out;
+    }, [items, windowed]);
+    useEffect(() => {
+      const scroller = scrollRef && scrollRef.current;
+      if (!windowed || !scroller) return undefined;
+      let frame = 0;
+      const measure = () => {
+        frame = 0;
+        const list = listRef.current;
+        const listTop = list ? list.getBoundingClientRect().top - scroller.getBoundingClientRect().top + scroller.scrollTop : 0;
+        setView((v) => {
+          const next = {top: Math.max(0, scroller.scrollTop - listTop), height: scroller.clientHeight || 800};
+          return v.top === next.top && v.height === next.height ? v : next;
+        });
+      };
+      const onScroll = () => { if (!frame) frame = requestAnimationFrame(measure); };
+      measure();
+      scroller.addEventListener('scroll', onScroll, {passive: true});
+      globalThis.addEventListener('resize', onScroll);
+      return () => { scroller.removeEventListener('scroll', onScroll); globalThis.removeEventListener('resize', onScroll); if (frame) cancelAnimationFrame(frame); };
+    }, [windowed, scrollRef]);
+    const render = (item) => (item.type === 'group'
+      ? h('li', {key: item.key, className: 'iiid-listgroup', role: 'presentation'}, h('span', {className: 'iiid-listgroup__name'}, item.name), h('span', {className: 'iiid-muted'}, String(item.count)))
+      : renderRow(item, item.key === activeKey));
+    if (!windowed) return h('ul', {className: 'iiid-list', 'aria-label': label}, items.map(render));
+    const [start, end] = windowRange(offsets, view.top, view.height);
+    return h('ul', {className: 'iiid-list iiid-list--windowed', 'aria-label': label, ref: listRef,
+      style: {paddingTop: `${offsets[start]}px`, paddingBottom: `${offsets[items.length] - offsets[end]}px`}},
+    items.slice(start, end).map(render));
+  }
+
+  const EntryRow = React.memo(function EntryRow({adapter, row, active, onOpen, badges}) {
     const key = adapter.key(row);
     const meta = adapter.collection === 'skills'
       ? [formatSize(row.bytes), formatAgo(row.modified_at)].filter(Boolean).join(' · ')
@@ -1591,8 +1732,8 @@ function createBrowsers(ui) {
           h('span', {className: 'iiid-row__title'}, adapter.title(row), row.hidden ? h(Chip, null, 'hidden') : null),
           h('span', {className: 'iiid-row__id'}, key),
           row.description ? h('span', {className: 'iiid-row__desc'}, row.description) : null,
-          h('span', {className: 'iiid-row__meta'}, meta))));
-  }
+          h('span', {className: 'iiid-row__meta'}, meta, badges && badges.length ? badges.map((b) => h(Chip, {key: b.text, tone: b.tone}, b.text)) : null))));
+  });
 
   /** Picker with Selected / Available lists (§4.4). */
   function Picker({title, searchLabel, own, inherited, inheritedFrom, unknown, available, status, error, onRetry, onChange, failText}) {
@@ -1730,24 +1871,24 @@ function createBrowsers(ui) {
   }
 
   /** Skill structured fields (Title, Description) above the markdown body. */
-  function SkillFields({draft, onDraft, mode, narrow, ratio, onRatio}) {
+  function SkillFields({draft, onDraft, mode, narrow, ratio, onRatio, readOnly}) {
     const parsed = useMemo(() => parseFrontmatter(draft), [draft]);
     const f = parsed.fields;
     const titleKey = Object.prototype.hasOwnProperty.call(f, 'title') ? 'title' : 'name';
-    const editor = h(Editor, {value: parsed.body, label: 'Skill body', rows: narrow ? 12 : 20,
+    const editor = h(Editor, {value: parsed.body, label: 'Skill body', rows: narrow ? 12 : 20, readOnly,
       onChange: (body) => onDraft(setFrontmatterFields(draft, {body}))});
     const effective = narrow && mode === 'split' ? 'edit' : mode;
     return h('div', {className: 'iiid-skilldoc'},
       h('div', {className: 'iiid-grid'},
         h('label', {className: 'iiid-field'}, h('span', {className: 'iiid-field__label'}, 'Title'),
-          h(TextInput, {value: typeof f[titleKey] === 'string' ? f[titleKey] : '', label: 'Title', onChange: (v) => onDraft(setFrontmatterFields(draft, {[titleKey]: v}))})),
+          h(TextInput, {value: typeof f[titleKey] === 'string' ? f[titleKey] : '', label: 'Title', disabled: readOnly, onChange: (v) => onDraft(setFrontmatterFields(draft, {[titleKey]: v}))})),
         h('label', {className: 'iiid-field'}, h('span', {className: 'iiid-field__label'}, 'Description'),
-          h(TextInput, {value: typeof f.description === 'string' ? f.description : '', label: 'Description', onChange: (v) => onDraft(setFrontmatterFields(draft, {description: v}))}))),
+          h(TextInput, {value: typeof f.description === 'string' ? f.description : '', label: 'Description', disabled: readOnly, onChange: (v) => onDraft(setFrontmatterFields(draft, {description: v}))}))),
       h(SplitLayout, {mode: effective, ratio, onRatio, editor, preview: h(Markdown, {content: parsed.body})}));
   }
 
   /** The generic browser of one collection: list, filter, document, save, revert, delete, create. */
-  function EntryBrowser({adapter, visible, narrow, pane, request, onDirty, setNarrowDocument}) {
+  function EntryBrowser({adapter, visible, narrow, pane, request, onDirty, setNarrowDocument, kits}) {
     const [list, setList] = useState({status: 'loading', rows: [], error: ''});
     const [filter, setFilter] = useState('');
     const [doc, setDoc] = useState(null);
@@ -1758,6 +1899,10 @@ function createBrowsers(ui) {
     docRef.current = doc;
     const filterRef = useRef(null);
     const rootRef = useRef(null);
+    const sidebarRef = useRef(null);
+    const [roots, setRoots] = useState(null);
+    const [readOnlyIds, setReadOnlyIds] = useState(() => new Set());
+    const deferredFilter = typeof React.useDeferredValue === 'function' ? React.useDeferredValue(filter) : filter;
     const updateView = (patch) => setViewState((current) => {
       const next = {...current, ...patch};
       storageSet(`view:${pane}:${adapter.collection}`, next);
@@ -1793,12 +1938,27 @@ function createBrowsers(ui) {
 
     const fetchEntry = (key) => call(adapter.get, {id: key, raw: true});
 
+    // Read-only skills live in the agent-skills roots: the configured folders, read once.
+    useEffect(() => {
+      if (adapter.collection !== 'skills' || roots) return;
+      call('configuration::get', {id: 'iii-directory'}).then((res) => setRoots(readOnlyRoots(res && typeof res === 'object' && res.value ? res.value : res)),
+        () => setRoots(readOnlyRoots(null)));
+    }, [adapter, roots]);
+    const rootsRef = useRef(roots);
+    rootsRef.current = roots;
+    const noteOrigin = (key, res) => {
+      if (adapter.collection !== 'skills' || !res) return;
+      const readOnly = isReadOnlyPath(res.path, rootsRef.current || readOnlyRoots(null));
+      setReadOnlyIds((ids) => (ids.has(key) === readOnly ? ids : (() => { const next = new Set(ids); if (readOnly) next.add(key); else next.delete(key); return next; })()));
+    };
+
     const open = useCallback((key, {force} = {}) => {
       const mine = ++token.current;
       setDoc({key, loading: true, loaded: '', draft: '', state: 'loading', resolved: null, banner: null, error: ''});
       fetchEntry(key).then((res) => {
         if (token.current !== mine) return;
         const text = adapter.text(res);
+        noteOrigin(key, res);
         const stored = force ? null : storageGet(draftKey(key), null);
         const restored = stored && typeof stored.content === 'string' && stored.content !== text ? stored.content : null;
         setDoc({key, loading: false, loaded: text, draft: restored ?? text, state: 'ready', resolved: res,
@@ -1822,6 +1982,15 @@ function createBrowsers(ui) {
     const select = (key) => {
       if (docRef.current && !docRef.current.creating && docRef.current.key === key) return;
       guard(() => open(key), key);
+    };
+
+    /** Start a new skill in the skills folder holding a read-only skill's text. */
+    const copyToSkills = () => {
+      const current = docRef.current;
+      if (!current) return;
+      const base = `${current.key}-copy`;
+      token.current += 1;
+      setDoc({creating: true, key: null, newId: base, loading: false, loaded: '', draft: current.loaded, state: 'ready', resolved: null, banner: null, error: ''});
     };
 
     const startCreate = () => guard(() => {
@@ -1981,8 +2150,16 @@ function createBrowsers(ui) {
       return () => node.removeEventListener('keydown', onKey);
     });
 
-    const q = filter.trim().toLowerCase();
-    const rows = list.rows.filter((row) => !q || [adapter.key(row), adapter.title(row), row.description].some((t) => typeof t === 'string' && t.toLowerCase().includes(q)));
+    const entries = useMemo(() => list.rows.map((row) => ({row, key: adapter.key(row), hay: rowHaystack(adapter, row)})), [list.rows, adapter]);
+    const items = useMemo(() => listItems(entries, deferredFilter, adapter.collection === 'skills'), [entries, deferredFilter, adapter]);
+    const rowCount = useMemo(() => items.reduce((n, item) => n + (item.type === 'row' ? 1 : 0), 0), [items]);
+    const selectRef = useRef(select);
+    selectRef.current = select;
+    const onOpen = useCallback((key) => selectRef.current(key), []);
+    const badgeMap = useMemo(() => {
+      const context = {kits, builtinIds, readOnlyIds};
+      return new Map(list.rows.map((row) => [adapter.key(row), originBadges(adapter.collection, row, context)]));
+    }, [list.rows, kits, builtinIds, readOnlyIds, adapter]);
     const panes = narrowPanes({narrow, creating: !!(doc && doc.creating), selected: !!doc});
     const selectedRow = doc && !doc.creating ? list.rows.find((row) => adapter.key(row) === doc.key) : null;
     const builtin = !!selectedRow && isBuiltinRow(selectedRow);
@@ -1991,21 +2168,23 @@ function createBrowsers(ui) {
     const onErrorAction = (action) => {
       if (action === 'open' && doc && doc.creating) openExisting(doc.newId.trim());
       else if (action === 'reload') loadList();
+      else if (action === 'copy') copyToSkills();
     };
 
-    const sidebar = h('aside', {className: 'iiid-sidebar', hidden: !panes.list},
+    const sidebar = h('aside', {className: 'iiid-sidebar', hidden: !panes.list, ref: sidebarRef},
       h('div', {className: 'iiid-sidebar__tools'},
         h(Button, {variant: 'primary', onClick: startCreate}, h(Icon, {name: 'plus', size: 14}), ' ', adapter.newLabel),
-        h(TextInput, {value: filter, onChange: setFilter, label: 'Filter', placeholder: 'Filter  /', inputRef: filterRef,
+        h(TextInput, {value: filter, onChange: setFilter, label: 'Filter', placeholder: adapter.collection === 'skills' ? 'Filter by id, title or text  /' : 'Filter  /', inputRef: filterRef,
           onKeyDown: (e) => { if (e.key === 'Escape') setFilter(''); }})),
-      h('div', {className: 'iiid-count'}, plural(rows.length, adapter.noun)),
+      h('div', {className: 'iiid-count'}, plural(rowCount, adapter.noun)),
       list.status === 'loading' ? h(Skeleton, null)
         : list.status === 'error' ? h(Alert, {title: adapter.loadError}, h('p', null, list.error), h(Button, {onClick: loadList}, 'Retry'))
-          : rows.length === 0 && list.rows.length > 0 ? h('div', {className: 'iiid-empty'}, h('p', null, `No ${adapter.nouns} match “${filter.trim()}”.`),
+          : rowCount === 0 && list.rows.length > 0 ? h('div', {className: 'iiid-empty'}, h('p', null, `No ${adapter.nouns} match “${deferredFilter.trim()}”.`),
             h(Button, {onClick: () => setFilter('')}, 'Clear filter'))
-          : rows.length === 0 ? h('p', {className: 'iiid-empty'}, adapter.empty)
-            : h('ul', {className: 'iiid-list', 'aria-label': adapter.nouns}, rows.map((row) => h(EntryRow, {key: adapter.key(row), adapter, row,
-              active: !!doc && doc.key === adapter.key(row), onOpen: select}))));
+          : rowCount === 0 ? h('p', {className: 'iiid-empty'}, adapter.empty)
+            : h(WindowedList, {items, label: adapter.nouns, scrollRef: sidebarRef, activeKey: doc && !doc.creating ? doc.key : null,
+              renderRow: (item, active) => h(EntryRow, {key: item.key, adapter, row: item.row, active, onOpen,
+                badges: badgeMap.get(item.key)})}));
 
     let document = null;
     if (doc) {
@@ -2017,6 +2196,9 @@ function createBrowsers(ui) {
       const idOk = !doc.creating || (adapter.idOk(newId) && (!clash || clashBuiltin)
         && (adapter.collection !== 'agents' || String(parseFrontmatter(doc.draft).fields.name || '').trim() !== ''));
       const modes = [{value: 'edit', label: 'Edit'}, {value: 'split', label: 'Split', disabled: narrow}, {value: 'preview', label: 'Preview'}];
+      const readOnly = adapter.collection === 'skills' && !doc.creating && readOnlyIds.has(doc.key);
+      const kitOwner = doc.creating ? null : (adapter.collection === 'skills' ? kitOfSkill(doc.key, kits)
+        : (selectedRow && selectedRow.source && selectedRow.source.kind === 'kit' ? selectedRow.source.kit : null));
       const mode = narrow && view.mode === 'split' ? 'edit' : view.mode;
       document = h('section', {className: 'iiid-doc', hidden: !panes.document, 'aria-label': doc.creating ? adapter.newLabel : `${adapter.crumb} ${doc.key}`},
         h('div', {className: 'iiid-doc__bar'},
@@ -2025,16 +2207,20 @@ function createBrowsers(ui) {
           h('span', {className: 'iiid-spacer'}),
           h(Choice, {label: 'View mode', value: mode, onChange: setView, options: modes}),
           h('span', {className: `iiid-savestate${doc.saveError ? ' is-error' : ''}`, role: 'status'}, saveState),
-          doc.creating
+          readOnly ? h(Button, {variant: 'primary', onClick: copyToSkills}, 'Copy to skills folder')
+          : doc.creating
             ? h(Button, {variant: 'primary', disabled: !idOk || doc.saving, onClick: () => save()}, doc.saving ? 'Saving…' : (clashBuiltin ? 'Create override' : 'Create'))
             : h(Button, {variant: 'primary', disabled: doc.saving || !isDirty || doc.banner === 'gone' || doc.state !== 'ready', onClick: () => save(),
               title: isDirty ? undefined : 'Nothing changed since the last save'}, doc.saving ? 'Saving…' : 'Save'),
-          h(Button, {disabled: !isDirty, onClick: revert}, 'Revert'),
-          !doc.creating && !builtin ? h(Button, {variant: 'danger', onClick: () => setConfirm({kind: 'delete', key: doc.key, override: overridesBuiltin}), disabled: doc.state !== 'ready'},
+          readOnly ? null : h(Button, {disabled: !isDirty, onClick: revert}, 'Revert'),
+          !doc.creating && !builtin && !readOnly ? h(Button, {variant: 'danger', onClick: () => setConfirm({kind: 'delete', key: doc.key, override: overridesBuiltin}), disabled: doc.state !== 'ready'},
             overridesBuiltin ? 'Delete override' : 'Delete') : null),
         doc.banner === 'changed' ? h(Alert, {tone: 'warn', role: 'alert'}, h('span', null, `${doc.key} changed on disk while you were editing.`), ' ',
           h(Button, {onClick: reloadFromDisk}, 'Reload'), h(Button, {variant: 'ghost', onClick: () => setDoc((d) => ({...d, banner: null}))}, 'Keep editing')) : null,
         doc.banner === 'gone' ? h(Alert, {tone: 'alert'}, `${doc.key} no longer exists on disk.`) : null,
+        readOnly ? h(Alert, {tone: 'neutral', role: 'status'}, h('span', null, 'Read-only: another tool installed this skill in an agent-skills folder. Copy it to your skills folder to change it.')) : null,
+        kitOwner && isDirty ? h(Alert, {tone: 'warn', role: 'status'},
+          `This ${adapter.noun} comes from kit ${kitOwner}. Saving makes it differ from the kit; the next update of the kit will ask you to merge.`) : null,
         doc.mergeConflicts ? h(Alert, {tone: 'warn', role: 'status'}, `The merge left ${plural(doc.mergeConflicts, 'conflict')}: keep one side of each block between <<<<<<< and >>>>>>>, then save.`) : null,
         h(ErrorNote, {error: doc.saveError, context: {op: doc.saveOp || 'update', noun: adapter.noun}, onAction: onErrorAction}),
         clash && clashBuiltin ? h(Alert, {tone: 'warn', role: 'status'},
@@ -2053,7 +2239,7 @@ function createBrowsers(ui) {
         doc.state === 'loading' ? h(Skeleton, {rows: 6})
           : doc.state === 'error' ? h(Alert, {title: `Could not load ${doc.key}.`}, doc.error)
             : adapter.collection === 'skills'
-              ? h(SkillFields, {draft: doc.draft, onDraft, mode, narrow, ratio: view.ratio, onRatio: setRatio})
+              ? h(SkillFields, {draft: doc.draft, onDraft, mode, narrow, ratio: view.ratio, onRatio: setRatio, readOnly})
               : h(SplitLayout, {mode, ratio: view.ratio, onRatio: setRatio,
                 editor: h(AgentForm, {draft: doc.draft, onDraft, resolved: doc.resolved, agents: list.rows, creating: doc.creating, narrow, entryKey: doc.creating ? '' : doc.key}),
                 preview: h(Markdown, {content: parseFrontmatter(doc.draft).body})}));
@@ -2532,7 +2718,12 @@ function createShell(ui, browsers, kits) {
       storageSet(`collection:${pane}`, next);
     };
 
-    const loadBadge = useCallback(() => call('directory::kits::list', {}).then((res) => setAttention(Number(res && res.attention) || 0), () => {}), []);
+    const [kitNames, setKitNames] = useState([]);
+    const loadBadge = useCallback(() => call('directory::kits::list', {}).then((res) => {
+      setAttention(Number(res && res.attention) || 0);
+      const names = ((res && res.kits) || []).map((k) => k.kit).filter((k) => typeof k === 'string').sort();
+      setKitNames((was) => (was.join('\n') === names.join('\n') ? was : names));
+    }, () => {}), []);
     useEffect(() => { loadBadge(); }, [loadBadge]);
     const scheduleBadge = useCoalesced(loadBadge, 250);
     useSubscription('directory::kits::on-change', 'kits-on-change', 'badge', (payload) => {
@@ -2601,8 +2792,8 @@ function createShell(ui, browsers, kits) {
         connection === 'connecting' ? 'Reconnecting to the engine…' : 'Not connected to the engine. Your drafts are kept in this browser; saving works again once the connection is back.') : null,
       h('nav', {className: 'iiid-switcher'}, h(Choice, {label: 'Browse skills, agent profiles or kits', value: collection, onChange: setCollection, options})),
       h('div', {className: 'iiid-body'},
-        mounted.has('skills') ? h(EntryBrowser, {adapter: ADAPTERS.skills, visible: collection === 'skills', narrow, pane, request: requests.skills, onDirty: onDirty('skills')}) : null,
-        mounted.has('agents') ? h(EntryBrowser, {adapter: ADAPTERS.agents, visible: collection === 'agents', narrow, pane, request: requests.agents, onDirty: onDirty('agents')}) : null,
+        mounted.has('skills') ? h(EntryBrowser, {adapter: ADAPTERS.skills, visible: collection === 'skills', narrow, pane, request: requests.skills, onDirty: onDirty('skills'), kits: kitNames}) : null,
+        mounted.has('agents') ? h(EntryBrowser, {adapter: ADAPTERS.agents, visible: collection === 'agents', narrow, pane, request: requests.agents, onDirty: onDirty('agents'), kits: kitNames}) : null,
         mounted.has('kits') ? h(KitsView, {visible: collection === 'kits', narrow, request: requests.kits,
           onOpenAgent: (key) => navigate({collection: 'agents', key}), onEdit: (coll, key) => navigate({collection: coll, key})}) : null),
       pendingLink ? null : null);
