@@ -817,3 +817,61 @@ scenario('S12 hot reload', async () => {
   await until(async () => (await root().getAttribute('data-iii-directory-version')) === 'after-a-failure', 'the next good version loads', 5000);
   await until(async () => (await kitBindings()) === before, `live kits bindings back to ${before}`, 5000);
 });
+
+scenario('S13 a long list renders a window of rows, finds deep rows and groups by namespace', async () => {
+  await switcher().getByRole('radio', {name: 'Skills'}).click();
+  const total = 120;
+  for (let i = 0; i < total; i += 1) {
+    await writeFile(`skills/bulk${String(i % 3)}/entry-${String(i).padStart(3, '0')}.md`, `# Bulk entry ${i}\n\nBulk body ${i} mentions zebra-${i}.\n`);
+  }
+  const count = page.locator('.iiid-sidebar:visible .iiid-count');
+  await until(async () => Number((await count.innerText()).split(' ')[0]) >= total, 'the list holds the new skills', 20000);
+  const rows = page.locator('ul[aria-label="skills"] > li.iiid-row');
+  assert.ok((await rows.count()) < 60, `windowed: ${await rows.count()} rows in the DOM`);
+  const groups = await page.locator('ul[aria-label="skills"] .iiid-listgroup__name').allTextContents();
+  assert.ok(groups.includes('bulk0'), groups.join(','));
+  await page.locator('.iiid-sidebar:visible').evaluate((node) => { node.scrollTop = node.scrollHeight; });
+  await page.getByRole('button', {name: /^PDF tools/}).first().waitFor();
+  await page.getByRole('textbox', {name: 'Filter'}).fill('zebra-117');
+  await page.getByRole('button', {name: /^Bulk entry 117/}).waitFor();
+  assert.equal(await rows.count(), 1);
+  await page.getByRole('textbox', {name: 'Filter'}).fill('');
+  await shot('13-long-list.png');
+});
+
+scenario('S14 keyboard: dialogs trap focus and close on Escape, / from anywhere, focus rings, sticky bars, labels at 390 px', async () => {
+  await page.evaluate(() => document.activeElement && document.activeElement.blur());
+  await page.keyboard.press('/');
+  assert.equal(await page.evaluate(() => document.activeElement && document.activeElement.getAttribute('aria-label')), 'Filter');
+  await page.getByRole('button', {name: /^Bulk entry 0\b/}).first().click();
+  const doc = page.getByRole('region', {name: /^Skill bulk0\/entry-000/});
+  await doc.getByRole('button', {name: 'Delete'}).click();
+  const dialog = page.getByRole('dialog', {name: 'Delete skill?'});
+  await dialog.waitFor();
+  for (let i = 0; i < 6; i += 1) {
+    await page.keyboard.press('Tab');
+    assert.equal(await dialog.evaluate((node) => node.contains(document.activeElement)), true, `Tab ${i} stays in the dialog`);
+  }
+  await page.keyboard.press('Shift+Tab');
+  assert.equal(await dialog.evaluate((node) => node.contains(document.activeElement)), true);
+  const close = dialog.getByRole('button', {name: 'Close'});
+  await close.focus();
+  await page.keyboard.press('Shift+Tab');
+  await page.keyboard.press('Tab');
+  assert.notEqual(await close.evaluate((node) => getComputedStyle(node).outlineStyle), 'none', 'the icon button shows a focus ring');
+  await page.evaluate(() => document.activeElement && document.activeElement.blur());
+  await page.keyboard.press('Escape');
+  await dialog.waitFor({state: 'detached'});
+  assert.equal(await doc.locator('.iiid-doc__bar').evaluate((node) => getComputedStyle(node).position), 'sticky');
+  assert.equal(await page.locator('.iiid-sidebar:visible .iiid-sidebar__tools').evaluate((node) => getComputedStyle(node).position), 'sticky');
+  await page.setViewportSize({width: 390, height: 800});
+  for (const name of ['Skills', 'Agent Profiles', 'Kits']) {
+    const radio = switcher().getByRole('radio', {name});
+    const visible = (await radio.innerText()).replace(/\d+$/, '').trim();
+    assert.ok(visible.length > 0 && name.toLowerCase().includes(visible.toLowerCase()), `${name} shows its label (${visible})`);
+  }
+  await shot('14-narrow-390.png');
+  await page.setViewportSize({width: 1280, height: 800});
+  await switcher().getByRole('radio', {name: 'Agent Profiles'}).click();
+  await page.getByText('Select an agent profile or start a new one.').waitFor();
+});

@@ -1329,10 +1329,32 @@ export function createUi(React, host) {
       }
       return () => { if (previous && previous.focus) previous.focus(); };
     }, [open]);
+    // Escape closes from anywhere; Tab and Shift+Tab cycle inside the dialog.
+    const closeRef = useRef(onClose);
+    closeRef.current = onClose;
+    useEffect(() => {
+      if (!open || !globalThis.document) return undefined;
+      const onKey = (e) => {
+        const node = ref.current;
+        if (!node) return;
+        if (e.key === 'Escape') { e.preventDefault(); e.stopPropagation(); if (closeRef.current) closeRef.current(); return; }
+        if (e.key !== 'Tab') return;
+        const focusable = [...node.querySelectorAll('button, [href], input, select, textarea, [tabindex]:not([tabindex="-1"])')]
+          .filter((el) => !el.disabled && el.getClientRects().length > 0);
+        if (!focusable.length) { e.preventDefault(); node.focus(); return; }
+        const first = focusable[0];
+        const last = focusable[focusable.length - 1];
+        const inside = node.contains(globalThis.document.activeElement);
+        if (e.shiftKey && (!inside || globalThis.document.activeElement === first || globalThis.document.activeElement === node)) { e.preventDefault(); last.focus(); }
+        else if (!e.shiftKey && (!inside || globalThis.document.activeElement === last)) { e.preventDefault(); first.focus(); }
+      };
+      globalThis.document.addEventListener('keydown', onKey, true);
+      return () => globalThis.document.removeEventListener('keydown', onKey, true);
+    }, [open]);
     if (!open) return null;
     return h('div', {className: 'iiid-backdrop', onMouseDown: (e) => { if (e.target === e.currentTarget) onClose && onClose(); }},
       h('div', {className: `iiid-dialog${wide ? ' iiid-dialog--wide' : ''}`, role: 'dialog', 'aria-modal': 'true', 'aria-label': title,
-        tabIndex: -1, ref, onKeyDown: (e) => { if (e.key === 'Escape') { e.stopPropagation(); onClose && onClose(); } }},
+        tabIndex: -1, ref},
       h('div', {className: 'iiid-dialog__head'}, h('h2', {className: 'iiid-dialog__title'}, title),
         h('button', {type: 'button', className: 'iiid-iconbtn', 'aria-label': 'Close', onClick: onClose}, h(Icon, {name: 'close'}))),
       h('div', {className: 'iiid-dialog__body'}, children),
@@ -2135,20 +2157,32 @@ function createBrowsers(ui) {
       }
     };
 
-    // `/` focuses the filter; Ctrl/Cmd+S saves while focus is inside the page.
+    // Ctrl/Cmd+S saves while focus is inside the page; `/` focuses the filter from anywhere on
+    // the page (not while typing, not while a dialog is open, only while this list is shown).
+    const saveRef = useRef(save);
+    saveRef.current = save;
     useEffect(() => {
       if (!visible) return undefined;
       const node = rootRef.current;
-      if (!node) return undefined;
-      const onKey = (e) => {
-        if ((e.ctrlKey || e.metaKey) && (e.key === 's' || e.key === 'S')) { e.preventDefault(); save(); return; }
-        const tag = e.target && e.target.tagName;
-        const typing = tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT' || (e.target && e.target.isContentEditable);
-        if (e.key === '/' && !typing && filterRef.current) { e.preventDefault(); filterRef.current.focus(); }
+      if (!node || !globalThis.document) return undefined;
+      const onSave = (e) => {
+        if ((e.ctrlKey || e.metaKey) && (e.key === 's' || e.key === 'S')) { e.preventDefault(); saveRef.current(); }
       };
-      node.addEventListener('keydown', onKey);
-      return () => node.removeEventListener('keydown', onKey);
-    });
+      const onSlash = (e) => {
+        if (e.key !== '/' || e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented) return;
+        const target = e.target;
+        const tag = target && target.tagName;
+        const typing = tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT' || (target && target.isContentEditable);
+        if (typing || globalThis.document.querySelector('[data-iii-ui="iii-directory"] [role="dialog"]')) return;
+        const filterNode = filterRef.current;
+        if (!filterNode || filterNode.getClientRects().length === 0) return;
+        e.preventDefault();
+        filterNode.focus();
+      };
+      node.addEventListener('keydown', onSave);
+      globalThis.document.addEventListener('keydown', onSlash);
+      return () => { node.removeEventListener('keydown', onSave); globalThis.document.removeEventListener('keydown', onSlash); };
+    }, [visible]);
 
     const entries = useMemo(() => list.rows.map((row) => ({row, key: adapter.key(row), hay: rowHaystack(adapter, row)})), [list.rows, adapter]);
     const items = useMemo(() => listItems(entries, deferredFilter, adapter.collection === 'skills'), [entries, deferredFilter, adapter]);
@@ -2776,7 +2810,7 @@ function createShell(ui, browsers, kits) {
     const badge = attentionBadge(attention);
     const options = [
       {value: 'skills', label: 'Skills', ariaLabel: 'Skills', title: 'Skills', content: [h(Icon, {key: 'i', name: 'book'}), h('span', {key: 't', className: 'iiid-choice__text'}, 'Skills')]},
-      {value: 'agents', label: 'Agent Profiles', ariaLabel: 'Agent Profiles', title: 'Agent Profiles', content: [h(Icon, {key: 'i', name: 'person'}), h('span', {key: 't', className: 'iiid-choice__text'}, 'Agents')]},
+      {value: 'agents', label: 'Agent Profiles', ariaLabel: 'Agent Profiles', title: 'Agent Profiles', content: [h(Icon, {key: 'i', name: 'person'}), h('span', {key: 't', className: 'iiid-choice__text'}, 'Agent Profiles')]},
       {value: 'kits', label: 'Kits', ariaLabel: 'Kits', title: badge ? `Kits · ${attention} need attention` : 'Kits',
         content: [h(Icon, {key: 'i', name: 'puzzle'}), h('span', {key: 't', className: 'iiid-choice__text'}, 'Kits'), badge ? h('span', {key: 'b', className: 'iiid-badge', 'aria-hidden': 'true'}, badge) : null]},
     ];
