@@ -1751,10 +1751,11 @@ function createBrowsers(ui) {
           ? h('span', {className: `iiid-avatar iiid-color-${row.color || 'neutral'}`, 'aria-hidden': 'true'}, row.logo || (row.name || row.id || '?').slice(0, 1).toUpperCase())
           : null,
         h('span', {className: 'iiid-row__main'},
-          h('span', {className: 'iiid-row__title'}, adapter.title(row), row.hidden ? h(Chip, null, 'hidden') : null),
+          h('span', {className: 'iiid-row__title'}, h('span', {className: 'iiid-row__name'}, adapter.title(row)), row.hidden ? h(Chip, null, 'hidden') : null,
+            badges && badges.length ? badges.map((b) => h(Chip, {key: b.text, tone: b.tone}, b.text)) : null),
           h('span', {className: 'iiid-row__id'}, key),
           row.description ? h('span', {className: 'iiid-row__desc'}, row.description) : null,
-          h('span', {className: 'iiid-row__meta'}, meta, badges && badges.length ? badges.map((b) => h(Chip, {key: b.text, tone: b.tone}, b.text)) : null))));
+          h('span', {className: 'iiid-row__meta'}, meta))));
   });
 
   /** Picker with Selected / Available lists (§4.4). */
@@ -2208,7 +2209,7 @@ function createBrowsers(ui) {
     const sidebar = h('aside', {className: 'iiid-sidebar', hidden: !panes.list, ref: sidebarRef},
       h('div', {className: 'iiid-sidebar__tools'},
         h(Button, {variant: 'primary', onClick: startCreate}, h(Icon, {name: 'plus', size: 14}), ' ', adapter.newLabel),
-        h(TextInput, {value: filter, onChange: setFilter, label: 'Filter', placeholder: adapter.collection === 'skills' ? 'Filter by id, title or text  /' : 'Filter  /', inputRef: filterRef,
+        h(TextInput, {value: filter, onChange: setFilter, label: 'Filter', placeholder: adapter.collection === 'skills' ? 'Filter by id, title or summary  /' : 'Filter  /', inputRef: filterRef,
           onKeyDown: (e) => { if (e.key === 'Escape') setFilter(''); }})),
       h('div', {className: 'iiid-count'}, plural(rowCount, adapter.noun)),
       list.status === 'loading' ? h(Skeleton, null)
