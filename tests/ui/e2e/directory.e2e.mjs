@@ -56,9 +56,10 @@ let failed = false;
 
 function scenario(name, fn) {
   test(name, async (t) => {
-    if (failed) { t.skip('an earlier scenario failed; state carries from one scenario to the next'); return; }
+    // III_UI_KEEP_GOING=1 runs every scenario after a failure (to see which ones an old page fails).
+    if (failed && !process.env.III_UI_KEEP_GOING) { t.skip('an earlier scenario failed; state carries from one scenario to the next'); return; }
     try { await fn(); } catch (error) { failed = true; await failureArtefacts(name.split(' ')[0]); throw error; }
-    assert.deepEqual(fatal, [], 'no page errors, hook errors or [iii-ui] errors');
+    assert.deepEqual(fatal.splice(0), [], 'no page errors, hook errors or [iii-ui] errors');
   });
 }
 
