@@ -4,7 +4,8 @@ A client that read a file (`get { raw: true }`) and later writes it back may pas
 the text it read: the lowercase hex digest of its UTF-8 bytes. The write goes ahead only while
 the file still holds exactly those bytes; otherwise the request is refused with the collection's
 conflict code (D114 for skills, D414 for agent profiles) and nothing is written. Without the
-field an update overwrites as before.
+field an update overwrites as before. The comparison reads the file just before the atomic
+rename; an outside write landing between the two (a window of one read) is not detected.
 """
 
 from __future__ import annotations
