@@ -77,6 +77,8 @@ def require_prerequisites() -> None:
 SCRIBE = "---\nname: Scribe\ndescription: Takes notes\n---\nYou take notes.\n"
 REVIEWER_LOCAL = "---\nname: Reviewer\ndescription: Reviews changes by hand\n---\nYou review code written in this project.\n"
 HOWTO = "# Notes how-to\n\nKeep short notes in one place and link them from the tickets.\n"
+PDF = "# PDF tools\n\nRead PDF files page by page.\n"
+"""A skill another tool installed in the read-only agent-skills root (issue 21 §6)."""
 
 
 def make_project(root: Path) -> Path:
@@ -86,6 +88,8 @@ def make_project(root: Path) -> Path:
     (project / "agents" / "reviewer.md").write_text(REVIEWER_LOCAL)
     (project / "agents" / "scribe.md").write_text(SCRIBE)
     (project / "skills" / "notes" / "howto.md").write_text(HOWTO)
+    (project / ".agents" / "skills" / "pdf").mkdir(parents=True)
+    (project / ".agents" / "skills" / "pdf" / "SKILL.md").write_text(PDF)
     (project / "worker-compose.yaml").write_text("containers: {}\n")
     return project
 

@@ -6,7 +6,8 @@ Every check runs before anything touches disk, so a refused request changes noth
   filter would hide (D115) → already visible (D114) → a file already at the target (D114) →
   content (D113) → atomic write to `<skills_folder>/<id>.md`;
 * update: id checks → content (D113) → lookup (D110 with the closest on-disk ids) →
-  read-only agent-skills root (D116) → atomic overwrite in place;
+  read-only agent-skills root (D116) → the optional stale-write guard (D114 when the file no
+  longer holds the content whose SHA-256 the caller sent, see `stale`) → atomic overwrite in place;
 * delete: id checks → lookup (D110) → D116 → remove (self-write marked first) → remove the
   parent directories left empty, never a skills root itself.
 
@@ -26,11 +27,15 @@ from .files import MAX_FILE_BYTES, body_is_empty, modified_at
 from .roots import AGENTS_SEGMENT, PROMPTS_SEGMENT, SYSTEM_PROMPTS_SEGMENT, EscapesRoot, Kind
 from .roots import classify, contained_target, lexically_within, same_path
 from .skills import SkillFile, SkillsView, parse_skill, suggest_for_edit
+from .stale import check_expected
 
 SKILL_UPDATE_NEXT: tuple[tuple[str, str], ...] = (
     ("directory::skills::list", "browse skill ids"),
     ("directory::skills::download", "materialize a missing bundle first"),
     ("directory::skills::create", "author a new skill"),
+)
+SKILL_STALE_NEXT: tuple[tuple[str, str], ...] = (
+    ("directory::skills::get", "read the current content (raw: true) and redo the edit on it"),
 )
 SKILL_CREATE_CONFLICT_NEXT: tuple[tuple[str, str], ...] = (
     ("directory::skills::update", "edit the existing skill"),
@@ -195,11 +200,16 @@ def _in_place_target(view: SkillsView, file: SkillFile, skill_id: str) -> Path:
     return file.path
 
 
-def update_skill(view: SkillsView, skill_id: str, content: str, marks: SelfWrites) -> Written:
-    """Overwrite the visible skill `skill_id` resolves to, wherever it lives (§6.5)."""
+def update_skill(
+    view: SkillsView, skill_id: str, content: str, marks: SelfWrites, expected_sha256: str | None = None
+) -> Written:
+    """Overwrite the visible skill `skill_id` resolves to, wherever it lives (§6.5); with
+    `expected_sha256`, only while the file still holds the content of that digest (else D114)."""
     data = check_content(content)
     found = _find_for_edit(view, skill_id)
     target = _in_place_target(view, found, skill_id)
+    if expected_sha256 is not None:
+        check_expected("D114", "skill", skill_id, expected_sha256, target.read_bytes(), next_steps=SKILL_STALE_NEXT)
     size = atomic_write(target, data, marks)
     return _written(skill_id, content, size, target)
 

@@ -24,16 +24,20 @@ from ..content.files import modified_at
 from ..content.functions_field import rewrite_functions
 from ..content.ids import normalize_skill_id
 from ..content.roots import EscapesRoot, contained_target
+from ..content.stale import EXPECTED_SHA256_TEXT, check_expected
 from ..config import project_root
 from ..context import Context
 from ..errors import DirectoryError, invalid_input
-from ..models import Empty, Request, Response
+from ..models import Empty, OptionalText, Request, Response
 from ..table import FunctionSpec, Surface, tool_label
 
 ON_CHANGE = "directory::agents::on-change"
 INFO_BATCH = 32
 INFO_TIMEOUT_S = 5.0
 
+AGENT_STALE_NEXT: tuple[tuple[str, str], ...] = (
+    ("directory::agents::get", "read the current content (raw: true) and redo the edit on it"),
+)
 _EXISTING_ID = "Existing agent profile id, as returned by `directory::agents::list`."
 _MODIFIED_AT = "File mtime as RFC 3339; empty for a bundled profile."
 _EXTENDS = "Parent profile id (`extends:`), as declared; `null` = none."
@@ -213,6 +217,7 @@ class AgentUpdateInput(Request):
         description="FULL new file content, frontmatter block included — the string "
         "`directory::agents::get { raw: true }` returns, edited."
     )
+    expected_sha256: OptionalText = Field(default=None, description=EXPECTED_SHA256_TEXT)
     id: str = Field(description=_EXISTING_ID)
 
 
@@ -458,6 +463,10 @@ async def update_agent(ctx: Context, req: AgentUpdateInput) -> AgentWriteOutput:
     agent_id = store.check_id(req.id)
     _, profile = await _existing(ctx, agent_id)
     target = _write_target(ctx, profile)
+    if req.expected_sha256 is not None:
+        store.check_content(req.content)
+        current = profile.raw if profile.path is None else await anyio.to_thread.run_sync(profile.path.read_bytes)
+        check_expected("D414", "agent profile", agent_id, req.expected_sha256, current, next_steps=AGENT_STALE_NEXT)
     fields, written = _write(ctx, "update", agent_id, target, req.content)
     return _write_output(agent_id, fields, written, target)
 

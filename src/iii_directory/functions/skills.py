@@ -18,6 +18,7 @@ from ..content import skill_writes, skills
 from ..content.files import modified_at
 from ..content.ids import normalize_skill_id
 from ..content.skills_index import render_index
+from ..content.stale import EXPECTED_SHA256_TEXT
 from ..content.visibility import InstalledWorkers
 from ..content.watch import start_watcher, stop_watcher
 from ..context import Context
@@ -159,6 +160,7 @@ class UpdateSkillInput(Request):
         description="FULL new file content, frontmatter block included — the string "
         "`directory::skills::get { raw: true }` returns, edited."
     )
+    expected_sha256: OptionalText = Field(default=None, description=EXPECTED_SHA256_TEXT)
     id: str = Field(
         description="Skill id to overwrite (same forms directory::skills::get accepts); the file "
         "must already exist."
@@ -287,8 +289,17 @@ async def create_skill(ctx: Context, req: CreateSkillInput) -> CreateSkillOutput
 async def update_skill(ctx: Context, req: UpdateSkillInput) -> UpdateSkillOutput:
     skill_id = normalize_skill_id(req.id)
     skill_writes.check_content(req.content)
-    written = await _edit(ctx, "update", skill_writes.update_skill, skill_id, req.content)
+    written = await _edit(ctx, "update", _update_guarded(req.expected_sha256), skill_id, req.content)
     return _write_output(written, UpdateSkillOutput)
+
+
+def _update_guarded(expected_sha256: str | None) -> Callable[..., skill_writes.Written]:
+    """`skill_writes.update_skill` with the request's stale-write guard bound."""
+
+    def update(view: skills.SkillsView, skill_id: str, content: str, marks: Any) -> skill_writes.Written:
+        return skill_writes.update_skill(view, skill_id, content, marks, expected_sha256)
+
+    return update
 
 
 async def delete_skill(ctx: Context, req: DeleteSkillInput) -> DeleteSkillOutput:

@@ -67,7 +67,22 @@ const iii = {
       if (id) post('/bridge/unregister-trigger', {id});
     };
   },
-  addConnectionStateListener(handler) { handler('connected'); return () => {}; },
+  addConnectionStateListener(handler) {
+    connectionListeners.add(handler);
+    handler(connectionState);
+    return () => connectionListeners.delete(handler);
+  },
+};
+// Test switches: `__harness.setConnection(state)` drives the connection-state listeners;
+// `?fail=<function id>,…` makes those calls reject as an unreachable worker would.
+let connectionState = 'connected';
+const connectionListeners = new Set();
+H.setConnection = (state) => { connectionState = state; connectionListeners.forEach((l) => l(state)); };
+const failing = new Set((query.get('fail') || '').split(',').filter(Boolean));
+const realTrigger = iii.trigger;
+iii.trigger = async (functionId, payload, options) => {
+  if (failing.has(functionId)) throw new Error(`remote error (invocation_failed): function ${functionId} timed out (harness ?fail)`);
+  return realTrigger(functionId, payload, options);
 };
 
 // ------------------------------------------------------------------ registrations and rendering

@@ -185,3 +185,17 @@ def test_package_json_marks_the_folder_as_es_modules() -> None:
     import json
 
     assert json.loads((packaged_dir() / "package.json").read_text())["type"] == "module"
+
+
+def test_the_page_knows_the_bundled_agent_profiles() -> None:
+    """The page words a delete of `default` as "the built-in comes back" from its own list of
+    bundled ids (issue 21 §2); that list must name exactly the profiles this worker bundles."""
+    import re
+
+    from iii_directory.content.agents import bundled_profiles
+    from iii_directory.ui.assets import packaged_dir
+
+    text = (packaged_dir() / "page.js").read_text(encoding="utf-8")
+    match = re.search(r"export const BUILTIN_AGENT_IDS = \[([^\]]*)\];", text)
+    assert match is not None
+    assert sorted(re.findall(r"'([^']+)'", match.group(1))) == sorted(bundled_profiles())

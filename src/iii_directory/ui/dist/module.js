@@ -361,7 +361,8 @@ export function createKitsReview(deps) {
   function PlanScreen({record, notice, onRoute, onOpenAgent, plansState, narrow, onDiscarded, refreshList}) {
     const plan = record.plan;
     const contents = record.contents || {blobs: {}, ours: {}, merged: {}};
-    const saved = (plansState && plansState[plan.plan_id]) || {choices: {}, edits: {}, reviewed: {}, removeWorkers: []};
+    const saved = (plansState && plansState[plan.plan_id])
+      || {choices: rules.initialChoices ? rules.initialChoices(plan) : {}, edits: {}, reviewed: {}, removeWorkers: []};
     const [choices, setChoices] = useState(saved.choices);
     const [edits, setEdits] = useState(saved.edits);
     const [reviewed, setReviewedState] = useState(saved.reviewed);
@@ -446,15 +447,16 @@ export function createKitsReview(deps) {
       screen = h(UpdateReview, {plan, contents, choices, setChoice, edits, setEdit, reviewed, setReviewed, removeWorkers, toggleWorker, narrow});
       const p = rules.updatePrimary(plan, choices);
       primary = blocked ? null : h(Button, {variant: 'primary', disabled: p.disabled, title: p.title, onClick: apply}, p.label);
-      secondary = [h(Button, {key: 'ignore', disabled: ignoring, onClick: ignore}, `Ignore ${plan.to}`), h(Button, {key: 'later', onClick: () => onRoute({name: 'home'})}, 'Later')];
+      secondary = [h(Button, {key: 'ignore', disabled: ignoring, onClick: ignore}, `Ignore ${plan.to}`), h(Button, {key: 'later', title: 'Keep this plan under Needs review', onClick: () => onRoute({name: 'home'})}, 'Later')];
     } else if (plan.kind === 'remove') {
       screen = h(RemovalReview, {plan, choices, setChoice, removeWorkers, toggleWorker});
       primary = h(Button, {variant: 'danger', onClick: apply}, rules.removalPrimaryLabel(plan, choices, removeWorkers));
-      secondary = [h(Button, {key: 'cancel', onClick: () => onRoute({name: 'home'})}, 'Cancel')];
+      // Cancel means "do not remove": the plan is discarded, not left waiting under Needs review.
+      secondary = [h(Button, {key: 'cancel', title: 'Discard this removal plan; nothing is removed', onClick: discard}, 'Cancel')];
     } else {
       screen = h(InstallReview, {plan, contents, choices, setChoice, narrow});
       primary = blocked ? null : h(Button, {variant: 'primary', onClick: apply}, rules.installPrimaryLabel(plan, choices));
-      secondary = [h(Button, {key: 'notnow', onClick: () => onRoute({name: 'home'})}, 'Not now')];
+      secondary = [h(Button, {key: 'notnow', title: 'Keep this plan under Needs review', onClick: () => onRoute({name: 'home'})}, 'Not now')];
     }
     return h('div', {className: 'iiid-plan'},
       notice ? h(Alert, {tone: 'warn', role: 'status'}, withCode(h, notice)) : null,

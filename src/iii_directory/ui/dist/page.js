@@ -815,6 +815,419 @@ export function subscriberId(topic, subscriber, n) {
   return `iii::iii-directory-ui::${topic}::${`${subscriber}-${n}`.toLowerCase().replace(/[^a-z0-9_-]/g, '-')}`;
 }
 
+// ------------------------------------------------------------ stale saves (issue 21 §1)
+
+const SHA256_K = [
+  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01,
+  0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc,
+  0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
+  0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+  0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08,
+  0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
+  0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+];
+
+/**
+ * Lowercase hex SHA-256 of the UTF-8 bytes of `text` (FIPS 180-4), computed here because
+ * `crypto.subtle` only exists in secure contexts and a console may be served over plain http.
+ * The worker's `expected_sha256` guard compares it with the file on disk.
+ */
+export function sha256Hex(text) {
+  const bytes = new TextEncoder().encode(String(text ?? ''));
+  const bitLength = bytes.length * 8;
+  const padded = new Uint8Array(((bytes.length + 9 + 63) >> 6) << 6);
+  padded.set(bytes);
+  padded[bytes.length] = 0x80;
+  const view = new DataView(padded.buffer);
+  view.setUint32(padded.length - 8, Math.floor(bitLength / 0x100000000));
+  view.setUint32(padded.length - 4, bitLength >>> 0);
+  const hash = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
+  const w = new Uint32Array(64);
+  const rotr = (x, n) => (x >>> n) | (x << (32 - n));
+  for (let offset = 0; offset < padded.length; offset += 64) {
+    for (let i = 0; i < 16; i += 1) w[i] = view.getUint32(offset + i * 4);
+    for (let i = 16; i < 64; i += 1) {
+      const s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >>> 3);
+      const s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >>> 10);
+      w[i] = (w[i - 16] + s0 + w[i - 7] + s1) >>> 0;
+    }
+    let [a, b, c, d, e, f, g, k] = hash;
+    for (let i = 0; i < 64; i += 1) {
+      const t1 = (k + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + SHA256_K[i] + w[i]) >>> 0;
+      const t2 = ((rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) >>> 0;
+      k = g; g = f; f = e; e = (d + t1) >>> 0; d = c; c = b; b = a; a = (t1 + t2) >>> 0;
+    }
+    hash[0] = (hash[0] + a) >>> 0; hash[1] = (hash[1] + b) >>> 0; hash[2] = (hash[2] + c) >>> 0; hash[3] = (hash[3] + d) >>> 0;
+    hash[4] = (hash[4] + e) >>> 0; hash[5] = (hash[5] + f) >>> 0; hash[6] = (hash[6] + g) >>> 0; hash[7] = (hash[7] + k) >>> 0;
+  }
+  return hash.map((x) => x.toString(16).padStart(8, '0')).join('');
+}
+
+/** For each line of `a`, the index of its partner in `b` along one longest common subsequence (or -1). */
+function lcsPartners(a, b) {
+  const partners = new Array(a.length).fill(-1);
+  let start = 0;
+  while (start < a.length && start < b.length && a[start] === b[start]) { partners[start] = start; start += 1; }
+  let endA = a.length;
+  let endB = b.length;
+  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) { endA -= 1; endB -= 1; partners[endA] = endB; }
+  const n = endA - start;
+  const m = endB - start;
+  if (!n || !m || n * m > 4000000) return partners;
+  const width = m + 1;
+  const table = new Uint32Array((n + 1) * (m + 1));
+  for (let i = n - 1; i >= 0; i -= 1) {
+    for (let j = m - 1; j >= 0; j -= 1) {
+      table[i * width + j] = a[start + i] === b[start + j] ? table[(i + 1) * width + j + 1] + 1
+        : Math.max(table[(i + 1) * width + j], table[i * width + j + 1]);
+    }
+  }
+  let i = 0;
+  let j = 0;
+  while (i < n && j < m) {
+    if (a[start + i] === b[start + j]) { partners[start + i] = start + j; i += 1; j += 1; }
+    else if (table[(i + 1) * width + j] >= table[i * width + j + 1]) i += 1;
+    else j += 1;
+  }
+  return partners;
+}
+
+const sameLines = (x, y) => x.length === y.length && x.every((line, i) => line === y[i]);
+
+/**
+ * A three-way line merge (diff3): `base` is the text both sides started from, `mine` the draft,
+ * `theirs` the file on disk now. Blocks changed on one side only take that side; blocks changed
+ * on both sides identically take it once; others become a conflict block
+ * `<<<<<<< yours` / `=======` / `>>>>>>> on disk`. Returns `{text, conflicts}`.
+ */
+export function merge3(base, mine, theirs) {
+  const o = splitLines(base);
+  const a = splitLines(mine);
+  const b = splitLines(theirs);
+  const pa = lcsPartners(o, a);
+  const pb = lcsPartners(o, b);
+  const out = [];
+  let conflicts = 0;
+  let i = 0;
+  let ia = 0;
+  let ib = 0;
+  const chunk = (oEnd, aEnd, bEnd) => {
+    const co = o.slice(i, oEnd);
+    const ca = a.slice(ia, aEnd);
+    const cb = b.slice(ib, bEnd);
+    if (sameLines(ca, co)) out.push(...cb);
+    else if (sameLines(cb, co) || sameLines(ca, cb)) out.push(...ca);
+    else { conflicts += 1; out.push('<<<<<<< yours', ...ca, '=======', ...cb, '>>>>>>> on disk'); }
+  };
+  for (let k = 0; k < o.length; k += 1) {
+    if (pa[k] < ia || pb[k] < ib) continue;
+    chunk(k, pa[k], pb[k]);
+    out.push(o[k]);
+    i = k + 1;
+    ia = pa[k] + 1;
+    ib = pb[k] + 1;
+  }
+  chunk(o.length, a.length, b.length);
+  const trailing = /\n$/.test(String(mine ?? '')) || /\n$/.test(String(theirs ?? ''));
+  return {text: out.join('\n') + (out.length && trailing ? '\n' : ''), conflicts};
+}
+
+/** True when a rejection is the worker's stale-write refusal (D114 / D414 "changed since you read it"). */
+export function isStaleWrite(error) {
+  return /^D[14]14 invalid_input: .* changed since you read it/.test(cleanError(error));
+}
+
+// -------------------------------------------------------------- speaking to people (§7)
+
+/** The D-code at the start of a rejection text, or ''. */
+export function errorCode(error) {
+  const match = /^(D\d{3})\b/.exec(cleanError(error));
+  return match ? match[1] : '';
+}
+
+/**
+ * One short sentence and an optional action for a rejection the page can meet. `context` is
+ * `{op, noun}`: op one of `create`, `update`, `delete`, `get`, `install`; noun `skill` or
+ * `agent profile`. Actions: `open` (open the existing entry), `reload`, `copy` (copy a read-only
+ * skill into the skills folder), `retry`. Unknown codes keep a generic sentence; the raw text is
+ * always shown under Details by the caller.
+ */
+export function humanError(error, context) {
+  const {op = '', noun = 'entry'} = context || {};
+  const code = errorCode(error);
+  const text = cleanError(error);
+  const a = /^[aeiou]/.test(noun) ? 'An' : 'A';
+  if (isStaleWrite(error)) return {code, sentence: `This ${noun} changed on disk since you opened it.`, action: 'compare', actionLabel: 'Compare'};
+  switch (code) {
+    case 'D110': case 'D410':
+      return {code, sentence: `This ${noun} no longer exists on disk.`, action: 'reload', actionLabel: 'Reload the list'};
+    case 'D112':
+      return {code, sentence: 'That is a function id (service::name), not a skill id.', action: null};
+    case 'D113':
+      return {code, sentence: /too large/.test(text) ? 'This skill is larger than the 256 KB limit.' : 'A skill needs some text in its body.', action: null};
+    case 'D114': case 'D414':
+      if (/bundled with the worker/.test(text)) return {code, sentence: 'Built-in profiles have no file to delete.', action: null};
+      if (/skipped by the scanner/.test(text)) return {code, sentence: `A file the scanner skips already sits at this ${noun}'s path; fix or remove it on disk.`, action: null};
+      return {code, sentence: `${a} ${noun} with this id already exists.`, action: op === 'create' ? 'open' : null, actionLabel: 'Open it'};
+    case 'D115':
+      return {code, sentence: 'This id is reserved or would be hidden; choose another id.', action: null};
+    case 'D116':
+      return {code, sentence: 'This skill is installed by another tool and is read-only here.', action: 'copy', actionLabel: 'Copy to skills folder'};
+    case 'D413':
+      return {code, sentence: 'The profile needs a name and valid fields.', action: null};
+    case 'D416':
+      return {code, sentence: 'Each preloaded function must be an engine function id like coder::tree.', action: null};
+    case 'D510':
+      return {code, sentence: op === 'install' ? 'There is no kit with that name in the registry.' : 'This kit is not installed.', action: null};
+    case 'D511':
+      return {code, sentence: 'Write the kit as author/kit or author/kit@1.2.0.', action: null};
+    case 'D512':
+      return {code, sentence: 'This plan is no longer available.', action: null};
+    case 'D514':
+      return {code, sentence: 'The plan is blocked; start the Compose daemon and try again.', action: 'retry', actionLabel: 'Try again'};
+    case 'D515':
+      return {code, sentence: 'Compose could not finish the change.', action: 'retry', actionLabel: 'Try again'};
+    case 'D320': case 'D520':
+      return {code, sentence: 'The registry could not be reached.', action: 'retry', actionLabel: 'Try again'};
+    default:
+      return {code, sentence: op === 'update' || op === 'create' ? 'The save did not go through.' : 'That did not work.', action: null};
+  }
+}
+
+/** Agent profiles bundled with this worker version (the page ships in the same package). */
+export const BUILTIN_AGENT_IDS = ['default', 'iii', 'iii-minimal'];
+
+/** Install reviews preselect keeping a profile or file the user made (local or global) over the kit's. */
+export function initialChoices(plan) {
+  const out = {};
+  if (!plan || plan.kind !== 'install') return out;
+  for (const file of plan.files || []) {
+    const owner = file.collision && file.collision.owner;
+    if ((owner === 'local' || owner === 'global') && file.default === 'overwrite' && (file.options || ['keep']).includes('keep')) out[file.path] = 'keep';
+  }
+  return out;
+}
+
+// ------------------------------------------------------------- markdown preview (§9)
+
+/** Link targets the preview keeps clickable: http(s), mailto, in-page anchors and relative paths. */
+export function safeHref(url) {
+  const href = String(url || '').trim();
+  if (/^(https?:|mailto:)/i.test(href)) return href;
+  if (/^[a-z][a-z0-9+.-]*:/i.test(href) || href.startsWith('//')) return null;
+  return href || null;
+}
+
+/**
+ * Inline markdown to nodes: `code`, **strong** / __strong__, *em* / _em_, [text](url). Everything
+ * else stays text — HTML included, which the renderer prints as text and never parses.
+ */
+export function markdownInline(text) {
+  const out = [];
+  const source = String(text ?? '');
+  const pattern = /(`+)([\s\S]*?[^`])\1(?!`)|\*\*([^*]+?)\*\*|__([^_]+?)__|\*([^*\s][^*]*?)\*|(?<![A-Za-z0-9])_([^_\s][^_]*?)_(?![A-Za-z0-9])|\[([^\]]+)\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g;
+  let last = 0;
+  let match;
+  while ((match = pattern.exec(source)) !== null) {
+    if (match.index > last) out.push({t: 'text', text: source.slice(last, match.index)});
+    if (match[1]) out.push({t: 'code', text: match[2].replace(/^ (.*) $/, '$1')});
+    else if (match[3] || match[4]) out.push({t: 'strong', c: markdownInline(match[3] || match[4])});
+    else if (match[5] || match[6]) out.push({t: 'em', c: markdownInline(match[5] || match[6])});
+    else {
+      const href = safeHref(match[8]);
+      out.push(href ? {t: 'a', href, c: markdownInline(match[7])} : {t: 'text', text: match[7]});
+    }
+    last = pattern.lastIndex;
+  }
+  if (last < source.length) out.push({t: 'text', text: source.slice(last)});
+  return out;
+}
+
+const tableCells = (line) => line.trim().replace(/^\|/, '').replace(/\|$/, '').split('|').map((cell) => cell.trim());
+const isTableRule = (line) => /^\s*\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)*\|?\s*$/.test(line) && line.includes('-');
+
+/**
+ * Block markdown to a node tree: ATX headings, fenced code, block quotes, bullet and numbered
+ * lists (one level; indented lines continue an item), pipe tables with a rule line, thematic
+ * breaks and paragraphs. The tree holds text only; the page turns it into elements.
+ */
+export function markdownBlocks(text) {
+  const lines = String(text ?? '').replace(/\r\n?/g, '\n').split('\n');
+  const blocks = [];
+  let i = 0;
+  const isBlank = (line) => line.trim() === '';
+  const startsBlock = (line, next) => /^\s{0,3}(#{1,6}\s|```|~~~|>|[-*+]\s|\d{1,9}[.)]\s)/.test(line) || /^\s{0,3}([-*_])(\s*\1){2,}\s*$/.test(line)
+    || (line.includes('|') && next !== undefined && isTableRule(next));
+  while (i < lines.length) {
+    const line = lines[i];
+    if (isBlank(line)) { i += 1; continue; }
+    const fence = /^\s{0,3}(```+|~~~+)\s*([\w+-]*)/.exec(line);
+    if (fence) {
+      const body = [];
+      i += 1;
+      while (i < lines.length && !lines[i].trim().startsWith(fence[1])) { body.push(lines[i]); i += 1; }
+      i += 1;
+      blocks.push({t: 'pre', lang: fence[2] || '', text: body.join('\n')});
+      continue;
+    }
+    const heading = /^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$/.exec(line);
+    if (heading) { blocks.push({t: `h${heading[1].length}`, c: markdownInline(heading[2])}); i += 1; continue; }
+    if (/^\s{0,3}([-*_])(\s*\1){2,}\s*$/.test(line)) { blocks.push({t: 'hr'}); i += 1; continue; }
+    if (/^\s{0,3}>/.test(line)) {
+      const quoted = [];
+      while (i < lines.length && /^\s{0,3}>/.test(lines[i])) { quoted.push(lines[i].replace(/^\s{0,3}>\s?/, '')); i += 1; }
+      blocks.push({t: 'blockquote', c: markdownBlocks(quoted.join('\n'))});
+      continue;
+    }
+    const item = /^\s{0,3}([-*+]|\d{1,9}[.)])\s+(.*)$/.exec(line);
+    if (item) {
+      const ordered = /\d/.test(item[1]);
+      const items = [];
+      while (i < lines.length) {
+        const m = /^\s{0,3}([-*+]|\d{1,9}[.)])\s+(.*)$/.exec(lines[i]);
+        if (!m || /\d/.test(m[1]) !== ordered) break;
+        const parts = [m[2]];
+        i += 1;
+        while (i < lines.length && !isBlank(lines[i]) && /^\s{2,}\S/.test(lines[i]) && !/^\s{0,3}([-*+]|\d{1,9}[.)])\s/.test(lines[i])) { parts.push(lines[i].trim()); i += 1; }
+        items.push({t: 'li', c: markdownInline(parts.join(' '))});
+        if (i < lines.length && isBlank(lines[i]) && i + 1 < lines.length && /^\s{0,3}([-*+]|\d{1,9}[.)])\s/.test(lines[i + 1])) i += 1;
+      }
+      const start = ordered ? Number.parseInt(item[1], 10) : 1;
+      blocks.push(ordered ? {t: 'ol', start, c: items} : {t: 'ul', c: items});
+      continue;
+    }
+    if (line.includes('|') && i + 1 < lines.length && isTableRule(lines[i + 1])) {
+      const head = tableCells(line);
+      const align = tableCells(lines[i + 1]).map((cell) => (cell.endsWith(':') ? (cell.startsWith(':') ? 'center' : 'right') : (cell.startsWith(':') ? 'left' : null)));
+      i += 2;
+      const rows = [];
+      while (i < lines.length && !isBlank(lines[i]) && lines[i].includes('|')) { rows.push(tableCells(lines[i])); i += 1; }
+      const cell = (tag, texts, k) => ({t: tag, align: align[k] || null, c: markdownInline(texts[k] ?? '')});
+      blocks.push({t: 'table', c: [
+        {t: 'thead', c: [{t: 'tr', c: head.map((_, k) => cell('th', head, k))}]},
+        {t: 'tbody', c: rows.map((row) => ({t: 'tr', c: head.map((_, k) => cell('td', row, k))}))},
+      ]});
+      continue;
+    }
+    const para = [line.trim()];
+    i += 1;
+    while (i < lines.length && !isBlank(lines[i]) && !startsBlock(lines[i], lines[i + 1])) { para.push(lines[i].trim()); i += 1; }
+    blocks.push({t: 'p', c: markdownInline(para.join('\n'))});
+  }
+  return blocks;
+}
+
+const MD_TAGS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'p', 'ul', 'ol', 'li', 'pre', 'blockquote', 'table', 'thead', 'tbody', 'tr', 'th', 'td',
+  'hr', 'a', 'strong', 'em', 'code']);
+
+/** The node tree as React elements: a fixed set of tags, text children only, safe hrefs. */
+export function markdownElements(h, nodes) {
+  return (nodes || []).map((node, key) => {
+    if (node.t === 'text') return node.text;
+    if (!MD_TAGS.has(node.t)) return null;
+    if (node.t === 'hr') return h('hr', {key});
+    if (node.t === 'code') return h('code', {key}, node.text);
+    if (node.t === 'pre') return h('pre', {key, 'data-lang': node.lang || undefined}, h('code', null, node.text));
+    if (node.t === 'a') return h('a', {key, href: node.href, target: '_blank', rel: 'noopener noreferrer'}, markdownElements(h, node.c));
+    const props = {key};
+    if (node.t === 'ol' && node.start !== 1) props.start = node.start;
+    if ((node.t === 'th' || node.t === 'td') && node.align) props.style = {textAlign: node.align};
+    return h(node.t, props, markdownElements(h, node.c));
+  });
+}
+
+// ------------------------------------------------------------------ origins (§6)
+
+/** The agent-skills roots the worker treats as read-only, as configured (defaults when unknown). */
+export function readOnlyRoots(config) {
+  const c = config && typeof config === 'object' ? config : {};
+  return [c.agents_skills_folder || '.agents/skills', c.global_agents_skills_folder || '~/.agents/skills'].filter((x) => typeof x === 'string' && x);
+}
+
+/** Whether an absolute file path lies under one of `roots` (absolute roots by prefix; relative and `~/` ones by segment match). */
+export function isReadOnlyPath(path, roots) {
+  const p = String(path || '').replace(/\\/g, '/');
+  if (!p) return false;
+  return (roots || []).some((root) => {
+    const r = String(root).replace(/\\/g, '/').replace(/\/+$/, '');
+    if (r.startsWith('/')) return p.startsWith(`${r}/`);
+    const tail = r.replace(/^~\//, '').replace(/^\.\//, '');
+    return tail !== '' && p.includes(`/${tail}/`);
+  });
+}
+
+/** The installed kit (`author/kit`) whose folder holds a skill id, or null. */
+export function kitOfSkill(id, kits) {
+  const text = String(id || '');
+  return (kits || []).find((kit) => text.startsWith(`${kit}/`)) || null;
+}
+
+/** Origin chips of a list row: read-only, from kit X, from worker X, built-in, local override, global. */
+export function originBadges(collection, row, {kits, builtinIds, readOnlyIds} = {}) {
+  if (collection === 'skills') {
+    const out = [];
+    if (readOnlyIds && readOnlyIds.has(row.id)) out.push({text: 'read-only', tone: 'neutral'});
+    const kit = kitOfSkill(row.id, kits);
+    if (kit) out.push({text: `from kit ${kit}`, tone: 'accent'});
+    return out;
+  }
+  const source = row.source || {kind: row.builtin ? 'builtin' : 'local'};
+  if (row.builtin || source.kind === 'builtin') return [{text: 'built-in', tone: 'neutral'}];
+  const out = [];
+  if (source.kind === 'kit') out.push({text: `from kit ${source.kit ?? ''}`, tone: 'accent'});
+  if (source.kind === 'worker') out.push({text: `from worker ${source.worker ?? ''}`, tone: 'accent'});
+  if (builtinIds && builtinIds.has(row.id)) out.push({text: 'local override', tone: 'warn'});
+  return out;
+}
+
+// ------------------------------------------------------------- long lists (§11, §13)
+
+/** The lowercase text a filter matches in a row: id, title, description, plus any `extra`. */
+export function rowHaystack(adapter, row, extra) {
+  return [adapter.key(row), adapter.title(row), row.description, extra].filter((t) => typeof t === 'string').join('\n').toLowerCase();
+}
+
+/** The namespace of a skill id: its first segment. */
+export function namespaceOf(id) {
+  const text = String(id || '');
+  const slash = text.indexOf('/');
+  return slash < 0 ? text : text.slice(0, slash);
+}
+
+/**
+ * The list's items: rows whose haystack contains every word of `query`, sorted by id when
+ * `group`, with a `{type: 'group', name, count}` heading before each namespace once there is
+ * more than one. `entries` is `[{row, key, hay}]`.
+ */
+export function listItems(entries, query, group) {
+  const words = String(query || '').trim().toLowerCase().split(/\s+/).filter(Boolean);
+  const hits = words.length ? entries.filter((e) => words.every((w) => e.hay.includes(w))) : entries.slice();
+  if (!group) return hits.map((e) => ({type: 'row', ...e}));
+  hits.sort((x, y) => (x.key < y.key ? -1 : (x.key > y.key ? 1 : 0)));
+  const counts = new Map();
+  for (const e of hits) counts.set(namespaceOf(e.key), (counts.get(namespaceOf(e.key)) || 0) + 1);
+  if (counts.size < 2) return hits.map((e) => ({type: 'row', ...e}));
+  const out = [];
+  let current = null;
+  for (const e of hits) {
+    const ns = namespaceOf(e.key);
+    if (ns !== current) { out.push({type: 'group', key: `group:${ns}`, name: ns, count: counts.get(ns)}); current = ns; }
+    out.push({type: 'row', ...e});
+  }
+  return out;
+}
+
+/** The slice `[start, end)` of items whose boxes meet the viewport `[top, top + height)`, given cumulative `offsets`. */
+export function windowRange(offsets, top, height, overscan = 6) {
+  const n = offsets.length - 1;
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) { const mid = (lo + hi) >> 1; if (offsets[mid + 1] <= top) lo = mid + 1; else hi = mid; }
+  let end = lo;
+  while (end < n && offsets[end] < top + height) end += 1;
+  return [Math.max(0, lo - overscan), Math.min(n, end + overscan)];
+}
+
 export const RULES = {
   COLLECTIONS, plural, cleanError, formatAgo, formatSize, routeFromContext, narrowPanes, draftAction,
   originLabel, parseFrontmatter, setFrontmatterFields, functionsEdit, paletteRows, isKitReference,
@@ -823,6 +1236,8 @@ export const RULES = {
   updateGroups, changeCount, fileStateWord, permissionTally, updatePrimary, removalPrimaryLabel,
   decisionsPayload, initialSteps, stepsFromEvent, applyOutcome, claimsFunction, planSummary,
   parseSearchResult, configPatch, planTitle, subscriberId, clampRatio, ratioFromPointer, withCode,
+  sha256Hex, merge3, isStaleWrite, errorCode, humanError, initialChoices, safeHref, markdownInline, markdownBlocks,
+  rowHaystack, namespaceOf, listItems, windowRange, readOnlyRoots, isReadOnlyPath, kitOfSkill, originBadges,
 };
 
 // ============================================================================ shared UI (§3.4)
@@ -914,10 +1329,32 @@ export function createUi(React, host) {
       }
       return () => { if (previous && previous.focus) previous.focus(); };
     }, [open]);
+    // Escape closes from anywhere; Tab and Shift+Tab cycle inside the dialog.
+    const closeRef = useRef(onClose);
+    closeRef.current = onClose;
+    useEffect(() => {
+      if (!open || !globalThis.document) return undefined;
+      const onKey = (e) => {
+        const node = ref.current;
+        if (!node) return;
+        if (e.key === 'Escape') { e.preventDefault(); e.stopPropagation(); if (closeRef.current) closeRef.current(); return; }
+        if (e.key !== 'Tab') return;
+        const focusable = [...node.querySelectorAll('button, [href], input, select, textarea, [tabindex]:not([tabindex="-1"])')]
+          .filter((el) => !el.disabled && el.getClientRects().length > 0);
+        if (!focusable.length) { e.preventDefault(); node.focus(); return; }
+        const first = focusable[0];
+        const last = focusable[focusable.length - 1];
+        const inside = node.contains(globalThis.document.activeElement);
+        if (e.shiftKey && (!inside || globalThis.document.activeElement === first || globalThis.document.activeElement === node)) { e.preventDefault(); last.focus(); }
+        else if (!e.shiftKey && (!inside || globalThis.document.activeElement === last)) { e.preventDefault(); first.focus(); }
+      };
+      globalThis.document.addEventListener('keydown', onKey, true);
+      return () => globalThis.document.removeEventListener('keydown', onKey, true);
+    }, [open]);
     if (!open) return null;
     return h('div', {className: 'iiid-backdrop', onMouseDown: (e) => { if (e.target === e.currentTarget) onClose && onClose(); }},
       h('div', {className: `iiid-dialog${wide ? ' iiid-dialog--wide' : ''}`, role: 'dialog', 'aria-modal': 'true', 'aria-label': title,
-        tabIndex: -1, ref, onKeyDown: (e) => { if (e.key === 'Escape') { e.stopPropagation(); onClose && onClose(); } }},
+        tabIndex: -1, ref},
       h('div', {className: 'iiid-dialog__head'}, h('h2', {className: 'iiid-dialog__title'}, title),
         h('button', {type: 'button', className: 'iiid-iconbtn', 'aria-label': 'Close', onClick: onClose}, h(Icon, {name: 'close'}))),
       h('div', {className: 'iiid-dialog__body'}, children),
@@ -931,8 +1368,10 @@ export function createUi(React, host) {
       children: [props.children, props.footer]}, fallback);
   }
 
+  /** The console's markdown component when it has one, else this page's own renderer (no raw HTML). */
   function Markdown({content}) {
-    return adapt('MarkdownPreview', {content: content || ''}, h('div', {className: 'iiid-md'}, content || ''));
+    const blocks = React.useMemo(() => markdownBlocks(content || ''), [content]);
+    return adapt('MarkdownPreview', {content: content || ''}, h('div', {className: 'iiid-md iiid-md--own'}, markdownElements(h, blocks)));
   }
 
   function Editor({value, onChange, label, rows = 18, readOnly, onKeyDown}) {
@@ -1096,6 +1535,22 @@ export function createUi(React, host) {
       h(DiffView, {left, right, leftCaption, rightCaption, narrow}));
   }
 
+  /**
+   * A rejection told once, in people's words (`humanError`): one sentence, an optional action
+   * button, and the worker's own text folded under Details.
+   */
+  function ErrorNote({error, context, onAction, title}) {
+    if (!error) return null;
+    const said = humanError(error, context);
+    return h('div', {className: 'iiid-banner iiid-banner--alert iiid-errornote', role: 'alert'},
+      h('div', {className: 'iiid-errornote__line'},
+        title ? h('strong', {className: 'iiid-banner__title'}, title, ' ') : null,
+        h('span', {className: 'iiid-errornote__sentence'}, said.sentence),
+        said.action && onAction ? h(Button, {onClick: () => onAction(said.action)}, said.actionLabel) : null),
+      h('details', {className: 'iiid-errornote__details'}, h('summary', null, 'Details'),
+        h('pre', {className: 'iiid-errornote__raw'}, cleanError(error))));
+  }
+
   function Confirm({open, title, text, confirmLabel, onConfirm, onCancel, danger}) {
     return h(Dialog, {open, onClose: onCancel, title,
       footer: [h(Button, {key: 'c', onClick: onCancel}, 'Cancel'), h(Button, {key: 'ok', variant: danger ? 'danger' : 'primary', onClick: onConfirm}, confirmLabel)]},
@@ -1173,7 +1628,7 @@ export function createUi(React, host) {
   const call = (functionId, payload, timeoutMs) => host.iii.trigger(functionId, payload ?? {}, timeoutMs ? {timeoutMs} : undefined);
 
   return {h, React, host, Boundary, Icon, Button, TextInput, Dialog, Markdown, Editor, Choice, Tabs, Checkbox, Chip, Alert, Skeleton,
-    StepList, CopyButton, CodeLine, DiffView, DiffDialog, Confirm, SplitLayout, useSubscription, useCoalesced, call};
+    StepList, CopyButton, CodeLine, DiffView, DiffDialog, Confirm, ErrorNote, SplitLayout, useSubscription, useCoalesced, call};
 }
 
 export const MIN = 60 * 1000;
@@ -1227,12 +1682,65 @@ export function modelIds(answer) {
   return list.map((m) => (typeof m === 'string' ? m : (m && (m.id || m.name)))).filter((m) => typeof m === 'string' && m);
 }
 
+/** A row with no file behind it: a built-in (bundled) entry. */
+function isBuiltinRow(row) {
+  return !!(row && (row.builtin || (row.source && row.source.kind === 'builtin')));
+}
+
 function createBrowsers(ui) {
   const {h, React, Button, TextInput, Dialog, Markdown, Editor, Choice, Checkbox, Chip, Alert, Skeleton, Confirm, Icon,
-    SplitLayout, useSubscription, useCoalesced, call} = ui;
+    SplitLayout, useSubscription, useCoalesced, call, DiffView, ErrorNote} = ui;
   const {useState, useEffect, useRef, useMemo, useCallback} = React;
 
-  function EntryRow({adapter, row, active, onOpen}) {
+  const ROW_HEIGHT = 78;
+  const GROUP_HEIGHT = 30;
+  const WINDOW_FROM = 80;
+
+  /**
+   * The entry list. Up to WINDOW_FROM items render in full; longer lists render only the rows
+   * near the sidebar's viewport (fixed row heights, spacers above and below), so typing and
+   * opening stay cheap at a thousand skills.
+   */
+  function WindowedList({items, label, renderRow, scrollRef, activeKey}) {
+    const windowed = items.length > WINDOW_FROM;
+    const listRef = useRef(null);
+    const [view, setView] = useState({top: 0, height: 800});
+    const offsets = useMemo(() => {
+      if (!windowed) return null;
+      const out = new Float64Array(items.length + 1);
+      for (let i = 0; i < items.length; i += 1) out[i + 1] = out[i] + (items[i].type === 'group' ? GROUP_HEIGHT : ROW_HEIGHT);
+      return out;
+    }, [items, windowed]);
+    useEffect(() => {
+      const scroller = scrollRef && scrollRef.current;
+      if (!windowed || !scroller) return undefined;
+      let frame = 0;
+      const measure = () => {
+        frame = 0;
+        const list = listRef.current;
+        const listTop = list ? list.getBoundingClientRect().top - scroller.getBoundingClientRect().top + scroller.scrollTop : 0;
+        setView((v) => {
+          const next = {top: Math.max(0, scroller.scrollTop - listTop), height: scroller.clientHeight || 800};
+          return v.top === next.top && v.height === next.height ? v : next;
+        });
+      };
+      const onScroll = () => { if (!frame) frame = requestAnimationFrame(measure); };
+      measure();
+      scroller.addEventListener('scroll', onScroll, {passive: true});
+      globalThis.addEventListener('resize', onScroll);
+      return () => { scroller.removeEventListener('scroll', onScroll); globalThis.removeEventListener('resize', onScroll); if (frame) cancelAnimationFrame(frame); };
+    }, [windowed, scrollRef]);
+    const render = (item) => (item.type === 'group'
+      ? h('li', {key: item.key, className: 'iiid-listgroup', role: 'presentation'}, h('span', {className: 'iiid-listgroup__name'}, item.name), h('span', {className: 'iiid-muted'}, String(item.count)))
+      : renderRow(item, item.key === activeKey));
+    if (!windowed) return h('ul', {className: 'iiid-list', 'aria-label': label}, items.map(render));
+    const [start, end] = windowRange(offsets, view.top, view.height);
+    return h('ul', {className: 'iiid-list iiid-list--windowed', 'aria-label': label, ref: listRef,
+      style: {paddingTop: `${offsets[start]}px`, paddingBottom: `${offsets[items.length] - offsets[end]}px`}},
+    items.slice(start, end).map(render));
+  }
+
+  const EntryRow = React.memo(function EntryRow({adapter, row, active, onOpen, badges}) {
     const key = adapter.key(row);
     const meta = adapter.collection === 'skills'
       ? [formatSize(row.bytes), formatAgo(row.modified_at)].filter(Boolean).join(' · ')
@@ -1243,11 +1751,12 @@ function createBrowsers(ui) {
           ? h('span', {className: `iiid-avatar iiid-color-${row.color || 'neutral'}`, 'aria-hidden': 'true'}, row.logo || (row.name || row.id || '?').slice(0, 1).toUpperCase())
           : null,
         h('span', {className: 'iiid-row__main'},
-          h('span', {className: 'iiid-row__title'}, adapter.title(row), row.hidden ? h(Chip, null, 'hidden') : null),
+          h('span', {className: 'iiid-row__title'}, h('span', {className: 'iiid-row__name'}, adapter.title(row)), row.hidden ? h(Chip, null, 'hidden') : null,
+            badges && badges.length ? badges.map((b) => h(Chip, {key: b.text, tone: b.tone}, b.text)) : null),
           h('span', {className: 'iiid-row__id'}, key),
           row.description ? h('span', {className: 'iiid-row__desc'}, row.description) : null,
           h('span', {className: 'iiid-row__meta'}, meta))));
-  }
+  });
 
   /** Picker with Selected / Available lists (§4.4). */
   function Picker({title, searchLabel, own, inherited, inheritedFrom, unknown, available, status, error, onRetry, onChange, failText}) {
@@ -1290,6 +1799,30 @@ function createBrowsers(ui) {
               }, h('code', null, item.id), item.description ? h('span', {className: 'iiid-muted'}, item.description) : null))))));
   }
 
+  /**
+   * The models list is asked once per page, not once per profile: without a router worker (a
+   * normal set-up) `router::models::list` does not exist, and the form says so once, quietly.
+   */
+  const models = {state: null, promise: null, toldFor: null, listeners: new Set()};
+  const loadModels = (force) => {
+    if (models.promise && !force) return models.promise;
+    models.promise = call('router::models::list', {}).then((res) => ({status: 'ready', items: modelIds(res), error: ''}),
+      (err) => ({status: 'error', items: [], error: cleanError(err)}))
+      .then((state) => { models.state = state; models.listeners.forEach((l) => l(state)); return state; });
+    return models.promise;
+  };
+  function useModels(entryKey) {
+    const [state, setState] = useState(models.state || {status: 'loading', items: [], error: ''});
+    const tellHere = models.toldFor == null || models.toldFor === entryKey;
+    useEffect(() => {
+      models.listeners.add(setState);
+      loadModels(false);
+      return () => { models.listeners.delete(setState); };
+    }, []);
+    useEffect(() => { if (tellHere && state.status === 'error') models.toldFor = entryKey; }, [tellHere, state.status, entryKey]);
+    return [state, () => loadModels(true), tellHere];
+  }
+
   /** Loads a picker catalog once per mount; failures stay inside the picker. */
   function useCatalog(fn, payload, map) {
     const [state, setState] = useState({status: 'loading', items: [], error: ''});
@@ -1303,11 +1836,11 @@ function createBrowsers(ui) {
   }
 
   /** The agent profile form: every field edits the draft text through setFrontmatterFields. */
-  function AgentForm({draft, onDraft, resolved, agents, creating, narrow}) {
+  function AgentForm({draft, onDraft, resolved, agents, creating, narrow, entryKey}) {
     const parsed = useMemo(() => parseFrontmatter(draft), [draft]);
     const f = parsed.fields;
     const set = (changes) => onDraft(setFrontmatterFields(draft, changes));
-    const [models, reloadModels] = useCatalog('router::models::list', {}, modelIds);
+    const [models, reloadModels, tellModels] = useModels(entryKey);
     const [functionsCatalog, reloadFunctions] = useCatalog('engine::functions::list', {}, (res) => {
       const rows = Array.isArray(res) ? res : (res && Array.isArray(res.functions) ? res.functions : []);
       return rows.map((r) => (typeof r === 'string' ? {id: r} : {id: r.function_id || r.id || r.name, description: r.description || ''}))
@@ -1336,8 +1869,8 @@ function createBrowsers(ui) {
         h('label', {className: 'iiid-field'}, h('span', {className: 'iiid-field__label'}, 'Model'),
           h(TextInput, {value: typeof f.model === 'string' ? f.model : '', onChange: (v) => set({model: v}), label: 'Model', placeholder: r.model || 'the send decides', list: modelListId}),
           h('datalist', {id: modelListId}, models.items.map((m) => h('option', {key: m, value: m}))),
-          models.status === 'error' ? h('span', {className: 'iiid-pickerfail', role: 'status'}, h('span', null, 'Models could not be loaded.'), ' ',
-            h('span', {className: 'iiid-muted'}, models.error), ' ', h(Button, {onClick: reloadModels}, 'Retry')) : null),
+          models.status === 'error' && tellModels ? h('span', {className: 'iiid-hint', title: models.error}, 'Models could not be loaded; type a model id. ',
+            h('button', {type: 'button', className: 'iiid-linkbtn', onClick: reloadModels}, 'Retry')) : null),
         h('label', {className: 'iiid-field'}, h('span', {className: 'iiid-field__label'}, 'Reasoning effort'),
           h('select', {className: 'iiid-select', 'aria-label': 'Reasoning effort', value: EFFORTS.includes(effort) || !effort ? effort : '__custom',
             onChange: (e) => set({reasoning_effort: e.target.value === '__custom' ? effort || 'custom' : (e.target.value || null)})},
@@ -1361,24 +1894,24 @@ function createBrowsers(ui) {
   }
 
   /** Skill structured fields (Title, Description) above the markdown body. */
-  function SkillFields({draft, onDraft, mode, narrow, ratio, onRatio}) {
+  function SkillFields({draft, onDraft, mode, narrow, ratio, onRatio, readOnly}) {
     const parsed = useMemo(() => parseFrontmatter(draft), [draft]);
     const f = parsed.fields;
     const titleKey = Object.prototype.hasOwnProperty.call(f, 'title') ? 'title' : 'name';
-    const editor = h(Editor, {value: parsed.body, label: 'Skill body', rows: narrow ? 12 : 20,
+    const editor = h(Editor, {value: parsed.body, label: 'Skill body', rows: narrow ? 12 : 20, readOnly,
       onChange: (body) => onDraft(setFrontmatterFields(draft, {body}))});
     const effective = narrow && mode === 'split' ? 'edit' : mode;
     return h('div', {className: 'iiid-skilldoc'},
       h('div', {className: 'iiid-grid'},
         h('label', {className: 'iiid-field'}, h('span', {className: 'iiid-field__label'}, 'Title'),
-          h(TextInput, {value: typeof f[titleKey] === 'string' ? f[titleKey] : '', label: 'Title', onChange: (v) => onDraft(setFrontmatterFields(draft, {[titleKey]: v}))})),
+          h(TextInput, {value: typeof f[titleKey] === 'string' ? f[titleKey] : '', label: 'Title', disabled: readOnly, onChange: (v) => onDraft(setFrontmatterFields(draft, {[titleKey]: v}))})),
         h('label', {className: 'iiid-field'}, h('span', {className: 'iiid-field__label'}, 'Description'),
-          h(TextInput, {value: typeof f.description === 'string' ? f.description : '', label: 'Description', onChange: (v) => onDraft(setFrontmatterFields(draft, {description: v}))}))),
+          h(TextInput, {value: typeof f.description === 'string' ? f.description : '', label: 'Description', disabled: readOnly, onChange: (v) => onDraft(setFrontmatterFields(draft, {description: v}))}))),
       h(SplitLayout, {mode: effective, ratio, onRatio, editor, preview: h(Markdown, {content: parsed.body})}));
   }
 
   /** The generic browser of one collection: list, filter, document, save, revert, delete, create. */
-  function EntryBrowser({adapter, visible, narrow, pane, request, onDirty, setNarrowDocument}) {
+  function EntryBrowser({adapter, visible, narrow, pane, request, onDirty, setNarrowDocument, kits}) {
     const [list, setList] = useState({status: 'loading', rows: [], error: ''});
     const [filter, setFilter] = useState('');
     const [doc, setDoc] = useState(null);
@@ -1389,6 +1922,10 @@ function createBrowsers(ui) {
     docRef.current = doc;
     const filterRef = useRef(null);
     const rootRef = useRef(null);
+    const sidebarRef = useRef(null);
+    const [roots, setRoots] = useState(null);
+    const [readOnlyIds, setReadOnlyIds] = useState(() => new Set());
+    const deferredFilter = typeof React.useDeferredValue === 'function' ? React.useDeferredValue(filter) : filter;
     const updateView = (patch) => setViewState((current) => {
       const next = {...current, ...patch};
       storageSet(`view:${pane}:${adapter.collection}`, next);
@@ -1404,6 +1941,9 @@ function createBrowsers(ui) {
     }, (err) => { setList((s) => ({status: s.rows.length ? 'ready' : 'error', rows: s.rows, error: cleanError(err)})); return null; }), [adapter]);
 
     useEffect(() => { loadList(); }, [loadList]);
+    /** Ids with a built-in behind them: this version's bundled profiles plus any row listed as built-in. */
+    const builtinIds = useMemo(() => new Set(adapter.collection === 'agents'
+      ? [...BUILTIN_AGENT_IDS, ...list.rows.filter(isBuiltinRow).map((row) => adapter.key(row))] : []), [list.rows, adapter]);
 
     const draftKey = (key) => `draft:${adapter.collection}:${key ?? 'new'}`;
     const dirty = !!doc && doc.draft !== doc.loaded;
@@ -1421,12 +1961,27 @@ function createBrowsers(ui) {
 
     const fetchEntry = (key) => call(adapter.get, {id: key, raw: true});
 
+    // Read-only skills live in the agent-skills roots: the configured folders, read once.
+    useEffect(() => {
+      if (adapter.collection !== 'skills' || roots) return;
+      call('configuration::get', {id: 'iii-directory'}).then((res) => setRoots(readOnlyRoots(res && typeof res === 'object' && res.value ? res.value : res)),
+        () => setRoots(readOnlyRoots(null)));
+    }, [adapter, roots]);
+    const rootsRef = useRef(roots);
+    rootsRef.current = roots;
+    const noteOrigin = (key, res) => {
+      if (adapter.collection !== 'skills' || !res) return;
+      const readOnly = isReadOnlyPath(res.path, rootsRef.current || readOnlyRoots(null));
+      setReadOnlyIds((ids) => (ids.has(key) === readOnly ? ids : (() => { const next = new Set(ids); if (readOnly) next.add(key); else next.delete(key); return next; })()));
+    };
+
     const open = useCallback((key, {force} = {}) => {
       const mine = ++token.current;
       setDoc({key, loading: true, loaded: '', draft: '', state: 'loading', resolved: null, banner: null, error: ''});
       fetchEntry(key).then((res) => {
         if (token.current !== mine) return;
         const text = adapter.text(res);
+        noteOrigin(key, res);
         const stored = force ? null : storageGet(draftKey(key), null);
         const restored = stored && typeof stored.content === 'string' && stored.content !== text ? stored.content : null;
         setDoc({key, loading: false, loaded: text, draft: restored ?? text, state: 'ready', resolved: res,
@@ -1450,6 +2005,15 @@ function createBrowsers(ui) {
     const select = (key) => {
       if (docRef.current && !docRef.current.creating && docRef.current.key === key) return;
       guard(() => open(key), key);
+    };
+
+    /** Start a new skill in the skills folder holding a read-only skill's text. */
+    const copyToSkills = () => {
+      const current = docRef.current;
+      if (!current) return;
+      const base = `${current.key}-copy`;
+      token.current += 1;
+      setDoc({creating: true, key: null, newId: base, loading: false, loaded: '', draft: current.loaded, state: 'ready', resolved: null, banner: null, error: ''});
     };
 
     const startCreate = () => guard(() => {
@@ -1498,10 +2062,16 @@ function createBrowsers(ui) {
     const scheduleRefresh = useCoalesced(refreshOpen, 250);
     useSubscription(adapter.trigger, adapter.topic, adapter.subscriber, () => scheduleRefresh());
 
-    const save = async () => {
+    /** Open the compare view of the draft against `disk`, the file's text now. */
+    const showCompare = (disk, diskResolved) => setDoc((d) => (d ? {...d, saving: false, saveError: '', compare: {disk, diskResolved}} : d));
+
+    const save = async ({base} = {}) => {
       const current = docRef.current;
       if (!current || current.saving || current.banner === 'gone') return;
-      setDoc((d) => ({...d, saving: true, saveError: ''}));
+      if (!current.creating && current.draft === current.loaded && base == null) return;
+      if (base == null && current.banner === 'changed' && current.diskText != null) { showCompare(current.diskText, current.diskResolved); return; }
+      const expected = sha256Hex(base ?? current.loaded);
+      setDoc((d) => ({...d, saving: true, saveError: '', compare: null}));
       try {
         let key = current.key;
         if (current.creating) {
@@ -1519,12 +2089,12 @@ function createBrowsers(ui) {
             if (added.length) await call('directory::agents::functions::add', {id: key, functions: added});
             if (removed.length) await call('directory::agents::functions::remove', {id: key, functions: removed});
           } else {
-            const res = await call(adapter.update, {id: key, content: current.draft});
+            const res = await call(adapter.update, {id: key, content: current.draft, expected_sha256: expected});
             key = res.id || key;
           }
           storageSet(draftKey(current.key), null);
         } else {
-          const res = await call(adapter.update, {id: key, content: current.draft});
+          const res = await call(adapter.update, {id: key, content: current.draft, expected_sha256: expected});
           storageSet(draftKey(current.key), null);
           key = res.id || key;
         }
@@ -1534,8 +2104,33 @@ function createBrowsers(ui) {
         setDoc({key, loading: false, loaded: text, draft: text, state: 'ready', resolved: res, banner: null, error: '', justSaved: true});
         loadList();
       } catch (err) {
-        setDoc((d) => ({...d, saving: false, saveError: cleanError(err)}));
+        if (!current.creating && isStaleWrite(err)) {
+          try {
+            const res = await fetchEntry(current.key);
+            showCompare(adapter.text(res), res);
+            return;
+          } catch { /* fall through to the plain error */ }
+        }
+        setDoc((d) => ({...d, saving: false, saveError: cleanError(err), saveOp: current.creating ? 'create' : 'update'}));
       }
+    };
+
+    /** The compare view's three ways out: take the disk text, merge both, or write the draft over it. */
+    const resolveCompare = (how) => {
+      const current = docRef.current;
+      if (!current || !current.compare) return;
+      const {disk, diskResolved} = current.compare;
+      if (how === 'reload') {
+        storageSet(draftKey(current.key), null);
+        setDoc((d) => ({...d, loaded: disk, draft: disk, resolved: diskResolved || d.resolved, banner: null, diskText: null, compare: null, mergeConflicts: 0}));
+      } else if (how === 'merge') {
+        const merged = merge3(current.loaded, current.draft, disk);
+        setDoc((d) => ({...d, loaded: disk, draft: merged.text, resolved: diskResolved || d.resolved, banner: null, diskText: null, compare: null,
+          mergeConflicts: merged.conflicts}));
+      } else if (how === 'overwrite') {
+        setDoc((d) => ({...d, compare: null}));
+        save({base: disk});
+      } else setDoc((d) => ({...d, compare: null}));
     };
 
     const revert = () => {
@@ -1559,49 +2154,86 @@ function createBrowsers(ui) {
         setDoc(null);
         loadList();
       } catch (err) {
-        setDoc((d) => ({...d, saveError: cleanError(err)}));
+        setDoc((d) => ({...d, saveError: cleanError(err), saveOp: 'delete'}));
       }
     };
 
-    // `/` focuses the filter; Ctrl/Cmd+S saves while focus is inside the page.
+    // Ctrl/Cmd+S saves while focus is inside the page; `/` focuses the filter from anywhere on
+    // the page (not while typing, not while a dialog is open, only while this list is shown).
+    const saveRef = useRef(save);
+    saveRef.current = save;
     useEffect(() => {
       if (!visible) return undefined;
       const node = rootRef.current;
-      if (!node) return undefined;
-      const onKey = (e) => {
-        if ((e.ctrlKey || e.metaKey) && (e.key === 's' || e.key === 'S')) { e.preventDefault(); save(); return; }
-        const tag = e.target && e.target.tagName;
-        const typing = tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT' || (e.target && e.target.isContentEditable);
-        if (e.key === '/' && !typing && filterRef.current) { e.preventDefault(); filterRef.current.focus(); }
+      if (!node || !globalThis.document) return undefined;
+      const onSave = (e) => {
+        if ((e.ctrlKey || e.metaKey) && (e.key === 's' || e.key === 'S')) { e.preventDefault(); saveRef.current(); }
       };
-      node.addEventListener('keydown', onKey);
-      return () => node.removeEventListener('keydown', onKey);
-    });
+      const onSlash = (e) => {
+        if (e.key !== '/' || e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented) return;
+        const target = e.target;
+        const tag = target && target.tagName;
+        const typing = tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT' || (target && target.isContentEditable);
+        if (typing || globalThis.document.querySelector('[data-iii-ui="iii-directory"] [role="dialog"]')) return;
+        const filterNode = filterRef.current;
+        if (!filterNode || filterNode.getClientRects().length === 0) return;
+        e.preventDefault();
+        filterNode.focus();
+      };
+      node.addEventListener('keydown', onSave);
+      globalThis.document.addEventListener('keydown', onSlash);
+      return () => { node.removeEventListener('keydown', onSave); globalThis.document.removeEventListener('keydown', onSlash); };
+    }, [visible]);
 
-    const q = filter.trim().toLowerCase();
-    const rows = list.rows.filter((row) => !q || [adapter.key(row), adapter.title(row), row.description].some((t) => typeof t === 'string' && t.toLowerCase().includes(q)));
+    const entries = useMemo(() => list.rows.map((row) => ({row, key: adapter.key(row), hay: rowHaystack(adapter, row)})), [list.rows, adapter]);
+    const items = useMemo(() => listItems(entries, deferredFilter, adapter.collection === 'skills'), [entries, deferredFilter, adapter]);
+    const rowCount = useMemo(() => items.reduce((n, item) => n + (item.type === 'row' ? 1 : 0), 0), [items]);
+    const selectRef = useRef(select);
+    selectRef.current = select;
+    const onOpen = useCallback((key) => selectRef.current(key), []);
+    const badgeMap = useMemo(() => {
+      const context = {kits, builtinIds, readOnlyIds};
+      return new Map(list.rows.map((row) => [adapter.key(row), originBadges(adapter.collection, row, context)]));
+    }, [list.rows, kits, builtinIds, readOnlyIds, adapter]);
     const panes = narrowPanes({narrow, creating: !!(doc && doc.creating), selected: !!doc});
     const selectedRow = doc && !doc.creating ? list.rows.find((row) => adapter.key(row) === doc.key) : null;
-    const builtin = !!(selectedRow && (selectedRow.builtin || (selectedRow.source && selectedRow.source.kind === 'builtin')));
+    const builtin = !!selectedRow && isBuiltinRow(selectedRow);
+    const overridesBuiltin = adapter.collection === 'agents' && !!selectedRow && !builtin && builtinIds.has(adapter.key(selectedRow));
+    const openExisting = (key) => { token.current += 1; open(key); };
+    const onErrorAction = (action) => {
+      if (action === 'open' && doc && doc.creating) openExisting(doc.newId.trim());
+      else if (action === 'reload') loadList();
+      else if (action === 'copy') copyToSkills();
+    };
 
-    const sidebar = h('aside', {className: 'iiid-sidebar', hidden: !panes.list},
+    const sidebar = h('aside', {className: 'iiid-sidebar', hidden: !panes.list, ref: sidebarRef},
       h('div', {className: 'iiid-sidebar__tools'},
         h(Button, {variant: 'primary', onClick: startCreate}, h(Icon, {name: 'plus', size: 14}), ' ', adapter.newLabel),
-        h(TextInput, {value: filter, onChange: setFilter, label: 'Filter', placeholder: 'Filter  /', inputRef: filterRef,
+        h(TextInput, {value: filter, onChange: setFilter, label: 'Filter', placeholder: adapter.collection === 'skills' ? 'Filter by id, title or summary  /' : 'Filter  /', inputRef: filterRef,
           onKeyDown: (e) => { if (e.key === 'Escape') setFilter(''); }})),
-      h('div', {className: 'iiid-count'}, plural(rows.length, adapter.noun)),
+      h('div', {className: 'iiid-count'}, plural(rowCount, adapter.noun)),
       list.status === 'loading' ? h(Skeleton, null)
         : list.status === 'error' ? h(Alert, {title: adapter.loadError}, h('p', null, list.error), h(Button, {onClick: loadList}, 'Retry'))
-          : rows.length === 0 ? h('p', {className: 'iiid-empty'}, adapter.empty)
-            : h('ul', {className: 'iiid-list', 'aria-label': adapter.nouns}, rows.map((row) => h(EntryRow, {key: adapter.key(row), adapter, row,
-              active: !!doc && doc.key === adapter.key(row), onOpen: select}))));
+          : rowCount === 0 && list.rows.length > 0 ? h('div', {className: 'iiid-empty'}, h('p', null, `No ${adapter.nouns} match “${deferredFilter.trim()}”.`),
+            h(Button, {onClick: () => setFilter('')}, 'Clear filter'))
+          : rowCount === 0 ? h('p', {className: 'iiid-empty'}, adapter.empty)
+            : h(WindowedList, {items, label: adapter.nouns, scrollRef: sidebarRef, activeKey: doc && !doc.creating ? doc.key : null,
+              renderRow: (item, active) => h(EntryRow, {key: item.key, adapter, row: item.row, active, onOpen,
+                badges: badgeMap.get(item.key)})}));
 
     let document = null;
     if (doc) {
       const isDirty = doc.draft !== doc.loaded;
-      const saveState = doc.saving ? 'Saving…' : (doc.saveError ? doc.saveError : (isDirty ? 'Unsaved changes' : 'Saved'));
-      const idOk = !doc.creating || (adapter.idOk(doc.newId.trim()) && (adapter.collection !== 'agents' || String(parseFrontmatter(doc.draft).fields.name || '').trim() !== ''));
+      const saveState = doc.saving ? 'Saving…' : (doc.saveError ? 'Not saved' : (isDirty ? 'Unsaved changes' : (doc.creating ? 'Not created yet' : 'Saved')));
+      const newId = doc.creating ? doc.newId.trim() : '';
+      const clash = newId ? list.rows.find((row) => adapter.key(row) === newId) : null;
+      const clashBuiltin = !!clash && isBuiltinRow(clash);
+      const idOk = !doc.creating || (adapter.idOk(newId) && (!clash || clashBuiltin)
+        && (adapter.collection !== 'agents' || String(parseFrontmatter(doc.draft).fields.name || '').trim() !== ''));
       const modes = [{value: 'edit', label: 'Edit'}, {value: 'split', label: 'Split', disabled: narrow}, {value: 'preview', label: 'Preview'}];
+      const readOnly = adapter.collection === 'skills' && !doc.creating && readOnlyIds.has(doc.key);
+      const kitOwner = doc.creating ? null : (adapter.collection === 'skills' ? kitOfSkill(doc.key, kits)
+        : (selectedRow && selectedRow.source && selectedRow.source.kind === 'kit' ? selectedRow.source.kit : null));
       const mode = narrow && view.mode === 'split' ? 'edit' : view.mode;
       document = h('section', {className: 'iiid-doc', hidden: !panes.document, 'aria-label': doc.creating ? adapter.newLabel : `${adapter.crumb} ${doc.key}`},
         h('div', {className: 'iiid-doc__bar'},
@@ -1610,15 +2242,26 @@ function createBrowsers(ui) {
           h('span', {className: 'iiid-spacer'}),
           h(Choice, {label: 'View mode', value: mode, onChange: setView, options: modes}),
           h('span', {className: `iiid-savestate${doc.saveError ? ' is-error' : ''}`, role: 'status'}, saveState),
-          doc.creating
-            ? h(Button, {variant: 'primary', disabled: !idOk || doc.saving, onClick: save}, doc.saving ? 'Saving…' : 'Create')
-            : h(Button, {variant: 'primary', disabled: doc.saving || doc.banner === 'gone' || doc.state !== 'ready', onClick: save}, doc.saving ? 'Saving…' : 'Save'),
-          h(Button, {disabled: !isDirty, onClick: revert}, 'Revert'),
-          !doc.creating && !builtin ? h(Button, {variant: 'danger', onClick: () => setConfirm({kind: 'delete', key: doc.key}), disabled: doc.state !== 'ready'}, 'Delete') : null),
+          readOnly ? h(Button, {variant: 'primary', onClick: copyToSkills}, 'Copy to skills folder')
+          : doc.creating
+            ? h(Button, {variant: 'primary', disabled: !idOk || doc.saving, onClick: () => save()}, doc.saving ? 'Saving…' : (clashBuiltin ? 'Create override' : 'Create'))
+            : h(Button, {variant: 'primary', disabled: doc.saving || !isDirty || doc.banner === 'gone' || doc.state !== 'ready', onClick: () => save(),
+              title: isDirty ? undefined : 'Nothing changed since the last save'}, doc.saving ? 'Saving…' : 'Save'),
+          readOnly ? null : h(Button, {disabled: !isDirty, onClick: revert}, 'Revert'),
+          !doc.creating && !builtin && !readOnly ? h(Button, {variant: 'danger', onClick: () => setConfirm({kind: 'delete', key: doc.key, override: overridesBuiltin}), disabled: doc.state !== 'ready'},
+            overridesBuiltin ? 'Delete override' : 'Delete') : null),
         doc.banner === 'changed' ? h(Alert, {tone: 'warn', role: 'alert'}, h('span', null, `${doc.key} changed on disk while you were editing.`), ' ',
           h(Button, {onClick: reloadFromDisk}, 'Reload'), h(Button, {variant: 'ghost', onClick: () => setDoc((d) => ({...d, banner: null}))}, 'Keep editing')) : null,
         doc.banner === 'gone' ? h(Alert, {tone: 'alert'}, `${doc.key} no longer exists on disk.`) : null,
-        doc.saveError ? h(Alert, {tone: 'alert'}, doc.saveError) : null,
+        readOnly ? h(Alert, {tone: 'neutral', role: 'status'}, h('span', null, 'Read-only: another tool installed this skill in an agent-skills folder. Copy it to your skills folder to change it.')) : null,
+        kitOwner && isDirty ? h(Alert, {tone: 'warn', role: 'status'},
+          `This ${adapter.noun} comes from kit ${kitOwner}. Saving makes it differ from the kit; the next update of the kit will ask you to merge.`) : null,
+        doc.mergeConflicts ? h(Alert, {tone: 'warn', role: 'status'}, `The merge left ${plural(doc.mergeConflicts, 'conflict')}: keep one side of each block between <<<<<<< and >>>>>>>, then save.`) : null,
+        h(ErrorNote, {error: doc.saveError, context: {op: doc.saveOp || 'update', noun: adapter.noun}, onAction: onErrorAction}),
+        clash && clashBuiltin ? h(Alert, {tone: 'warn', role: 'status'},
+          `“${newId}” is a built-in ${adapter.noun}. Creating it saves a local override that replaces the built-in; new sessions that use “${newId}” get yours until you delete it.`) : null,
+        clash && !clashBuiltin ? h('div', {className: 'iiid-banner iiid-banner--warn iiid-banner--row', role: 'status'},
+          h('span', null, `${/^[aeiou]/.test(adapter.noun) ? 'An' : 'A'} ${adapter.noun} with this id already exists.`), h(Button, {onClick: () => openExisting(newId)}, 'Open it')) : null,
         doc.creating ? h('label', {className: 'iiid-field'}, h('span', {className: 'iiid-field__label'}, 'Id'),
           h(TextInput, {value: doc.newId, label: adapter.idLabel, placeholder: adapter.collection === 'skills' ? 'team/how-to' : 'my-agent',
             onChange: (v) => setDoc((d) => {
@@ -1631,21 +2274,30 @@ function createBrowsers(ui) {
         doc.state === 'loading' ? h(Skeleton, {rows: 6})
           : doc.state === 'error' ? h(Alert, {title: `Could not load ${doc.key}.`}, doc.error)
             : adapter.collection === 'skills'
-              ? h(SkillFields, {draft: doc.draft, onDraft, mode, narrow, ratio: view.ratio, onRatio: setRatio})
+              ? h(SkillFields, {draft: doc.draft, onDraft, mode, narrow, ratio: view.ratio, onRatio: setRatio, readOnly})
               : h(SplitLayout, {mode, ratio: view.ratio, onRatio: setRatio,
-                editor: h(AgentForm, {draft: doc.draft, onDraft, resolved: doc.resolved, agents: list.rows, creating: doc.creating, narrow}),
+                editor: h(AgentForm, {draft: doc.draft, onDraft, resolved: doc.resolved, agents: list.rows, creating: doc.creating, narrow, entryKey: doc.creating ? '' : doc.key}),
                 preview: h(Markdown, {content: parseFrontmatter(doc.draft).body})}));
     } else if (!narrow) {
-      document = h('section', {className: 'iiid-doc iiid-doc--empty'}, h('p', {className: 'iiid-muted'}, `Select a ${adapter.noun} or start a new one.`));
+      document = h('section', {className: 'iiid-doc iiid-doc--empty'}, h('p', {className: 'iiid-muted'}, `Select ${/^[aeiou]/.test(adapter.noun) ? 'an' : 'a'} ${adapter.noun} or start a new one.`));
     }
 
     return h('div', {className: 'iiid-browser', ref: rootRef, hidden: !visible},
       sidebar, document,
       h(Confirm, {open: !!confirm && confirm.kind === 'discard', title: 'Discard changes?', text: confirm && confirm.kind === 'discard' ? `Discard unsaved changes to ${confirm.key}?` : '',
         confirmLabel: 'Discard', danger: true, onCancel: () => setConfirm(null), onConfirm: () => { const then = confirm.then; setConfirm(null); then(); }}),
-      h(Confirm, {open: !!confirm && confirm.kind === 'delete', title: `Delete ${adapter.noun}?`,
-        text: confirm && confirm.kind === 'delete' ? `Delete ${adapter.noun} “${confirm.key}”? This removes its file and cannot be undone.` : '',
-        confirmLabel: 'Delete', danger: true, onCancel: () => setConfirm(null), onConfirm: remove}));
+      h(Confirm, {open: !!confirm && confirm.kind === 'delete', title: confirm && confirm.override ? 'Delete your override?' : `Delete ${adapter.noun}?`,
+        text: confirm && confirm.kind === 'delete' ? (confirm.override
+          ? `Delete your local “${confirm.key}”? Its file is removed and the built-in “${confirm.key}” ${adapter.noun} is used again.`
+          : `Delete ${adapter.noun} “${confirm.key}”? This removes its file and cannot be undone.`) : '',
+        confirmLabel: confirm && confirm.override ? 'Delete override' : 'Delete', danger: true, onCancel: () => setConfirm(null), onConfirm: remove}),
+      doc && doc.compare ? h(Dialog, {open: true, wide: true, title: `${doc.key} changed on disk`, onClose: () => resolveCompare('cancel'),
+        footer: [
+          h(Button, {key: 'reload', onClick: () => resolveCompare('reload')}, 'Reload'),
+          h(Button, {key: 'merge', onClick: () => resolveCompare('merge')}, 'Merge'),
+          h(Button, {key: 'overwrite', variant: 'danger', onClick: () => resolveCompare('overwrite')}, 'Overwrite')]},
+      h('p', {className: 'iiid-muted'}, 'The file changed on disk after you opened it. Left: the file on disk. Right: your draft. Reload takes the disk version, Merge combines both, Overwrite saves your draft over it.'),
+      h(DiffView, {left: doc.compare.disk, right: doc.draft, leftCaption: `disk/${doc.key}`, rightCaption: `yours/${doc.key}`, narrow})) : null);
   }
 
   return {EntryBrowser, AgentForm, Picker};
@@ -1686,7 +2338,7 @@ export function withCode(h, text) {
 
 function createKits(ui) {
   const {h, React, host, Button, TextInput, Markdown, Choice, Tabs, Chip, Alert, Skeleton, Confirm, Icon, CodeLine, CopyButton, DiffDialog,
-    useSubscription, useCoalesced, call} = ui;
+    ErrorNote, useSubscription, useCoalesced, call} = ui;
   const {useState, useEffect, useRef, useCallback} = React;
 
   const KitMark = ({kit}) => h('span', {className: 'iiid-kitmark', 'aria-hidden': 'true'}, kitInitials(kit));
@@ -1700,7 +2352,7 @@ function createKits(ui) {
         h(Button, {onClick: onCheck, disabled: checking}, checking ? 'Checking…' : 'Updates')),
       checkError ? h(Alert, null, checkError) : null,
       loading && !data ? h(Skeleton, null)
-        : error && !data ? h(Alert, {title: 'Kits could not be loaded.'}, h('p', null, error), h(Button, {onClick: reload}, 'Retry'))
+        : error && !data ? h(Alert, {title: 'Kits could not be loaded.'}, h(Button, {onClick: reload}, 'Retry'))
           : [
             h('div', {key: 'count', className: 'iiid-count'}, `${kits.length} installed · ${pending.length} to review`),
             pending.length ? h('section', {key: 'pending', className: 'iiid-group', 'aria-label': 'Needs review'},
@@ -1734,7 +2386,7 @@ function createKits(ui) {
     return 'up to date';
   }
 
-  function Overview({data, route, onRoute, checking, onCheck, openUpdate, busyKit, notice, setNotice}) {
+  function Overview({data, loadError, loading, reload, route, onRoute, checking, onCheck, openUpdate, busyKit, notice, setNotice}) {
     const [text, setText] = useState('');
     const [busy, setBusy] = useState(false);
     const [error, setError] = useState('');
@@ -1775,12 +2427,15 @@ function createKits(ui) {
         installing ? h(Button, {onClick: () => onRoute({name: 'home'})}, 'Cancel') : null),
       h('p', {className: 'iiid-muted'}, 'Nothing is written until you review the plan.'),
       h(CodeLine, {text: `iii trigger directory::download-kit kit=${reference}`}),
-      error ? h(Alert, {title: 'That did not work.'}, h('p', null, error), h(Button, {onClick: () => setError('')}, 'Dismiss')) : null,
+      error ? h(ErrorNote, {error, context: {op: 'install'}, onAction: (action) => { if (action === 'retry') submit(); }}) : null,
       h('div', {className: 'iiid-pagehead'},
         h('h3', {className: 'iiid-h3'}, 'Installed'),
         data && data.updates_checked_at ? h('span', {className: 'iiid-muted'}, `checked ${formatAgo(data.updates_checked_at)}`) : null),
       data && data.updates_error ? h(Alert, {tone: 'warn'}, `Last update check failed: ${data.updates_error}`) : null,
-      kits.length === 0 ? h('div', {className: 'iiid-emptycard'}, h('p', null, 'No kits installed'),
+      !data ? (loadError ? h(Alert, {title: 'Installed kits could not be loaded.'}, h('p', null, humanError(loadError, {op: 'list'}).sentence), h(Button, {onClick: reload}, 'Retry'),
+        h('details', {className: 'iiid-errornote__details'}, h('summary', null, 'Details'), h('pre', {className: 'iiid-errornote__raw'}, loadError)))
+        : h(Skeleton, {rows: 2}))
+      : kits.length === 0 ? h('div', {className: 'iiid-emptycard'}, h('p', null, 'No kits installed'),
         h('p', {className: 'iiid-muted'}, 'Or from a terminal: ', h('code', null, 'iii trigger directory::download-kit kit=<author>/<kit>')))
         : h('div', {className: 'iiid-cards'}, kits.map((k) => {
           const status = updateStatus(k);
@@ -2056,7 +2711,7 @@ function createKits(ui) {
     else if (route.name === 'plan') {
       work = h(PlanRoute, {key: route.planId, planId: route.planId, onRoute, onOpenAgent, plansState: plansState.current, narrow,
         notice: planNotice && planNotice.planId === route.planId ? planNotice.text : null, refreshList: reload});
-    } else work = h(Overview, {data, route, onRoute, checking, onCheck: check, openUpdate, busyKit, notice, setNotice});
+    } else work = h(Overview, {data, loadError: error, loading, reload, route, onRoute, checking, onCheck: check, openUpdate, busyKit, notice, setNotice});
     return h('div', {className: 'iiid-browser iiid-kits', hidden: !visible},
       sideVisible ? h(KitsSidebar, {data, error, loading, onRoute, route, checking, onCheck: check, checkError, reload}) : null,
       workVisible ? h('section', {className: 'iiid-doc iiid-kits__work'},
@@ -2071,7 +2726,7 @@ function createKits(ui) {
 // ============================================================================ page shell (§4.2)
 
 function createShell(ui, browsers, kits) {
-  const {h, React, Choice, Icon, useSubscription, useCoalesced, call} = ui;
+  const {h, React, host, Choice, Icon, useSubscription, useCoalesced, call} = ui;
   const {useState, useEffect, useRef, useCallback} = React;
   const {EntryBrowser} = browsers;
   const {KitsView} = kits;
@@ -2098,7 +2753,12 @@ function createShell(ui, browsers, kits) {
       storageSet(`collection:${pane}`, next);
     };
 
-    const loadBadge = useCallback(() => call('directory::kits::list', {}).then((res) => setAttention(Number(res && res.attention) || 0), () => {}), []);
+    const [kitNames, setKitNames] = useState([]);
+    const loadBadge = useCallback(() => call('directory::kits::list', {}).then((res) => {
+      setAttention(Number(res && res.attention) || 0);
+      const names = ((res && res.kits) || []).map((k) => k.kit).filter((k) => typeof k === 'string').sort();
+      setKitNames((was) => (was.join('\n') === names.join('\n') ? was : names));
+    }, () => {}), []);
     useEffect(() => { loadBadge(); }, [loadBadge]);
     const scheduleBadge = useCoalesced(loadBadge, 250);
     useSubscription('directory::kits::on-change', 'kits-on-change', 'badge', (payload) => {
@@ -2115,6 +2775,16 @@ function createShell(ui, browsers, kits) {
       });
       observer.observe(node);
       return () => observer.disconnect();
+    }, []);
+
+    // The engine connection, from the console's connection-state listener when it has one.
+    const [connection, setConnection] = useState('connected');
+    useEffect(() => {
+      const iii = host && host.iii;
+      if (!iii || typeof iii.addConnectionStateListener !== 'function') return undefined;
+      let off = null;
+      try { off = iii.addConnectionStateListener((state) => setConnection(typeof state === 'string' ? state : 'connected')); } catch { return undefined; }
+      return () => { try { if (typeof off === 'function') off(); } catch { /* already gone */ } };
     }, []);
 
     const anyDirty = Object.values(dirty).some(Boolean);
@@ -2141,7 +2811,7 @@ function createShell(ui, browsers, kits) {
     const badge = attentionBadge(attention);
     const options = [
       {value: 'skills', label: 'Skills', ariaLabel: 'Skills', title: 'Skills', content: [h(Icon, {key: 'i', name: 'book'}), h('span', {key: 't', className: 'iiid-choice__text'}, 'Skills')]},
-      {value: 'agents', label: 'Agent Profiles', ariaLabel: 'Agent Profiles', title: 'Agent Profiles', content: [h(Icon, {key: 'i', name: 'person'}), h('span', {key: 't', className: 'iiid-choice__text'}, 'Agents')]},
+      {value: 'agents', label: 'Agent Profiles', ariaLabel: 'Agent Profiles', title: 'Agent Profiles', content: [h(Icon, {key: 'i', name: 'person'}), h('span', {key: 't', className: 'iiid-choice__text'}, 'Agent Profiles')]},
       {value: 'kits', label: 'Kits', ariaLabel: 'Kits', title: badge ? `Kits · ${attention} need attention` : 'Kits',
         content: [h(Icon, {key: 'i', name: 'puzzle'}), h('span', {key: 't', className: 'iiid-choice__text'}, 'Kits'), badge ? h('span', {key: 'b', className: 'iiid-badge', 'aria-hidden': 'true'}, badge) : null]},
     ];
@@ -2153,10 +2823,12 @@ function createShell(ui, browsers, kits) {
           h('p', {className: 'iiid-subtitle'}, 'Filesystem-backed skills, agent profiles and kits')),
         h('span', {className: 'iiid-spacer'}),
         typeof props.onRequestClose === 'function' ? h('button', {type: 'button', className: 'iiid-iconbtn', 'aria-label': 'Close', onClick: props.onRequestClose}, h(Icon, {name: 'close'})) : null),
+      connection !== 'connected' ? h('div', {className: 'iiid-banner iiid-banner--warn iiid-connection', role: 'status'},
+        connection === 'connecting' ? 'Reconnecting to the engine…' : 'Not connected to the engine. Your drafts are kept in this browser; saving works again once the connection is back.') : null,
       h('nav', {className: 'iiid-switcher'}, h(Choice, {label: 'Browse skills, agent profiles or kits', value: collection, onChange: setCollection, options})),
       h('div', {className: 'iiid-body'},
-        mounted.has('skills') ? h(EntryBrowser, {adapter: ADAPTERS.skills, visible: collection === 'skills', narrow, pane, request: requests.skills, onDirty: onDirty('skills')}) : null,
-        mounted.has('agents') ? h(EntryBrowser, {adapter: ADAPTERS.agents, visible: collection === 'agents', narrow, pane, request: requests.agents, onDirty: onDirty('agents')}) : null,
+        mounted.has('skills') ? h(EntryBrowser, {adapter: ADAPTERS.skills, visible: collection === 'skills', narrow, pane, request: requests.skills, onDirty: onDirty('skills'), kits: kitNames}) : null,
+        mounted.has('agents') ? h(EntryBrowser, {adapter: ADAPTERS.agents, visible: collection === 'agents', narrow, pane, request: requests.agents, onDirty: onDirty('agents'), kits: kitNames}) : null,
         mounted.has('kits') ? h(KitsView, {visible: collection === 'kits', narrow, request: requests.kits,
           onOpenAgent: (key) => navigate({collection: 'agents', key}), onEdit: (coll, key) => navigate({collection: coll, key})}) : null),
       pendingLink ? null : null);
