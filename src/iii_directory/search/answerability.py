@@ -13,11 +13,11 @@ scale:
 | `action` | whether the request's action class agrees with the action of a leading candidate (`vocabulary.function_actions`); None when the request names no known verb |
 | `extra` | an optional similarity from another lane (a static embedding on BM25-only hosts); used only when given |
 
-Before the signals, three classes are refused outright: a request whose words are mostly not
-words (`known_share` < `MIN_KNOWN_SHARE`); a request that names an excluded function id (the
-search itself, the engine control plane); an intrinsic need — summarising, reasoning, formatting
-for a person to read (`intrinsic_need`) — unless the catalog has a function whose id names that
-very verb. A "no" empties the capability's lane; guidance then says that nothing matched.
+Before the signals, three classes are refused outright: a request no more than half of whose
+words are words (`known_share` ≤ `MIN_KNOWN_SHARE`, 0.5); a request that names an excluded
+function id (the search itself, the engine control plane); an intrinsic need — summarising,
+reasoning, formatting for a person to read (`intrinsic_need`) — unless the catalog has a
+function whose id names that very verb. A "no" empties the capability's lane; guidance then says that nothing matched.
 """
 
 from __future__ import annotations
@@ -361,7 +361,7 @@ def refusal(text: str, terms: Sequence[str], documents: DocumentSet) -> str:
     if names_excluded_id(text):
         return "excluded"
     count, share = known_share(text, stats)
-    if count == 0 or share < MIN_KNOWN_SHARE:
+    if count == 0 or share <= MIN_KNOWN_SHARE:
         return "unreadable"
     if intrinsic_need(text, terms, stats):
         return "intrinsic"
