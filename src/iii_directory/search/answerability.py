@@ -323,7 +323,7 @@ def signals(text: str, terms: Sequence[str], documents: DocumentSet,
 
 COVERED = 0.4
 STRONG_CONTENT = 2.0
-FLOOR_COSINE = 0.25
+FLOOR_COSINE = 0.20
 CONFIDENT_COSINE = 0.45
 SUPPORTED_COSINE = 0.32
 
