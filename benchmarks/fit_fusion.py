@@ -91,7 +91,7 @@ def fit(data: list[Sample]) -> np.ndarray:
         others = [i for i, n in enumerate(names) if grades.get(n, 0) < 2]
         pairs.extend(rows[r] - rows[o] for r in relevant for o in others)
     differences = np.asarray(pairs)
-    weights = np.zeros(len(FEATURES))
+    weights = np.zeros(differences.shape[1])
     for _ in range(STEPS):
         margin = differences @ weights
         gradient = -(differences * (1.0 / (1.0 + np.exp(margin)))[:, None]).mean(0) + L2 * weights
