@@ -1,6 +1,7 @@
 """Fit the weights of the learned catalog fusion (`iii_directory.search.fusion.WEIGHTS`).
 
-    python benchmarks/fit_fusion.py [--eval-dir ../shared/eval] [--extra PATH ...]
+    python benchmarks/fit_fusion.py [--eval-dir ../shared/eval] [--extra PATH ...] \
+        [--heldout] [--without FEATURE ...]
 
 Uses the graded capabilities of the eval set's `dev` split and of our own case sets
 (`benchmarks/data/extra*_cases.json`, each file one split) — never the eval's `test` split. For every capability: the request as `directory::search_functions` sees it
@@ -12,6 +13,12 @@ each relevant candidate (grade ≥ 2) against each other candidate of the same c
 It prints the dense-only baseline, the cross-check (each set scored with weights fitted on the
 others: share of capabilities whose first candidate is relevant, share of relevant functions in
 the first twelve), and the weights fitted on all sets, ready to paste into `fusion.py`.
+
+`--heldout` adds the transfer check across catalogs: our independent catalog
+(`benchmarks/data/heldout_catalog.json`, its cases in `heldout_cases.json`) scored with weights
+fitted on the eval catalog's sets, and each eval-catalog set scored with weights fitted on the
+heldout catalog alone. The heldout cases never enter the weights printed for `fusion.py`.
+`--without FEATURE` fits with that feature's column zeroed (an ablation).
 """
 
 from __future__ import annotations
@@ -36,17 +43,25 @@ STEP_SIZE = 0.5
 Sample = tuple[list[str], np.ndarray, dict[str, int]]
 
 
-def graded_capabilities(path: Path, split: str) -> list[tuple[str, dict[str, int]]]:
-    """`(capability, {function_id: grade})` for every capability that a grade-≥ 2 qrel covers."""
+def graded_capabilities(path: Path, split: str | None) -> list[tuple[str, dict[str, int]]]:
+    """`(capability, {function_id: grade})` for every capability that a grade-≥ 2 qrel covers
+    (`split` None: every split)."""
     out = []
     for case in json.loads(path.read_text())["cases"]:
-        if case["split"] != split or case["kind"] == "no_match":
+        if (split is not None and case["split"] != split) or case["kind"] == "no_match":
             continue
         for index, capability in enumerate(case["capabilities"]):
             grades = {q["function_id"]: q["grade"] for q in case["qrels"] if index in q["covers"]}
             if any(g >= 2 for g in grades.values()):
                 out.append((capability, grades))
     return out
+
+
+def load_corpus(path: Path) -> Corpus:
+    records = json.loads(path.read_text())
+    return Corpus.build(
+        [tool_from_schema(r["function_id"], r.get("description"), r.get("request_schema"))
+         for r in records if not (r.get("metadata") or {}).get("internal")])
 
 
 def samples(corpus: Corpus, matrix: np.ndarray, encoder: Any,
@@ -76,7 +91,7 @@ def fit(data: list[Sample]) -> np.ndarray:
         others = [i for i, n in enumerate(names) if grades.get(n, 0) < 2]
         pairs.extend(rows[r] - rows[o] for r in relevant for o in others)
     differences = np.asarray(pairs)
-    weights = np.zeros(len(FEATURES))
+    weights = np.zeros(differences.shape[1])
     for _ in range(STEPS):
         margin = differences @ weights
         gradient = -(differences * (1.0 / (1.0 + np.exp(margin)))[:, None]).mean(0) + L2 * weights
@@ -103,13 +118,14 @@ def main() -> None:
     parser.add_argument("--extra", type=Path, action="append",
                         help="one of our case files (repeatable; default: every "
                              "benchmarks/data/extra*_cases.json)")
+    parser.add_argument("--heldout", action="store_true",
+                        help="also check transfer to and from benchmarks/data/heldout_catalog.json")
+    parser.add_argument("--without", action="append", default=[], choices=FEATURES,
+                        help="zero this feature's column (ablation; repeatable)")
     args = parser.parse_args()
     from _rank import dense
 
-    records = json.loads((args.eval_dir / "catalog.json").read_text())
-    corpus = Corpus.build(
-        [tool_from_schema(r["function_id"], r.get("description"), r.get("request_schema"))
-         for r in records if not (r.get("metadata") or {}).get("internal")])
+    corpus = load_corpus(args.eval_dir / "catalog.json")
     encoder = dense.Encoder()
     matrix = np.asarray(encoder.encode([tool.dense_text for tool in corpus.tools]), dtype=np.float32)
     extras = args.extra or sorted(Path("benchmarks/data").glob("extra*_cases.json"))
@@ -118,6 +134,18 @@ def main() -> None:
     for path in extras:
         split = json.loads(path.read_text())["cases"][0]["split"]
         sets[split] = samples(corpus, matrix, encoder, graded_capabilities(path, split))
+    def ablate(data: list[Sample]) -> list[Sample]:
+        if not args.without:
+            return data
+        columns = [FEATURES.index(name) for name in args.without]
+        out = []
+        for names, rows, grades in data:
+            rows = rows.copy()
+            rows[:, columns] = 0.0
+            out.append((names, rows, grades))
+        return out
+
+    sets = {name: ablate(data) for name, data in sets.items()}
     dense_only = np.zeros(len(FEATURES))
     dense_only[FEATURES.index("cos")] = 1.0
     for name, data in sets.items():
@@ -129,6 +157,21 @@ def main() -> None:
         print(f"fit on the others -> {held_out:6s}  first {first:.3f}  recall@12 {recall:.3f}  "
               "weights " + ",".join(f"{w:.3f}" for w in weights))
     weights = fit([sample for data in sets.values() for sample in data])
+    if args.heldout:
+        data_dir = Path(__file__).parent / "data"
+        other = load_corpus(data_dir / "heldout_catalog.json")
+        other_matrix = np.asarray(encoder.encode([tool.dense_text for tool in other.tools]),
+                                  dtype=np.float32)
+        heldout = ablate(samples(other, other_matrix, encoder,
+                                 graded_capabilities(data_dir / "heldout_cases.json", None)))
+        first, recall = quality(dense_only, heldout)
+        print(f"dense only   heldout  first {first:.3f}  recall@12 {recall:.3f}")
+        first, recall = quality(weights, heldout)
+        print(f"fit on the eval catalog -> heldout  first {first:.3f}  recall@12 {recall:.3f}")
+        transferred = fit(heldout)
+        for name, data in sets.items():
+            first, recall = quality(transferred, data)
+            print(f"fit on heldout -> {name:6s}  first {first:.3f}  recall@12 {recall:.3f}")
     print("WEIGHTS: tuple[float, ...] = (" + ", ".join(f"{w:.3f}" for w in weights) + ")")
     for name, weight in zip(FEATURES, weights):
         print(f"  {name:15s} {weight:+.3f}")

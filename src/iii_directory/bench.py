@@ -4,7 +4,8 @@
 
     python -m iii_directory.bench --catalog catalog.json --cases cases.json \\
         [--mode lexical --mode hybrid] [--split dev] [--repeat 3] [--json run.json] \\
-        [--metrics-json metrics.json]
+        [--metrics-json metrics.json] [--label NAME]
+    python -m iii_directory.bench --heldout        # our independent catalog, split `heldout`
 
 The catalog is a JSON array of function records (as for `iii-directory call --catalog`); the
 cases file is `{"version": 1, "cases": [...]}` with `id`, `split`, `kind` (`match` | `multi` |
@@ -34,6 +35,9 @@ RECALL_KS = (1, 3, 6, 12)
 MODES = ("lexical", "hybrid", "judge", "static")
 """`static`: lexical search with the static lane forced on (`search/static_lane.py`), as a host
 without the `dense` extra runs it; its responses report `search_mode` lexical."""
+HELDOUT_SPLIT = "heldout"
+"""The split name of our independent catalog's cases (benchmarks/data/heldout_*.json, written
+without seeing the eval set or our other case sets; all its cases are report-only)."""
 
 
 # -- metrics ------------------------------------------------------------------------------------
@@ -249,9 +253,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", help="YAML configuration seed (default: bench settings)")
     parser.add_argument("--json", dest="run_json", help="write the run file(s) for validate.py")
     parser.add_argument("--metrics-json", help="write the metrics per mode and split")
+    parser.add_argument("--label", help="report every case under this split name")
+    parser.add_argument("--heldout", action="store_true",
+                        help="the independent catalog and cases in benchmarks/data (heldout_*.json),"
+                             " reported as split `heldout`")
     args = parser.parse_args(argv)
+    if args.heldout:
+        data = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
+        args.catalog = args.catalog or str(data / "heldout_catalog.json")
+        args.cases = args.cases or str(data / "heldout_cases.json")
+        args.label = args.label or HELDOUT_SPLIT
 
     catalog, cases = load_inputs(args)
+    if args.label:
+        cases = [{**case, "split": args.label} for case in cases]
     splits = args.split or sorted({c["split"] for c in cases})
     selected = [c for c in cases if c["split"] in splits]
     modes = args.mode or ["lexical", "hybrid"]

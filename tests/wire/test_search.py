@@ -120,6 +120,24 @@ async def test_trigger_side_lane_lists_existing_bindings(wire: Any) -> None:
     assert row["config"]["configuration_id"] == "iii-directory"
 
 
+@pytest.mark.parametrize("mode", ["lexical", "hybrid"])
+async def test_an_unanswerable_capability_gets_an_honest_empty_answer(wire: Any, mode: str) -> None:
+    add_peers(wire)
+    await eventually(wire, "send an sms text message", lambda r: "sms::send" in ids(r))
+    if mode == "hybrid":
+        wire.directory.service(SearchService).use_encoder(FakeEncoder(), index_factory=ExactIndex,
+                                                          persist=False)
+        await set_mode(wire, "hybrid")
+        await eventually(wire, "send an sms text message", lambda r: r["search_mode"] == "hybrid")
+    for capability in ("qzvx wrplkt hhgrk", "directory::search_functions", "engine::functions::list",
+                       "summarise the text I pasted above", "simmer the onions gently until golden"):
+        response = await wire.call(SEARCH, {"capabilities": [capability]})
+        assert response["workers"] == [], capability
+        assert response["guidance"].startswith("No functions matched these capabilities")
+    served = await wire.call(SEARCH, {"capabilities": ["qzvx wrplkt", "send an sms text message"]})
+    assert ids(served)[0] == "sms::send"
+
+
 async def test_hybrid_mode_over_the_wire(wire: Any) -> None:
     add_peers(wire)
     service = wire.directory.service(SearchService)

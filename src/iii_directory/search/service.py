@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..errors import DirectoryError
+from .answerability import answerable_lanes, refusal
 from .call import SearchCall, best_tier
 from .catalog import CatalogFetchError, fetch_corpus
 from .corpus import Corpus
@@ -228,6 +229,8 @@ class SearchService:
         settings = ctx.settings
         corpus = self.corpus
         per_capability = [make_query(c) for c in kept]
+        per_capability = [None if q is None or refusal(q.text, q.terms, corpus.documents) else q
+                          for q in per_capability]
         call = SearchCall(
             ctx=ctx, settings=settings, corpus=corpus, dense=self.dense, judge=self.judge,
             judge_active=(settings.function_search_mode == "judge" and not self.judge.paused()
@@ -343,6 +346,8 @@ class SearchService:
         if dense is None:
             lexical, static_tails = await self.static.fuse_lanes(call, queries, pairs)
             lanes = [self._agree(call, q, lane) for q, lane in zip(queries, lexical)]
+            lanes = answerable_lanes(queries, documents, lanes, None, self._describe(call))
+            static_tails = [tail if lane else [] for tail, lane in zip(static_tails, lanes)]
             return [e if e is not None else lane for e, lane in zip(exact, lanes)], "lexical", static_tails, []
         lanes: list[Ranking] = []
         learned: list[bool] = []
@@ -360,6 +365,7 @@ class SearchService:
             lanes = ranked
         lanes = [lane if was_learned else self._agree(call, query, lane)
                  for query, lane, was_learned in zip(queries, lanes, learned)]
+        lanes = answerable_lanes(queries, documents, lanes, dense, self._describe(call))
         tails = [dense_tail(lane, lex, d, CATALOG) if d is not None and e is None else []
                  for lane, lex, d, e in zip(lanes, lexical, dense, exact)]
         learned = [was_learned and e is None for was_learned, e in zip(learned, exact)]

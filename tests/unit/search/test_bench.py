@@ -92,3 +92,9 @@ def test_bench_runs_the_handler_and_writes_run_and_metrics(tmp_path: Path, capsy
         assert key in written["dev"]
     out = capsys.readouterr().out
     assert "mode=lexical" in out and "split=dev" in out and "split=test" in out
+    assert main(["--eval-dir", str(tmp_path), "--mode", "lexical", "--label", "heldout",
+                 "--metrics-json", str(metrics)]) == 0
+    relabelled = json.loads(metrics.read_text())["lexical"]
+    assert set(relabelled) == {"reported_search_mode", "heldout"}
+    assert relabelled["heldout"]["ranked_cases"] == 1 and relabelled["heldout"]["no_match_cases"] == 1
+    assert "split=heldout" in capsys.readouterr().out

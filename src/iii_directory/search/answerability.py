@@ -1,0 +1,392 @@
+"""Answerability: does anything in this catalog serve a capability at all? (search.md §14.4, "an
+honest empty answer"; chosen for this project.)
+
+One decision per capability, in every mode, from signals that do not depend on one catalog's
+scale:
+
+| signal | meaning |
+|---|---|
+| `known_share` | share of the request's words that are words at all: in the catalog's own vocabulary or among the whole words of the MiniLM tokenizer's vocabulary (`tokenizer.json`, read with the standard library, so BM25-only hosts have it too) |
+| `rare_matched` | the content evidence of the best-matching document (`lexical_evidence`): request terms it matches that are neither ordinary English (`ORDINARY_RANK`) nor a bare verb, 1 each when its id names them, `DESCRIPTION_WEIGHT` (0.5) when only its description or arguments do — one shared ordinary word (`day`, `until`, `get`) is not evidence |
+| `coverage` | that document's IDF-weighted coverage of the request's informative (not ordinary) terms: `Σ idf(matched) / Σ idf(request terms)`, a term the catalog never uses weighing the most (`idf = ln((N − df + 0.5)/(df + 0.5) + 1)`) |
+| `cosine`, `margin` | the best cosine and its margin over the catalog's background similarity to the request (the median cosine of its dense top 64), hybrid only |
+| `action` | whether the request's action class agrees with the action of a leading candidate (`vocabulary.function_actions`); None when the request names no known verb |
+| `extra` | an optional similarity from another lane (a static embedding on BM25-only hosts): accepted and recorded; no rule depends on it yet |
+
+Before the signals, three classes are refused outright: a request no more than half of whose
+words are words (`known_share` ≤ `MIN_KNOWN_SHARE`, 0.5); a request that names an excluded
+function id (the search itself, the engine control plane); an intrinsic need — summarising,
+reasoning, formatting for a person to read (`intrinsic_need`) — unless the catalog has a
+function whose id names that very verb. A "no" empties the capability's lane; guidance then
+says that nothing matched (`guidance.REFINE_GUIDANCE`).
+
+`margin` is recorded but the decision does not use it: on dev, extra and extra2 the no-match
+capabilities that reach a lane sit at margins 0.08–0.32 and the served ones at 0.10–0.70, so it
+separated nothing the cosine did not. Measured (hybrid / lexical, before → after): no-match
+false-positive rate on dev 0 → 0 / 0 → 0, extra2 .150 → .150 / .300 → .200; recall@12 on dev
+.940 → .918 / .701 → .669 (README, "Answerability"); 0 of 8,000 random-letter and off-domain
+capabilities answered over the example and eval catalogs
+(tests/unit/search/test_answerability_properties.py).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import _rank
+
+from .corpus import DocumentSet, index_terms, query_terms
+from .exclusions import is_excluded_id
+from .vocabulary import ACTIONS, ID_WORD, LEADING_VERB_WINDOW, function_actions, normal_term, normal_terms, request_actions
+
+Ranking = list[tuple[str, float]]
+
+MIN_KNOWN_SHARE = 0.5
+COVERAGE_DEPTH = 20
+
+
+# -- words ------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def tokenizer_words() -> dict[str, int]:
+    """The whole words (no `##` continuation pieces, ASCII letters, two or more) of the MiniLM
+    tokenizer's vocabulary — about 21,700 English words and names — with their vocabulary ids.
+    BERT's WordPiece vocabulary lists whole words roughly by corpus frequency (`the` is 1996,
+    `until` 2127, `calendar` 8094), so the id is a usable frequency rank."""
+    from _rank._assets import tokenizer_path
+
+    try:
+        vocab = json.loads(tokenizer_path().read_text(encoding="utf-8"))["model"]["vocab"]
+    except (OSError, ValueError, KeyError):  # pragma: no cover - a broken install
+        return {}
+    return {word: int(rank) for word, rank in vocab.items()
+            if len(word) >= 2 and word.isascii() and word.isalpha() and word.islower()}
+
+
+ORDINARY_RANK = 2400
+"""Whole words with a vocabulary id below this are ordinary English (`the` … `until`, `day`,
+`long`, `once`, `water`): a catalog that shares one of them with a request has shown nothing."""
+
+
+def ordinary_terms(text: str) -> frozenset[str]:
+    """The normal terms of a request that come only from ordinary English words."""
+    vocabulary = tokenizer_words()
+    ranks: dict[str, bool] = {}
+    for word in ID_WORD.findall(text):
+        word = word.lower()
+        if not word.isalpha():
+            continue
+        term = normal_term(word)
+        ordinary = vocabulary.get(word, ORDINARY_RANK) < ORDINARY_RANK
+        ranks[term] = ranks.get(term, True) and ordinary
+    return frozenset(term for term, ordinary in ranks.items() if ordinary)
+
+
+_MASKED = re.compile(r"(?:https?|ftp)://\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|`[^`]*`"
+                     r"|\S*::\S*|\S+\.\w{1,5}\b", re.IGNORECASE)
+"""Spans that are not prose: URLs, e-mail addresses, code spans, ids, file names."""
+
+
+def request_words(text: str) -> list[str]:
+    """The prose words of a request, lowercase, two letters or more (camelCase split; URLs,
+    addresses, code spans, ids and file names left out)."""
+    prose = _MASKED.sub(" ", text)
+    return [word.lower() for word in ID_WORD.findall(prose)
+            if word.isalpha() and len(word) >= 2]
+
+
+# -- catalog statistics -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CatalogStats:
+    """Document frequencies of the normal terms, the raw words, and the id words of a set."""
+
+    size: int
+    df: dict[str, int]
+    words: frozenset[str]
+    id_words: frozenset[str]
+
+    def idf(self, term: str) -> float:
+        df = self.df.get(term, 0)
+        return math.log((self.size - df + 0.5) / (df + 0.5) + 1.0)
+
+    @property
+    def max_idf(self) -> float:
+        return math.log((self.size + 0.5) / 0.5 + 1.0)
+
+
+_STATS_LOCK = threading.Lock()
+_STATS: dict[int, tuple[DocumentSet, CatalogStats]] = {}
+_STATS_KEPT = 8
+
+
+def catalog_stats(documents: DocumentSet) -> CatalogStats:
+    """The statistics of `documents`, computed once per set (the last `_STATS_KEPT` sets)."""
+    key = id(documents)
+    with _STATS_LOCK:
+        found = _STATS.get(key)
+        if found is not None and found[0] is documents:
+            return found[1]
+    df: Counter[str] = Counter()
+    words: set[str] = set()
+    ids: set[str] = set()
+    for document in documents.documents:
+        raw = _rank.tokenize(document.lexical)
+        words.update(raw)
+        df.update(set(index_terms(raw)))
+        ids.update(normal_terms(word.lower() for segment in document.id.split("::")
+                                for word in ID_WORD.findall(segment)))
+    stats = CatalogStats(len(documents), dict(df), frozenset(words), frozenset(ids))
+    with _STATS_LOCK:
+        _STATS[key] = (documents, stats)
+        while len(_STATS) > _STATS_KEPT:
+            _STATS.pop(next(iter(_STATS)))
+    return stats
+
+
+ACTION_NOUNS: frozenset[str] = frozenset(normal_terms((
+    "email", "message", "text", "notification", "invitation", "memory", "comment", "record",
+    "report", "query", "filter", "draft", "build", "patch", "schedule", "call", "post", "book",
+    "upload", "download", "translate", "backup")))
+"""Action words that also name a thing a function is about (`send her a welcome email`)."""
+
+VERBS: frozenset[str] = frozenset(ACTIONS) - ACTION_NOUNS
+"""Action words that are only verbs: shared with a function, they say nothing of its subject."""
+
+DESCRIPTION_WEIGHT = 0.5
+"""What a content term matched only in a function's description or argument names counts,
+against 1 for a term of its id: a word the id names is what the function is about, a word of
+its description may be incidental (`wind` in "current conditions (temperature, wind …)")."""
+
+
+@lru_cache(maxsize=65536)
+def _id_terms(function_id: str) -> frozenset[str]:
+    return frozenset(normal_terms(word.lower() for segment in function_id.split("::")
+                                  for word in ID_WORD.findall(segment)))
+
+
+@lru_cache(maxsize=65536)
+def _document_terms(lexical: str) -> frozenset[str]:
+    return frozenset(index_terms(_rank.tokenize(lexical)))
+
+
+def known_share(text: str, stats: CatalogStats) -> tuple[int, float]:
+    """The number of prose words of a request and the share of them that are known words."""
+    words = request_words(text)
+    if not words:
+        return 0, 0.0
+    vocabulary = tokenizer_words()
+    known = sum(1 for w in words if w in vocabulary or w in stats.words
+                or normal_term(w) in stats.df)
+    return len(words), known / len(words)
+
+
+# -- intrinsic needs --------------------------------------------------------------------------
+
+INTRINSIC_VERBS: frozenset[str] = frozenset(normal_terms((
+    "summarize", "summarise", "summary", "summarization", "recap", "condense", "tldr",
+    "paraphrase", "rephrase", "reword", "proofread", "explain", "reason", "think", "brainstorm",
+    "ponder", "reflect", "critique",
+)))
+"""Leading verbs of needs an agent serves itself (reasoning, summarising, planning, writing)."""
+
+_READABLE = re.compile(
+    r"\b(?:human[- ]readable|(?:easy|easier|nice|nicer)\s+to\s+read|readable|for\s+(?:a\s+)?"
+    r"(?:person|people|human|humans|reader|readers|me|the\s+user)\s+to\s+read|pretty[- ]?print"
+    r"|so\s+(?:that\s+)?(?:a\s+)?(?:person|people|humans?|readers?|i|we|you|they|the\s+user)"
+    r"\s+can\s+(?:easily\s+)?read"
+    r"|in\s+plain\s+(?:english|language|words)|step\s+by\s+step|pros\s+and\s+cons)\b",
+    re.IGNORECASE)
+"""Phrases that say the work is for a reader or a line of thought, not for a system."""
+
+_WRITE_FOR_READER = frozenset(normal_terms(("write", "draft", "compose")))
+_PROSE = frozenset(normal_terms(("letter", "essay", "poem", "story", "paragraph", "bullet",
+                                 "point", "answer", "reply", "explanation", "argument")))
+_CHANNEL = frozenset(normal_terms(("email", "message", "send", "post", "ticket", "comment",
+                                   "issue", "page", "file", "document", "note")))
+
+
+def intrinsic_need(text: str, terms: Sequence[str], stats: CatalogStats) -> bool:
+    """A need the agent serves itself: the request's first term is an
+    intrinsic verb (summarise, explain, reason, brainstorm, proofread …) that no catalog id
+    names; or it asks for something to be made readable for a person / thought through step by
+    step; or it asks to write prose (a letter, an essay, bullet points) and names no channel
+    or store to put it in."""
+    normal = [t for t in query_terms(terms)]
+    if normal and normal[0] in INTRINSIC_VERBS and normal[0] not in stats.id_words:
+        return True
+    lead = normal[:3]
+    if _READABLE.search(text):
+        return True
+    if any(t in _WRITE_FOR_READER for t in lead) and set(normal) & _PROSE \
+            and not set(normal) & _CHANNEL:
+        return True
+    return False
+
+
+def names_excluded_id(text: str) -> bool:
+    """The request names an id that search never returns (`directory::search_functions`,
+    `engine::functions::list` …)."""
+    return any(is_excluded_id(token.strip("`'\".,;:()[]{}<>"))
+               for token in text.split() if "::" in token)
+
+
+# -- the decision -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Signals:
+    """What the decision reads about one capability (see the module docstring)."""
+
+    words: int
+    known_share: float
+    coverage: float
+    rare_matched: float
+    cosine: float | None = None
+    margin: float | None = None
+    action: bool | None = None
+    extra: float | None = None
+    refused: str = ""
+    """Why the capability was refused before any score: `unreadable`, `excluded`,
+    `intrinsic`; empty otherwise."""
+
+
+def lexical_evidence(terms: Sequence[str], documents: DocumentSet, stats: CatalogStats,
+                     text: str = "") -> tuple[float, int, str | None]:
+    """The lexical evidence that one document serves the request, best over its first
+    `COVERAGE_DEPTH` BM25 hits (one matched term): the number of *content* terms it matched —
+    request terms that are neither ordinary English (`ordinary_terms`) nor the request's leading
+    verb (agreement on the action is its own signal), each counting 1 when the document's id
+    names it, else `DESCRIPTION_WEIGHT` — and nothing for a verb (`VERBS`: `getting` shares
+    `get` with `tracker::ticket::get`) — then the IDF-weighted
+    coverage of the request's informative (not ordinary) terms. Returns coverage, content count
+    and the document's id."""
+    ordinary = ordinary_terms(text)
+    wanted = [t for t in dict.fromkeys(query_terms(terms)) if t not in ordinary]
+    verb = leading_verb(terms)
+    if not wanted:
+        return 0.0, 0, None
+    weights = {t: stats.idf(t) for t in wanted}
+    total = sum(weights.values()) or 1.0
+    best: tuple[float, float, str | None] = (0.0, 0.0, None)
+    for doc_id, _, _ in documents.bm25(terms, 1, COVERAGE_DEPTH):
+        position = documents.positions[doc_id]
+        held = _document_terms(documents.documents[position].lexical)
+        matched = [t for t in wanted if t in held]
+        named = _id_terms(doc_id)
+        content = sum(0.0 if t in VERBS else 1.0 if t in named else DESCRIPTION_WEIGHT
+                      for t in matched if t != verb)
+        coverage = sum(weights[t] for t in matched) / total
+        if (content, coverage) > best[:2]:
+            best = (content, coverage, doc_id)
+    return best[1], best[0], best[2]
+
+
+def leading_verb(terms: Sequence[str]) -> str | None:
+    """The normal term that gives a request its action (`vocabulary.request_actions`)."""
+    for term in normal_terms(terms)[:LEADING_VERB_WINDOW]:
+        if term in ACTIONS:
+            return term
+    return None
+
+
+def background(dense: Ranking) -> float:
+    """The catalog's background similarity to a request: the median cosine of its dense top
+    64 (all documents when the catalog is smaller)."""
+    values = sorted(cos for _, cos in dense)
+    return values[len(values) // 2] if values else 0.0
+
+
+def signals(text: str, terms: Sequence[str], documents: DocumentSet,
+            dense: Ranking | None = None, lane: Ranking | None = None,
+            describe: Callable[[str], str] | None = None,
+            extra: float | None = None) -> Signals:
+    """The signals of one capability over `documents`; `dense` is its dense ranking (hybrid),
+    `lane` the lane as ranked (for action agreement)."""
+    stats = catalog_stats(documents)
+    count, share = known_share(text, stats)
+    coverage, rare, lead = lexical_evidence(terms, documents, stats, text)
+    cosine = margin = None
+    if dense:
+        cosine = dense[0][1]
+        margin = cosine - background(dense)
+    action = None
+    actions = request_actions(terms)
+    if actions and describe is not None:
+        head = [lead] if lead else [doc_id for doc_id, _ in (lane or dense or [])[:1]]
+        action = any(function_actions(doc_id, describe(doc_id)) & actions for doc_id in head)
+    return Signals(count, share, coverage, rare, cosine, margin, action, extra,
+                   refusal(text, terms, documents))
+
+
+COVERED = 0.4
+STRONG_CONTENT = 2.0
+FLOOR_COSINE = 0.20
+CONFIDENT_COSINE = 0.45
+SUPPORTED_COSINE = 0.32
+
+
+def answerable(found: Signals) -> bool:
+    """The decision. Refused classes say no. The lexical evidence says yes with one content
+    term that the document's id names (or two of its description), or with less when the
+    document's action agrees with the request's or it covers `COVERED` of the request's
+    informative terms. In hybrid, `STRONG_CONTENT` (two id-named content terms) is enough; weaker
+    lexical evidence counts only when the encoder does not contradict it (best cosine ≥
+    `FLOOR_COSINE`); the encoder alone says yes at `CONFIDENT_COSINE`, or at `SUPPORTED_COSINE`
+    with some content term matched by a document whose action
+    agrees with the request's."""
+    if found.refused:
+        return False
+    lexical = found.rare_matched >= 1 or (found.rare_matched > 0 and (
+        found.action or found.coverage >= COVERED))
+    if found.cosine is None:
+        return lexical
+    if found.cosine >= CONFIDENT_COSINE or found.rare_matched >= STRONG_CONTENT:
+        return True
+    if found.cosine < FLOOR_COSINE:
+        return False
+    return lexical or (found.rare_matched > 0 and found.action is not None
+                       and found.cosine >= SUPPORTED_COSINE)
+
+
+def refusal(text: str, terms: Sequence[str], documents: DocumentSet) -> str:
+    """Why a capability is not searched at all — `excluded`, `unreadable` or `intrinsic` — or
+    "": the checks that need no ranking. A capability that is exactly a catalog id is never
+    refused."""
+    if text.strip() in documents.positions:
+        return ""
+    stats = catalog_stats(documents)
+    if names_excluded_id(text):
+        return "excluded"
+    count, share = known_share(text, stats)
+    if count == 0 or share <= MIN_KNOWN_SHARE:
+        return "unreadable"
+    if intrinsic_need(text, terms, stats):
+        return "intrinsic"
+    return ""
+
+
+def answerable_lanes(queries: Sequence[object], documents: DocumentSet, lanes: Sequence[Ranking],
+                     dense: Sequence[Ranking | None] | None,
+                     describe: Callable[[str], str]) -> list[Ranking]:
+    """`lanes` with the lane of every capability the decision says no to emptied (`queries`
+    are `query.Query` objects: `text`, `terms`; `dense` their dense rankings in hybrid)."""
+    out = []
+    for position, (query, lane) in enumerate(zip(queries, lanes)):
+        if lane:
+            ranking = dense[position] if dense is not None else None
+            found = signals(query.text, query.terms, documents,  # type: ignore[attr-defined]
+                            ranking, lane, describe)
+            if not answerable(found):
+                lane = []
+        out.append(lane)
+    return out

@@ -1,0 +1,193 @@
+"""The answerability decision (issue 18): refusals, lexical evidence, the decision table, and
+the search call answering an honest empty list."""
+
+from __future__ import annotations
+
+import random
+
+import _rank
+import pytest
+from search_fakes import CATALOG, PeerEngine, ids, record, search
+from unrelated_requests import random_letters
+
+from iii_directory.config import Settings
+from iii_directory.directory import Directory
+from iii_directory.search import answerability as a
+from iii_directory.search import guidance as g
+from iii_directory.search.corpus import Corpus, tool_from_schema
+
+
+def corpus_of(records: list[dict]) -> Corpus:
+    return Corpus.build([tool_from_schema(r["function_id"], r["description"], r["request_schema"])
+                         for r in records if not r.get("metadata", {}).get("internal")])
+
+
+@pytest.fixture(scope="module")
+def documents():
+    return corpus_of(CATALOG).documents
+
+
+def refused(text: str, documents) -> str:
+    return a.refusal(text, _rank.tokenize_query(text), documents)
+
+
+# -- words -----------------------------------------------------------------------------------
+
+
+def test_tokenizer_words_rank_ordinary_english_first() -> None:
+    words = a.tokenizer_words()
+    assert len(words) > 20_000
+    assert words["the"] < words["until"] < a.ORDINARY_RANK < words["calendar"]
+    assert "##ing" not in words
+
+
+def test_request_words_leave_out_urls_ids_addresses_and_file_names() -> None:
+    assert a.request_words("send hi to bo@x.io via https://a.b/c from mail::send, see notes.txt"
+                           " and presignUrl") == ["send", "hi", "to", "via", "from", "see", "and",
+                                                  "presign", "url"]
+
+
+def test_ordinary_terms_are_the_frequent_english_words() -> None:
+    ordinary = a.ordinary_terms("chop the onions until soft then send the invoice")
+    assert {"the", "until", "then"} <= ordinary
+    assert not {"onion", "invoic", "chop"} & ordinary
+
+
+# -- refusals --------------------------------------------------------------------------------
+
+
+def test_random_letters_are_unreadable(documents) -> None:
+    rng = random.Random(3)
+    words = a.tokenizer_words()
+    for _ in range(200):
+        text = random_letters(rng)
+        if all(word.lower() in words for word in text.split()):
+            continue  # by chance a real word (`pub`): the ranked decision answers it
+        assert refused(text, documents) == "unreadable"
+    assert refused("!!! ??? 1234", documents) == "unreadable"
+    assert refused("qzv wrplkx pub", documents) == "unreadable"
+
+
+@pytest.mark.parametrize("text", ["directory::search_functions", "engine::functions::list",
+                                  "call engine::workers::list for me", "`state::claim-namespace`"])
+def test_an_excluded_id_is_refused(documents, text: str) -> None:
+    assert refused(text, documents) == "excluded"
+
+
+@pytest.mark.parametrize("text", [
+    "summarise the text I pasted above into three bullet points",
+    "recap what we discussed",
+    "think step by step: is 7919 a prime number?",
+    "proofread the paragraph I just wrote",
+    "brainstorm names for the new product",
+    "format these results so a person can read them",
+    "make the JSON human-readable",
+    "write a warm cover letter for a designer role",
+])
+def test_intrinsic_needs_and_their_paraphrases_are_refused(documents, text: str) -> None:
+    assert refused(text, documents) == "intrinsic"
+
+
+@pytest.mark.parametrize("text", ["send an email to the team", "forecast the weather in Paris",
+                                  "post a summary in #support", "write the value under key a",
+                                  "kv::get", "write an email to the team"])
+def test_ordinary_requests_are_not_refused(documents, text: str) -> None:
+    assert refused(text, documents) == ""
+
+
+def test_an_intrinsic_verb_a_catalog_id_names_is_searched() -> None:
+    documents = corpus_of([*CATALOG, record("text::summarize", "Summarize a long document.", "text")]
+                          ).documents
+    assert refused("summarize the quarterly report", documents) == ""
+
+
+# -- lexical evidence ------------------------------------------------------------------------
+
+
+def test_a_shared_ordinary_word_is_no_evidence(documents) -> None:
+    terms = _rank.tokenize_query("it was a long day and the rain kept going")
+    coverage, content, _ = a.lexical_evidence(terms, documents, a.catalog_stats(documents),
+                                              "it was a long day and the rain kept going")
+    assert content == 0
+
+
+def test_content_named_by_the_id_counts_more_than_description_words(documents) -> None:
+    text = "weather forecast for Lisbon"
+    _, content, lead = a.lexical_evidence(_rank.tokenize_query(text), documents,
+                                          a.catalog_stats(documents), text)
+    assert lead == "weather::forecast" and content == 2.0
+    text = "read the value recipients"  # `recipients` only in mail::send's description
+    _, content, lead = a.lexical_evidence(_rank.tokenize_query(text), documents,
+                                          a.catalog_stats(documents), text)
+    assert content >= a.DESCRIPTION_WEIGHT
+
+
+def test_the_leading_verb_is_not_content(documents) -> None:
+    text = "send her a welcome email"
+    _, content, lead = a.lexical_evidence(_rank.tokenize_query(text), documents,
+                                          a.catalog_stats(documents), text)
+    assert lead == "mail::send" and content == 1.0  # `email` (a concept of the id `mail`)
+
+
+# -- the decision table ----------------------------------------------------------------------
+
+
+def s(content: float, *, action: bool | None = None, coverage: float = 0.1,
+      cosine: float | None = None, refused: str = "") -> a.Signals:
+    return a.Signals(words=5, known_share=1.0, coverage=coverage, rare_matched=content,
+                     cosine=cosine, margin=None if cosine is None else cosine - 0.1,
+                     action=action, refused=refused)
+
+
+@pytest.mark.parametrize("found, expected", [
+    (s(2.0, cosine=0.9, refused="intrinsic"), False),
+    # lexical mode
+    (s(0.0, action=True, coverage=0.9), False),
+    (s(0.5), False),
+    (s(0.5, action=False), False),
+    (s(0.5, action=True), True),
+    (s(0.5, coverage=a.COVERED), True),
+    (s(1.0), True),
+    # hybrid
+    (s(0.0, cosine=a.CONFIDENT_COSINE), True),
+    (s(0.0, cosine=a.CONFIDENT_COSINE - 0.01, action=True), False),
+    (s(a.STRONG_CONTENT, cosine=0.05), True),
+    (s(1.0, cosine=a.FLOOR_COSINE - 0.01), False),
+    (s(1.0, cosine=a.FLOOR_COSINE), True),
+    (s(0.5, cosine=a.SUPPORTED_COSINE, action=False), True),
+    (s(0.5, cosine=a.SUPPORTED_COSINE - 0.01, action=False), False),
+    (s(0.5, cosine=a.CONFIDENT_COSINE - 0.01), False),
+])
+def test_decision(found: a.Signals, expected: bool) -> None:
+    assert a.answerable(found) is expected
+
+
+def test_an_extra_similarity_is_accepted_but_not_needed(documents) -> None:
+    text = "send an email to the team"
+    terms = _rank.tokenize_query(text)
+    plain = a.signals(text, terms, documents)
+    extra = a.signals(text, terms, documents, extra=0.7)
+    assert extra.extra == 0.7 and a.answerable(plain) is a.answerable(extra) is True
+
+
+# -- through the search call -----------------------------------------------------------------
+
+
+@pytest.fixture
+def directory(settings: Settings) -> Directory:
+    return Directory(settings=settings.model_copy(update={"registry_search": False}),
+                     engine=PeerEngine(CATALOG))
+
+
+@pytest.mark.parametrize("capability", ["qzvx wrplk", "directory::search_functions",
+                                        "recap what we discussed",
+                                        "it was a long day and the rain kept going"])
+async def test_a_no_returns_an_empty_workers_section_that_says_so(directory: Directory,
+                                                                  capability: str) -> None:
+    response = await search(directory, capability)
+    assert response["workers"] == []
+    assert response["guidance"].startswith(g.REFINE_GUIDANCE)
+
+
+async def test_a_served_request_still_answers(directory: Directory) -> None:
+    assert "weather::forecast" in ids(await search(directory, "get the weather forecast for Oslo"))
