@@ -111,6 +111,7 @@ class SearchService:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self.dense.close()
 
     async def settle(self) -> None:
         """Wait for background work (model load, index builds) to finish."""
