@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,9 @@ log = logging.getLogger(__name__)
 
 DIMENSION = 384
 ADHOC_TIMEOUT_S = 3.0
+ADHOC_MATRICES = 8
+"""Ad-hoc document sets whose stacked vector matrix is kept (one per side lane and registry
+page in use; a changed set is a new key)."""
 QUERY_TIMEOUT_S = 3.0
 """Budget of a call's capability embeddings; past it they are dropped and the call is lexical."""
 
@@ -129,6 +133,8 @@ class DenseLane:
         """Catalog documents sent to the encoder (cache misses), for tests and the bench."""
         self._build_lock = anyio.Lock()
         self._loaded = anyio.Event()
+        self._matrices: OrderedDict[tuple[str, ...], Any] = OrderedDict()
+        """Stacked vectors of recently ranked ad-hoc document sets (skills, triggers, …)."""
 
     # -- the model -------------------------------------------------------------------------
 
@@ -267,11 +273,20 @@ class DenseLane:
         if not self.ready or self.pipeline is None:
             raise DenseUnavailable("the embedding model is not ready")
         pipeline = self.pipeline
+        key = tuple(texts)
+        matrix = self._matrices.get(key)
+        if matrix is not None:
+            self._matrices.move_to_end(key)
+            return matrix
         found = pipeline.cached(texts, DOCUMENT)
         if all(vector is not None for vector in found):
             import numpy as np
 
-            return np.vstack(found).astype(np.float32, copy=False)
+            matrix = np.vstack(found).astype(np.float32, copy=False)
+            self._matrices[key] = matrix
+            while len(self._matrices) > ADHOC_MATRICES:
+                self._matrices.popitem(last=False)
+            return matrix
         pipeline.warm(texts)
         if not wait:
             raise DenseUnavailable("ad-hoc document vectors are still being embedded")
@@ -292,9 +307,15 @@ class DenseLane:
         if not ids:
             return [[] for _ in range(len(queries))]
         matrix = await self.adhoc_vectors(texts, wait=wait)
-        cosines = np.asarray(queries, dtype=np.float32) @ matrix.T
+        # einsum: single-threaded numpy loops; a BLAS product wakes every BLAS thread for a
+        # small job, which on a busy 2-core host costs more than it saves
+        cosines = np.einsum("qd,nd->qn", np.asarray(queries, dtype=np.float32), matrix)
+        # ties broken by id: the position of each id in sorted order, as the secondary key
+        by_id = np.empty(len(ids), dtype=np.int64)
+        by_id[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids))
+        take = min(k, len(ids))
         rankings = []
         for row in cosines:
-            order = sorted(range(len(ids)), key=lambda i: (-float(row[i]), ids[i]))[:k]
-            rankings.append([(ids[i], float(row[i])) for i in order])
+            order = np.lexsort((by_id, -row))[:take]
+            rankings.append([(ids[i], float(row[i])) for i in order.tolist()])
         return rankings
