@@ -32,7 +32,7 @@ import anyio
 
 import _rank
 
-from .encoding import DOCUMENT, QUERY, EncoderPipeline
+from .encoding import DOCUMENT, INDEX, QUERY, EncoderPipeline
 from .lanes import DENSE_K, Ranking
 from .vector_cache import VectorCache, default_cache_dir
 
@@ -230,7 +230,7 @@ class DenseLane:
             assert self.pipeline is not None
             try:
                 misses = sum(v is None for v in self.pipeline.cached(texts, DOCUMENT))
-                vectors = await self.pipeline.embed(list(texts), kind=DOCUMENT, keep=True)
+                vectors = await self.pipeline.embed(list(texts), kind=INDEX, keep=True)
                 self.encoded_documents += misses
                 built = await anyio.to_thread.run_sync(self._build, fingerprint, tuple(ids),
                                                        vectors, limiter=self.pipeline.limiter)

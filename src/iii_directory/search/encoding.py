@@ -10,7 +10,7 @@ contracts, capabilities — goes through `EncoderPipeline.embed`. The rules:
   pending table is keyed by the SHA-256 of the text, so each distinct text is encoded at most
   once while it is in flight, and — being cached afterwards — once per process lifetime.
 * **One owner, micro-batches.** One runner task drains the queue: it takes the most urgent class
-  (queries before documents), sorts it by token length and packs a batch of at most
+  (capabilities, then catalog documents, then ad-hoc documents), sorts it by token length and packs a batch of at most
   `max_batch` texts whose padded size `count × longest` stays within `max_tokens`. Texts that
   arrive while a batch is encoding join the next one, so concurrent callers share batches.
 * **Deadlines and departures really stop work.** A job carries the latest deadline of its
@@ -43,8 +43,10 @@ log = logging.getLogger(__name__)
 
 QUERY = 0
 """Priority class of capability texts (a caller waits on them)."""
-DOCUMENT = 1
-"""Priority class of document texts (catalog, skills, triggers, registry contracts)."""
+INDEX = 1
+"""Priority class of catalog documents (the index every hybrid answer needs)."""
+DOCUMENT = 2
+"""Priority class of ad-hoc documents (skills, triggers, registry contracts)."""
 
 MAX_BATCH = 16
 """Texts per encoder batch (bounded batch shapes: see `_rank.dense.Encoder`)."""
@@ -155,7 +157,7 @@ class EncoderPipeline:
     def query_text(self, text: str) -> str:
         return query_key(text, lowercase=self.lowercase)
 
-    def cached(self, texts: Sequence[str], kind: int) -> list[Any]:
+    def cached(self, texts: Sequence[str], kind: int = DOCUMENT) -> list[Any]:
         """Vectors already known for `texts` (None where missing); queries are looked up by
         `query_key`."""
         if kind == QUERY:
@@ -202,7 +204,7 @@ class EncoderPipeline:
                 self._pending[digest] = job
             else:
                 self.stats.coalesced += 1
-            job.join(deadline, keep, persist=kind == DOCUMENT, kind=kind)
+            job.join(deadline, keep, persist=kind != QUERY, kind=kind)
             jobs.append(job)
         self._start()
         return jobs

@@ -16,7 +16,7 @@ from search_fakes import CATALOG, ExactIndex, FakeEncoder, PeerEngine, search
 
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
-from iii_directory.search.encoding import DOCUMENT, QUERY, EncoderPipeline, EncodingDropped, query_key
+from iii_directory.search.encoding import DOCUMENT, INDEX, QUERY, EncoderPipeline, EncodingDropped, query_key
 from iii_directory.search.service import SearchService
 from iii_directory.search.vector_cache import VectorCache
 
@@ -98,17 +98,19 @@ async def test_texts_of_concurrent_callers_are_batched_by_length_within_bounds()
     assert all(len(b) * max(pipeline._tokens(t) for t in b) <= 24 for b in rest)
 
 
-async def test_queries_go_before_documents() -> None:
+async def test_queries_go_first_then_the_catalog_then_ad_hoc_documents() -> None:
     encoder = GatedEncoder()
     pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None))
     async with anyio.create_task_group() as group:
         group.start_soon(pipeline.embed, ["blocker"])
         await wait_for_thread_event(encoder.entered)
         group.start_soon(pipeline.embed, ["a skill document"])
+        group.start_soon(lambda: pipeline.embed(["mail::send Send an email."], kind=INDEX))
         group.start_soon(lambda: pipeline.embed(["send an email"], kind=QUERY))
         await anyio.wait_all_tasks_blocked()
         encoder.gate.set()
-    assert encoder.batches[1:] == [["send an email"], ["a skill document"]]
+    assert encoder.batches[1:] == [["send an email"], ["mail::send Send an email."],
+                                   ["a skill document"]]
 
 
 async def test_work_whose_deadline_passed_is_dropped_before_encoding() -> None:
