@@ -204,6 +204,20 @@ class DenseLane:
             return await self.pipeline.embed(list(texts), kind=QUERY,
                                              deadline=self.clock() + timeout)
 
+    def ready_queries(self, texts: Sequence[str]) -> Any:
+        """The capabilities' vectors when every one is already known (query LRU), else None —
+        the missing ones are then queued for background embedding, so a later call finds them.
+        Used while the catalog index is not published: a call then waits for nothing."""
+        if not self.ready or self.pipeline is None:
+            return None
+        found = self.pipeline.cached(texts, QUERY)
+        if all(vector is not None for vector in found):
+            import numpy as np
+
+            return np.vstack(found).astype(np.float32, copy=False) if found else None
+        self.pipeline.warm(texts, kind=QUERY)
+        return None
+
     # -- the document index ----------------------------------------------------------------
 
     def _build(self, fingerprint: str, ids: tuple[str, ...], vectors: Any) -> DocumentIndex:

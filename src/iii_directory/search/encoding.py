@@ -50,7 +50,7 @@ DOCUMENT = 2
 
 MAX_BATCH = 16
 """Texts per encoder batch (bounded batch shapes: see `_rank.dense.Encoder`)."""
-MAX_TOKENS = 1024
+MAX_TOKENS = 512
 """Padded tokens per encoder batch: `texts × longest text` ≤ this."""
 RELEASE_AFTER_TOKENS = 512
 """Padded tokens encoded since the last `release_memory` that make an idle runner release the
@@ -209,12 +209,14 @@ class EncoderPipeline:
         self._start()
         return jobs
 
-    def warm(self, texts: Sequence[str]) -> None:
-        """Queue documents for background embedding (kept until encoded, nobody waits)."""
-        found = self.cached(texts, DOCUMENT)
+    def warm(self, texts: Sequence[str], kind: int = DOCUMENT) -> None:
+        """Queue texts for background embedding (kept until encoded, nobody waits)."""
+        if kind == QUERY:
+            texts = [self.query_text(t) for t in texts]
+        found = self.cached(texts, kind)
         missing = list(dict.fromkeys(t for t, v in zip(texts, found) if v is None))
         if missing:
-            self._leave(self.submit(missing, kind=DOCUMENT, keep=True))
+            self._leave(self.submit(missing, kind=kind, keep=True))
 
     def pending(self) -> int:
         return len(self._pending)
