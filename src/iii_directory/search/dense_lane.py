@@ -246,8 +246,7 @@ class DenseLane:
                 misses = sum(v is None for v in self.pipeline.cached(texts, DOCUMENT))
                 vectors = await self.pipeline.embed(list(texts), kind=INDEX, keep=True)
                 self.encoded_documents += misses
-                built = await anyio.to_thread.run_sync(self._build, fingerprint, tuple(ids),
-                                                       vectors, limiter=self.pipeline.limiter)
+                built = await self.pipeline.in_thread(self._build, fingerprint, tuple(ids), vectors)
             except Exception as exc:  # noqa: BLE001 - keep serving lexical results
                 log.warning("dense index build failed: %s", exc)
                 return False
