@@ -155,9 +155,6 @@ class Encoder:
         self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self._tokenizer.enable_truncation(max_length=max_length)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the longest of the batch
-        self._counter = Tokenizer.from_file(str(tokenizer_file))
-        self._counter.enable_truncation(max_length=max_length)
-        self._counter.no_padding()
         normalizer = getattr(self._tokenizer, "normalizer", None)
         #: the tokenizer lower-cases every text (BERT uncased), so case never changes a vector
         self.lowercase = bool(getattr(normalizer, "lowercase", False))
@@ -222,7 +219,7 @@ class Encoder:
 
     def token_count(self, text: str) -> int:
         """Tokens the model sees for `text` (special tokens included, truncation applied)."""
-        return len(self._counter.encode(text).ids)
+        return len(self._tokenizer.encode(text).ids)  # one text: padded to itself, i.e. not at all
 
     def release_memory(self) -> None:
         """Return freed heap pages to the OS (see `release_memory`)."""
