@@ -19,11 +19,13 @@ per text, micro-batches across callers, deadlines, and encoder threads from its 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +34,7 @@ import anyio
 
 import _rank
 
-from .encoding import DOCUMENT, INDEX, QUERY, EncoderPipeline
+from .encoding import DOCUMENT, INDEX, QUERY, EncoderPipeline, encoder_thread
 from .lanes import DENSE_K, Ranking
 from .vector_cache import VectorCache, default_cache_dir
 
@@ -142,11 +144,13 @@ class DenseLane:
     def ready(self) -> bool:
         return self.state == "ready"
 
-    def install(self, encoder: Any, key: str = "test", cache: VectorCache | None = None) -> None:
+    def install(self, encoder: Any, key: str = "test", cache: VectorCache | None = None,
+                thread: ThreadPoolExecutor | None = None) -> None:
         """Use an already-built encoder (tests plug fakes here)."""
         self.encoder = encoder
         self.cache = cache if cache is not None else VectorCache(key, DIMENSION, self._cache_root())
-        self.pipeline = EncoderPipeline(encoder, self.cache, dimension=DIMENSION, clock=self.clock)
+        self.pipeline = EncoderPipeline(encoder, self.cache, dimension=DIMENSION, clock=self.clock,
+                                        executor=thread)
         self.state = "ready"
         self._loaded.set()
 
@@ -168,16 +172,18 @@ class DenseLane:
             log.info("dense lane unavailable: %s", self.error)
             return False
         self.state = "loading"
+        thread = encoder_thread()  # built where it will run: one malloc arena for both
         try:
-            encoder = await anyio.to_thread.run_sync(open_encoder, model_dir)
+            encoder = await asyncio.wrap_future(thread.submit(open_encoder, model_dir))
         except Exception as exc:  # noqa: BLE001 - any load failure disables the lane
+            thread.shutdown(wait=False)
             self.state, self.error = "failed", f"{type(exc).__name__}: {exc}"
             log.warning("dense lane unavailable: embedding model failed to load: %s", self.error)
             self._loaded.set()
             return False
         cache = VectorCache(model_key(model_dir), DIMENSION, self._cache_root())
         await anyio.to_thread.run_sync(len, cache)  # read the disk file off the event loop
-        self.install(encoder, model_key(model_dir), cache)
+        self.install(encoder, model_key(model_dir), cache, thread)
         log.info("dense lane ready (%d cached vectors)", len(cache))
         return True
 

@@ -81,6 +81,11 @@ def query_key(text: str, *, lowercase: bool = True) -> str:
     return collapsed.lower() if lowercase else collapsed
 
 
+def encoder_thread() -> ThreadPoolExecutor:
+    """The single thread an encoder is built and run on."""
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="encoder")
+
+
 def text_digest(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()
 
@@ -147,7 +152,8 @@ class EncoderPipeline:
                  clock: Callable[[], float] = time.monotonic,
                  limiter: anyio.CapacityLimiter | None = None,
                  queries: LruVectors | None = None,
-                 background_share: float = BACKGROUND_SHARE) -> None:
+                 background_share: float = BACKGROUND_SHARE,
+                 executor: ThreadPoolExecutor | None = None) -> None:
         self.encoder = encoder
         self.cache = cache
         self.dimension = dimension
@@ -161,7 +167,7 @@ class EncoderPipeline:
         self.stats = PipelineStats()
         self._pending: dict[bytes, Job] = {}
         self._unreleased_tokens = 0
-        self._executor: ThreadPoolExecutor | None = None
+        self._executor: ThreadPoolExecutor | None = executor
         self._runner: asyncio.Task[None] | None = None
         self._closed = False
 
@@ -292,7 +298,7 @@ class EncoderPipeline:
     async def in_thread(self, function: Callable[..., Any], *args: Any) -> Any:
         """Run `function(*args)` on the encoder thread, holding the pipeline's limiter."""
         if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="encoder")
+            self._executor = encoder_thread()
         async with self.limiter:
             return await asyncio.wrap_future(self._executor.submit(function, *args))
 
