@@ -144,7 +144,8 @@ class EncoderPipeline:
 
     `embed(texts, kind=…, deadline=…, keep=…)` → (len(texts), dim) float32 array in input order,
     raising `EncodingDropped` when a text was dropped. `clock` is the deadline clock (injected
-    in tests); `limiter` the capacity limiter encoder threads come from.
+    in tests); `limiter` the capacity limiter held while the encoder thread works (one token);
+    `executor` the single-thread executor the encoder was built on (one is made otherwise).
     """
 
     def __init__(self, encoder: Any, cache: VectorCache | None, *, dimension: int = 384,
