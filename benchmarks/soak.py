@@ -2,7 +2,8 @@
 
 Run::
 
-    python benchmarks/soak.py                       # 50 callers for 60 s
+    python benchmarks/soak.py                       # 50 callers for 60 s, the installed default mode
+    python benchmarks/soak.py --mode both           # lexical, then hybrid, same machine, same run
     python benchmarks/soak.py --seconds 10 --callers 20 --in-process
 
 What runs: a `TestEngine` on a loopback port serving a 56-function peer catalog
@@ -17,10 +18,20 @@ Each caller loops until the deadline, drawing one operation per call:
 own skill ids (`soak/c<caller>-<n>`) through create → update → update → delete, so writers never
 collide. Every answer is checked (a write's file must hold what was sent).
 
-The first `--warmup` seconds (default 10 % of the run, at least 1 s) are load too but their
-latencies are not measured (their errors count). Printed: calls, throughput, p50 / p99 / max per function, errors (must be 0) and the
-worker's RSS after boot, after warm-up and at the end; the run fails (exit 1) on any error or
-when RSS grows by more than the stated bound after warm-up (`--rss-bound-mib`, default 64 MiB).
+`--mode` is the `function_search_mode` the worker runs: `lexical`, `hybrid` or `both` (one soak
+each, lexical first, then the hybrid/lexical ratios); the default is the mode an installation
+gets: `hybrid` where the `dense` extra is installed, else `lexical`. Every soak starts cold: a
+new worker process with an empty vector cache (`III_DIRECTORY_CACHE_DIR` in the work folder), and
+callers start the moment its functions are registered, so the model load, the first index and
+the first skill embeddings fall inside the measured window (`--warmup N` excludes the first N
+seconds' latencies instead; their errors count either way). A cold-start phase report follows
+the table: calls/s, search p50 / p99, other functions' p99, errors and RSS per phase
+(`--phase-seconds`, default 10).
+
+Printed: calls, throughput, p50 / p99 / max per function, errors (must be 0) and the worker's
+RSS after boot, after warm-up (`--rss-warm-at`, default 10 % of the run, at least 1 s) and at the
+end; the run fails (exit 1) on any error or when RSS grows by more than the stated bound after
+warm-up (`--rss-bound-mib`, default 64 MiB).
 
 `SoakSession` is also the engine of the short load test and the reconnect fault test
 (`tests/reliability/`), which import this file by path.
@@ -53,6 +64,7 @@ from iii_directory.testing.engine import TestEngine
 from iii_directory.testing.registry import MockRegistry
 
 WORKER_NAME = "iii-directory"
+SEARCH = "directory::search_functions"
 DEFAULT_RSS_BOUND_MIB = 64
 CALL_TIMEOUT_S = 30.0
 RETRY_CODES = frozenset({"invocation_stopped", "function_not_found"})
@@ -109,6 +121,22 @@ class FunctionStats:
     latencies: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     retries: int = 0
+    finished: list[float] = field(default_factory=list)
+    """When each measured call ended (monotonic), beside `latencies`."""
+    failed_at: list[float] = field(default_factory=list)
+
+
+@dataclass
+class Phase:
+    """One slice of the run: [start, end) seconds after the callers started."""
+
+    start: float
+    end: float
+    calls: int
+    search: list[float]
+    other: list[float]
+    errors: int
+    rss: int | None
 
 
 @dataclass
@@ -122,6 +150,8 @@ class SoakReport:
     rss_bound: int
     in_process: bool
     drops: int = 0
+    mode: str = "lexical"
+    phases: list[Phase] = field(default_factory=list)
 
     @property
     def calls(self) -> int:
@@ -149,7 +179,7 @@ class SoakReport:
     def table(self) -> str:
         mib = 1024 * 1024
         lines = [
-            f"soak: {self.callers} callers × {self.seconds:.0f} s measured, worker "
+            f"soak ({self.mode}): {self.callers} callers × {self.seconds:.0f} s measured, worker "
             f"{'in-process' if self.in_process else 'subprocess'}"
             + (f", {self.drops} connection drops" if self.drops else ""),
             f"{'function':<30} {'calls':>8} {'calls/s':>9} {'p50 ms':>9} {'p99 ms':>9} {'max ms':>9} {'errors':>7}",
@@ -177,8 +207,25 @@ class SoakReport:
             f"worker RSS: boot {fmt(self.rss_boot)}, after warm-up {fmt(self.rss_warm)}, end {fmt(self.rss_end)}"
             f" (growth {fmt(growth)}; bound {self.rss_bound / mib:.0f} MiB after warm-up)")
         lines.append(f"errors: {len(self.errors)}" + ("" if not self.errors else f" — first: {self.errors[0]}"))
+        if self.phases:
+            lines.append("cold-start phases (seconds after the callers started):")
+            lines.append(f"  {'phase':<12} {'calls/s':>8} {'search p50':>11} {'search p99':>11} "
+                         f"{'other p99':>10} {'errors':>7} {'RSS':>10}")
+            for phase in self.phases:
+                search, other = sorted(phase.search), sorted(phase.other)
+                span = max(phase.end - phase.start, 1e-9)
+                lines.append(
+                    f"  {f'{phase.start:.0f}–{phase.end:.0f} s':<12} {phase.calls / span:>8.1f} "
+                    f"{percentile(search, 0.5) * 1e3:>9.0f}ms {percentile(search, 0.99) * 1e3:>9.0f}ms "
+                    f"{percentile(other, 0.99) * 1e3:>8.0f}ms {phase.errors:>7} {fmt(phase.rss):>10}")
         lines.append("result: " + ("PASS" if self.ok else "FAIL"))
         return "\n".join(lines)
+
+    def p99(self, other: bool) -> float:
+        """p99 of search calls (`other=False`) or of every other function (`other=True`)."""
+        values = sorted(v for name, s in self.functions.items()
+                        if (name != SEARCH) == other for v in s.latencies)
+        return percentile(values, 0.99)
 
     def to_json(self) -> dict[str, Any]:
         rows = {}
@@ -186,10 +233,14 @@ class SoakReport:
             values = sorted(stats.latencies)
             rows[name] = {"calls": len(values), "p50_ms": percentile(values, 0.5) * 1e3,
                           "p99_ms": percentile(values, 0.99) * 1e3, "errors": len(stats.errors)}
-        return {"seconds": self.seconds, "callers": self.callers, "calls": self.calls,
+        phases = [{"start": p.start, "end": p.end, "calls": p.calls, "errors": p.errors, "rss": p.rss,
+                   "search_p50_ms": percentile(sorted(p.search), 0.5) * 1e3,
+                   "search_p99_ms": percentile(sorted(p.search), 0.99) * 1e3,
+                   "other_p99_ms": percentile(sorted(p.other), 0.99) * 1e3} for p in self.phases]
+        return {"mode": self.mode, "seconds": self.seconds, "callers": self.callers, "calls": self.calls,
                 "throughput": self.calls / self.seconds, "functions": rows, "errors": self.errors[:20],
                 "rss_boot": self.rss_boot, "rss_warm": self.rss_warm, "rss_end": self.rss_end,
-                "rss_bound": self.rss_bound, "drops": self.drops, "ok": self.ok}
+                "rss_bound": self.rss_bound, "drops": self.drops, "ok": self.ok, "phases": phases}
 
 
 # ---------------------------------------------------------------------------------- project
@@ -240,7 +291,7 @@ class Project:
         self.home.mkdir(parents=True, exist_ok=True)
         return skill_ids, agent_ids + ["default"]
 
-    def settings(self, registry_url: str) -> Settings:
+    def settings(self, registry_url: str, mode: str = "lexical") -> Settings:
         return Settings(
             skills_folder=str(self.skills),
             local_skills_folder=str(self.skills / "iii"),
@@ -249,8 +300,15 @@ class Project:
             filter_unregistered=False,
             auto_download=False,
             registry_url=registry_url,
-            function_search_mode="lexical",
+            function_search_mode=mode,
         )
+
+
+def installed_default_mode() -> str:
+    """The search mode an installation serves: `hybrid` with the `dense` extra, else `lexical`."""
+    from iii_directory.search.dense_lane import dense_installed
+
+    return "hybrid" if dense_installed() else "lexical"
 
 
 def example_catalog() -> list[dict[str, Any]]:
@@ -294,7 +352,8 @@ class SubprocessWorker:
 
     def start(self) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("III_")}
-        env.update({"HOME": str(self.project.home), "OTEL_ENABLED": "false"})
+        env.update({"HOME": str(self.project.home), "OTEL_ENABLED": "false",
+                    "III_DIRECTORY_CACHE_DIR": str(self.project.root / "vectors")})
         with self.log_path.open("ab") as sink:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "iii_directory", "serve", "--url", self.url],
@@ -371,8 +430,10 @@ class SoakSession:
     """Engine, registry, worker and a protocol client around one project (`async with`)."""
 
     def __init__(self, workdir: Path, *, in_process: bool = False, seed: int = 0,
-                 keep_frames: bool = False, rss_bound_mib: int = DEFAULT_RSS_BOUND_MIB) -> None:
+                 keep_frames: bool = False, rss_bound_mib: int = DEFAULT_RSS_BOUND_MIB,
+                 mode: str = "lexical") -> None:
         self.project = Project(workdir)
+        self.mode = mode
         self.in_process = in_process
         self.rng = random.Random(seed)
         self.keep_frames = keep_frames
@@ -411,7 +472,7 @@ class SoakSession:
         self.engine = await stack.enter_async_context(TestEngine(functions_debounce_s=0.2))
         namespaces = serve_peers(self.engine, catalog)
         self.skill_ids, self.agent_ids = self.project.seed(namespaces)
-        self.engine.configuration.put(config_id(), self.project.settings(registry.url).model_dump(mode="json"))
+        self.engine.configuration.put(config_id(), self.project.settings(registry.url, self.mode).model_dump(mode="json"))
         if self.in_process:
             worker = InProcessWorker(self.engine.url)
             self.worker = worker
@@ -459,10 +520,13 @@ class SoakSession:
                 continue
             if self._measuring:
                 stats.latencies.append(elapsed)
+                stats.finished.append(time.monotonic())
             return result, error, resent
 
     def _fail(self, function_id: str, message: str) -> None:
-        self.functions.setdefault(function_id, FunctionStats()).errors.append(f"{function_id}: {message}")
+        stats = self.functions.setdefault(function_id, FunctionStats())
+        stats.errors.append(f"{function_id}: {message}")
+        stats.failed_at.append(time.monotonic())
 
     async def _one(self, lane: WriteLane, retry_dropped: bool, deadline: float) -> None:
         kind = self.rng.choices([w[0] for w in WEIGHTS], weights=[w[1] for w in WEIGHTS])[0]
@@ -540,16 +604,23 @@ class SoakSession:
             self.engine.frames.clear()
 
     async def load(self, seconds: float, callers: int, *, warmup: float | None = None,
-                   drop_every: float | None = None, on_tick: Callable[[], None] | None = None) -> SoakReport:
-        """Run `callers` concurrent callers for `warmup` + `seconds`; measure the last `seconds`.
-        With `drop_every`, the engine aborts the worker's socket about that often (±30 %) and
-        callers re-send calls the drop interrupted."""
-        warmup = max(1.0, seconds * 0.1) if warmup is None else warmup
+                   drop_every: float | None = None, on_tick: Callable[[], None] | None = None,
+                   rss_warm_at: float | None = None, phase_seconds: float = 10.0) -> SoakReport:
+        """Run `callers` concurrent callers for `warmup` + `seconds`; measure the last `seconds`
+        (`warmup` defaults to 0: the cold start is measured). RSS is sampled at the start, at
+        `rss_warm_at` seconds (default: the end of the warm-up, else 10 % of the run, ≥ 1 s),
+        at every phase boundary and at the end. With `drop_every`, the engine aborts the
+        worker's socket about that often (±30 %) and callers re-send calls the drop
+        interrupted."""
+        warmup = 0.0 if warmup is None else warmup
+        if rss_warm_at is None:
+            rss_warm_at = warmup if warmup > 0 else max(1.0, seconds * 0.1)
         retry = drop_every is not None
         start = time.monotonic()
-        warm_at, deadline = start + warmup, start + warmup + seconds
+        deadline = start + warmup + seconds
         rss_boot = rss_of(self.worker_pid)
         rss_warm: int | None = None
+        boundaries: list[tuple[float, int | None]] = []
         async with anyio.create_task_group() as tg:
             for index in range(callers):
                 tg.start_soon(self._caller, index, deadline, retry)
@@ -557,51 +628,117 @@ class SoakSession:
                 tg.start_soon(self._dropper, drop_every, deadline)
             if not self.keep_frames:
                 tg.start_soon(self._trim_frames, deadline)
-            await anyio.sleep(max(0.0, warm_at - time.monotonic()))
-            rss_warm = rss_of(self.worker_pid)
+            if warmup > 0:
+                await anyio.sleep(max(0.0, start + warmup - time.monotonic()))
             self._measuring = True  # latencies from now on; errors count over the whole run
             measured_from = time.monotonic()
+            next_phase = measured_from + phase_seconds
             while time.monotonic() < deadline:
-                await anyio.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
+                await anyio.sleep(min(0.25, max(0.0, deadline - time.monotonic())))
+                now = time.monotonic()
+                if rss_warm is None and now >= start + rss_warm_at:
+                    rss_warm = rss_of(self.worker_pid)
+                if now >= next_phase and now < deadline:
+                    boundaries.append((now, rss_of(self.worker_pid)))
+                    next_phase += phase_seconds
                 if on_tick is not None:
                     on_tick()
-        measured = time.monotonic() - measured_from
+        ended = time.monotonic()
+        measured = ended - measured_from
         self._measuring = False
+        rss_end = rss_of(self.worker_pid)
+        if rss_warm is None:
+            rss_warm = rss_end
+        boundaries.append((ended, rss_end))
         return SoakReport(seconds=measured, callers=callers, functions=self.functions, rss_boot=rss_boot,
-                          rss_warm=rss_warm, rss_end=rss_of(self.worker_pid), rss_bound=self.rss_bound,
-                          in_process=self.in_process, drops=self.drops)
+                          rss_warm=rss_warm, rss_end=rss_end, rss_bound=self.rss_bound,
+                          in_process=self.in_process, drops=self.drops, mode=self.mode,
+                          phases=self._phases(measured_from, boundaries))
+
+    def _phases(self, origin: float, boundaries: list[tuple[float, int | None]]) -> list[Phase]:
+        phases = []
+        begin = origin
+        for end, rss in boundaries:
+            search: list[float] = []
+            other: list[float] = []
+            calls = errors = 0
+            for name, stats in self.functions.items():
+                picked = [lat for lat, at in zip(stats.latencies, stats.finished) if begin <= at < end
+                          or (end == boundaries[-1][0] and at == end)]
+                calls += len(picked)
+                (search if name == SEARCH else other).extend(picked)
+                errors += sum(1 for at in stats.failed_at if begin <= at < end)
+            phases.append(Phase(begin - origin, end - origin, calls, search, other, errors, rss))
+            begin = end
+        return phases
 
 
 async def run_soak(seconds: float, callers: int, workdir: Path, **options: Any) -> SoakReport:
     """One soak run in `workdir` (see `SoakSession` and `SoakSession.load`)."""
-    session_options = {k: options.pop(k) for k in ("in_process", "seed", "rss_bound_mib") if k in options}
+    session_options = {k: options.pop(k) for k in ("in_process", "seed", "rss_bound_mib", "mode")
+                       if k in options}
     async with SoakSession(workdir, **session_options) as session:
         return await session.load(seconds, callers, **options)
+
+
+def compare(lexical: SoakReport, hybrid: SoakReport) -> str:
+    """The issue's ratios of a hybrid soak against the lexical soak of the same run."""
+    lex_rate, hyb_rate = lexical.calls / lexical.seconds, hybrid.calls / hybrid.seconds
+    lines = [f"hybrid / lexical (same run): calls/s {hyb_rate:.1f} / {lex_rate:.1f} = "
+             f"{hyb_rate / max(lex_rate, 1e-9):.0%} (floor ≥ 50 %)"]
+    for name in sorted(set(lexical.functions) | set(hybrid.functions)):
+        if name == SEARCH:
+            continue
+        lex = percentile(sorted(lexical.functions.get(name, FunctionStats()).latencies), 0.99)
+        hyb = percentile(sorted(hybrid.functions.get(name, FunctionStats()).latencies), 0.99)
+        lines.append(f"  {name:<30} p99 {hyb * 1e3:7.0f} ms / {lex * 1e3:7.0f} ms = "
+                     f"{hyb / max(lex, 1e-9):.2f}× (floor ≤ 1.5×)")
+    search = sorted(hybrid.functions.get(SEARCH, FunctionStats()).latencies)
+    lines.append(f"  hybrid search p99 {percentile(search, 0.99) * 1e3:.0f} ms (floor ≤ 3000 ms)")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=60.0, help="measured duration (default 60)")
     parser.add_argument("--callers", type=int, default=50, help="concurrent callers (default 50)")
-    parser.add_argument("--warmup", type=float, default=None, help="unmeasured warm-up seconds (default 10%%, ≥ 1 s)")
+    parser.add_argument("--mode", choices=("lexical", "hybrid", "both"), default=None,
+                        help="search mode of the worker (default: the installed default, "
+                             f"here {installed_default_mode()}); both = lexical then hybrid")
+    parser.add_argument("--warmup", type=float, default=None,
+                        help="unmeasured seconds at the start (default 0: the cold start is measured)")
+    parser.add_argument("--rss-warm-at", type=float, default=None,
+                        help="seconds after the start of the RSS sample growth is counted from "
+                             "(default 10%% of the run, ≥ 1 s)")
+    parser.add_argument("--phase-seconds", type=float, default=10.0, help="cold-start phase length")
     parser.add_argument("--in-process", action="store_true", help="run the worker in this process")
     parser.add_argument("--rss-bound-mib", type=int, default=DEFAULT_RSS_BOUND_MIB,
                         help="allowed RSS growth after warm-up (default %(default)s MiB)")
     parser.add_argument("--drop-every", type=float, default=None, help="abort the worker's socket about every N s")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--json", help="also write the report as JSON to this path")
-    parser.add_argument("--workdir", help="keep the project and worker.log in this (new) folder")
+    parser.add_argument("--json", help="also write the report(s) as JSON to this path")
+    parser.add_argument("--workdir", help="keep the projects and worker.log in this (new) folder")
     args = parser.parse_args(argv)
+    mode = args.mode or installed_default_mode()
+    modes = ["lexical", "hybrid"] if mode == "both" else [mode]
+    reports: dict[str, SoakReport] = {}
     with tempfile.TemporaryDirectory(prefix="iii-soak-") as tmp:
-        workdir = Path(args.workdir) if args.workdir else Path(tmp)
-        workdir.mkdir(parents=True, exist_ok=True)
-        report = anyio.run(lambda: run_soak(
-            args.seconds, args.callers, workdir, in_process=args.in_process, seed=args.seed,
-            rss_bound_mib=args.rss_bound_mib, warmup=args.warmup, drop_every=args.drop_every))
-    print(report.table())
+        base = Path(args.workdir) if args.workdir else Path(tmp)
+        for name in modes:
+            workdir = base / name
+            workdir.mkdir(parents=True, exist_ok=True)
+            reports[name] = anyio.run(lambda: run_soak(
+                args.seconds, args.callers, workdir, in_process=args.in_process, seed=args.seed,
+                rss_bound_mib=args.rss_bound_mib, warmup=args.warmup, drop_every=args.drop_every,
+                mode=name, rss_warm_at=args.rss_warm_at, phase_seconds=args.phase_seconds))
+            print(reports[name].table())
+            print()
+    if len(reports) == 2:
+        print(compare(reports["lexical"], reports["hybrid"]))
     if args.json:
-        Path(args.json).write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
-    return 0 if report.ok else 1
+        payload = {name: report.to_json() for name, report in reports.items()}
+        Path(args.json).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    return 0 if all(report.ok for report in reports.values()) else 1
 
 
 if __name__ == "__main__":

@@ -81,7 +81,7 @@ class SearchCall:
         try:
             rankings = await self.dense.rank_adhoc(
                 documents.ids, [d.searchable for d in documents.documents],
-                self.query_vectors(embedded))
+                self.query_vectors(embedded), wait=not self.concurrent)
         except (DenseUnavailable, TimeoutError) as exc:
             log.info("ad-hoc dense ranking skipped: %s", reason(exc))
             return None

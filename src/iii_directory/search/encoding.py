@@ -1,0 +1,393 @@
+"""The encoder pipeline: the one owner of a worker's sentence encoder (issue 16).
+
+Every text any search call wants embedded — catalog documents, skills, triggers, registry
+contracts, capabilities — goes through `EncoderPipeline.embed`. The rules:
+
+* **Cached first.** Document vectors come from the `VectorCache` (SHA-256 of the text, memory and
+  disk); query vectors from an LRU keyed by the normalised capability text (`query_key`). A hit
+  never reaches the encoder.
+* **Single flight.** A text already queued or being encoded is awaited, not queued again: the
+  pending table is keyed by the SHA-256 of the text, so each distinct text is encoded at most
+  once while it is in flight, and — being cached afterwards — once per process lifetime.
+* **One owner, micro-batches.** One runner task drains the queue: it takes the most urgent class
+  (capabilities, then catalog documents, then ad-hoc documents), sorts it by token length and packs a batch of at most
+  `max_batch` texts whose padded size `count × longest` stays within `max_tokens`. Texts that
+  arrive while a batch is encoding join the next one, so concurrent callers share batches.
+* **Deadlines and departures really stop work.** A job carries the latest deadline of its
+  waiters (None = no deadline) and how many waiters remain. Before each batch the runner drops
+  jobs whose deadline has passed (by the injected `clock`) and non-`keep` jobs whose every waiter
+  went away (cancelled); their waiters get `EncodingDropped`. A batch already handed to the
+  encoder runs to its end (onnxruntime cannot be interrupted), so batches are kept small.
+* **Its own thread.** Encoding runs on the pipeline's one dedicated thread, entered through the
+  pipeline's own `anyio.CapacityLimiter` (one token), never on anyio's default thread pool that
+  file-backed handlers (skills, agents) use; those never queue behind the encoder. One thread
+  also keeps onnxruntime's buffers in one malloc arena: batches hopping across pool threads left
+  freed buffers in every thread's arena (hybrid soak RSS 220 → 296 MiB in 30 s).
+* Ad-hoc document batches (background warm-up) are followed by a pause as long as the batch
+  (`BACKGROUND_SHARE`), cut short when a capability or catalog document arrives.
+* `keep` jobs (documents warmed in the background) are never dropped for lack of waiters: a
+  document embedded once is cached on disk and useful to every later call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from .vector_cache import LruVectors, VectorCache
+
+log = logging.getLogger(__name__)
+
+QUERY = 0
+"""Priority class of capability texts (a caller waits on them)."""
+INDEX = 1
+"""Priority class of catalog documents (the index every hybrid answer needs)."""
+DOCUMENT = 2
+"""Priority class of ad-hoc documents (skills, triggers, registry contracts)."""
+
+MAX_BATCH = 16
+"""Texts per encoder batch (bounded batch shapes: see `_rank.dense.Encoder`)."""
+MAX_TOKENS = 512
+"""Padded tokens per encoder batch: `texts × longest text` ≤ this."""
+RELEASE_AFTER_TOKENS = 512
+"""Padded tokens encoded since the last `release_memory` that make an idle runner release the
+encoder's freed buffers to the OS (a capability or two stay under it)."""
+BACKGROUND_SHARE = 0.5
+"""At most this share of one core goes to ad-hoc document warm-up (skills, triggers, registry)
+while it runs: the event loop serving every other call needs the rest on a 2-core host."""
+RELEASE_BUSY_TOKENS = 4096
+"""Padded tokens after which the runner releases freed memory even while it stays busy."""
+QUERY_LRU = 4096
+"""Capability vectors kept in memory (`query_key` → vector)."""
+
+
+class EncodingDropped(Exception):
+    """The text was not encoded: its deadline passed or every caller went away first."""
+
+
+def query_key(text: str, *, lowercase: bool = True) -> str:
+    """The normalised capability text a query vector is cached under and embedded from: runs of
+    whitespace collapsed to one space, trimmed, and lower-cased when the encoder's tokenizer
+    lower-cases anyway (MiniLM's does), so the key determines the vector."""
+    collapsed = " ".join(text.split())
+    return collapsed.lower() if lowercase else collapsed
+
+
+def encoder_thread() -> ThreadPoolExecutor:
+    """The single thread an encoder is built and run on."""
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="encoder")
+
+
+def text_digest(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+@dataclass
+class Job:
+    """One distinct text waiting for the encoder."""
+
+    text: str
+    digest: bytes
+    kind: int
+    tokens: int
+    future: asyncio.Future[Any]
+    waiters: int = 0
+    deadline: float | None = None
+    keep: bool = False
+    persist: bool = False
+    """Some waiter is a document: store the vector in the document cache."""
+    query: bool = False
+    """Some waiter is a capability: keep the vector in the query LRU."""
+    unbounded: bool = False
+    """Some waiter has no deadline."""
+
+    def join(self, deadline: float | None, keep: bool, persist: bool, kind: int) -> None:
+        self.waiters += 1
+        if deadline is None:
+            self.unbounded = True
+        elif self.deadline is None or deadline > self.deadline:
+            self.deadline = deadline
+        self.keep = self.keep or keep
+        self.persist = self.persist or persist
+        self.query = self.query or kind == QUERY
+        self.kind = min(self.kind, kind)
+
+    def expired(self, now: float) -> bool:
+        return not self.unbounded and self.deadline is not None and now >= self.deadline
+
+    def abandoned(self) -> bool:
+        return self.waiters <= 0 and not self.keep
+
+
+@dataclass
+class PipelineStats:
+    encoded: int = 0
+    """Texts sent to the encoder."""
+    batches: int = 0
+    dropped: int = 0
+    """Jobs dropped before encoding (deadline passed or no caller left)."""
+    coalesced: int = 0
+    """Requests that joined a text already in flight (single flight)."""
+    largest_batch_tokens: int = 0
+
+
+class EncoderPipeline:
+    """The single owner of `encoder` (anything with `encode(list[str]) -> (n, dim) array`).
+
+    `embed(texts, kind=…, deadline=…, keep=…)` → (len(texts), dim) float32 array in input order,
+    raising `EncodingDropped` when a text was dropped. `clock` is the deadline clock (injected
+    in tests); `limiter` the capacity limiter held while the encoder thread works (one token);
+    `executor` the single-thread executor the encoder was built on (one is made otherwise).
+    """
+
+    def __init__(self, encoder: Any, cache: VectorCache | None, *, dimension: int = 384,
+                 max_batch: int = MAX_BATCH, max_tokens: int = MAX_TOKENS,
+                 clock: Callable[[], float] = time.monotonic,
+                 limiter: anyio.CapacityLimiter | None = None,
+                 queries: LruVectors | None = None,
+                 background_share: float = BACKGROUND_SHARE,
+                 executor: ThreadPoolExecutor | None = None) -> None:
+        self.encoder = encoder
+        self.cache = cache
+        self.dimension = dimension
+        self.max_batch = max_batch
+        self.max_tokens = max_tokens
+        self.clock = clock
+        self.limiter = limiter if limiter is not None else anyio.CapacityLimiter(1)
+        self.queries = queries if queries is not None else LruVectors(QUERY_LRU)
+        self.lowercase = bool(getattr(encoder, "lowercase", False))
+        self.background_share = background_share
+        self.stats = PipelineStats()
+        self._pending: dict[bytes, Job] = {}
+        self._unreleased_tokens = 0
+        self._executor: ThreadPoolExecutor | None = executor
+        self._runner: asyncio.Task[None] | None = None
+        self._closed = False
+
+    # -- callers -----------------------------------------------------------------------------
+
+    def query_text(self, text: str) -> str:
+        return query_key(text, lowercase=self.lowercase)
+
+    def cached(self, texts: Sequence[str], kind: int = DOCUMENT) -> list[Any]:
+        """Vectors already known for `texts` (None where missing); queries are looked up by
+        `query_key`."""
+        if kind == QUERY:
+            return [self.queries.get(self.query_text(t)) for t in texts]
+        if self.cache is None:
+            return [None] * len(texts)
+        return self.cache.lookup(texts)
+
+    async def embed(self, texts: Sequence[str], *, kind: int = DOCUMENT,
+                    deadline: float | None = None, keep: bool = False) -> Any:
+        """Vectors of `texts` in order: cached ones at once, the others through the queue."""
+        import numpy as np
+
+        if kind == QUERY:
+            texts = [self.query_text(t) for t in texts]
+        found = self.cached(texts, kind)
+        missing = [i for i, vector in enumerate(found) if vector is None]
+        if missing:
+            jobs = self.submit([texts[i] for i in missing], kind=kind, deadline=deadline, keep=keep)
+            try:
+                vectors = await self._wait(jobs)
+            finally:
+                self._leave(jobs)
+            for i, vector in zip(missing, vectors):
+                found[i] = vector
+        if not found:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.vstack(found).astype(np.float32, copy=False)
+
+    def submit(self, texts: Sequence[str], *, kind: int = DOCUMENT, deadline: float | None = None,
+               keep: bool = False) -> list[Job]:
+        """Queue `texts` (joining jobs already in flight) and wake the runner; the caller is one
+        more waiter of every returned job and must `_leave` them (`embed` does)."""
+        if self._closed:
+            raise EncodingDropped("the encoder pipeline is closed")
+        loop = asyncio.get_running_loop()
+        jobs = []
+        for text in texts:
+            digest = text_digest(text)
+            job = self._pending.get(digest)
+            if job is None:
+                job = Job(text, digest, kind, self._tokens(text), loop.create_future())
+                job.future.add_done_callback(_consume)
+                self._pending[digest] = job
+            else:
+                self.stats.coalesced += 1
+            job.join(deadline, keep, persist=kind != QUERY, kind=kind)
+            jobs.append(job)
+        self._start()
+        return jobs
+
+    def warm(self, texts: Sequence[str], kind: int = DOCUMENT) -> None:
+        """Queue texts for background embedding (kept until encoded, nobody waits)."""
+        if kind == QUERY:
+            texts = [self.query_text(t) for t in texts]
+        found = self.cached(texts, kind)
+        missing = list(dict.fromkeys(t for t, v in zip(texts, found) if v is None))
+        if missing:
+            self._leave(self.submit(missing, kind=kind, keep=True))
+
+    def pending(self) -> int:
+        return len(self._pending)
+
+    async def _wait(self, jobs: list[Job]) -> list[Any]:
+        # shield: a caller that goes away must not cancel a future other callers share
+        return [await asyncio.shield(job.future) for job in jobs]
+
+    def _leave(self, jobs: list[Job]) -> None:
+        for job in jobs:
+            job.waiters -= 1
+
+    def _tokens(self, text: str) -> int:
+        counter = getattr(self.encoder, "token_count", None)
+        if counter is not None:
+            try:
+                return int(counter(text))
+            except Exception:  # noqa: BLE001 - an estimate is enough for batching
+                pass
+        return min(256, len(text) // 4 + 2)
+
+    # -- the runner --------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        if self._runner is None or self._runner.done():
+            self._runner = asyncio.get_running_loop().create_task(self._run())
+
+    async def close(self) -> None:
+        """Stop the runner; every waiting caller gets `EncodingDropped`."""
+        self._closed = True
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            runner.cancel()
+            await asyncio.gather(runner, return_exceptions=True)
+        for job in list(self._pending.values()):
+            self._finish(job, error=EncodingDropped("the encoder pipeline closed"))
+        if self._executor is not None:
+            self._executor.shutdown(wait=False)
+            self._executor = None
+
+    async def _run(self) -> None:
+        while True:
+            while self._pending:
+                # let callers scheduled in the same loop iteration add texts to this batch
+                await asyncio.sleep(0)
+                batch = self.take_batch()
+                if batch:
+                    started = time.perf_counter()
+                    await self._encode_batch(batch)
+                    if batch[0].kind == DOCUMENT and self.background_share < 1.0:
+                        await self._yield_cpu(time.perf_counter() - started)
+            release = getattr(self.encoder, "release_memory", None)
+            if release is None or self._unreleased_tokens < RELEASE_AFTER_TOKENS:
+                return
+            self._unreleased_tokens = 0
+            await self.in_thread(release)
+            if not self._pending:
+                return
+
+    async def in_thread(self, function: Callable[..., Any], *args: Any) -> Any:
+        """Run `function(*args)` on the encoder thread, holding the pipeline's limiter."""
+        if self._executor is None:
+            self._executor = encoder_thread()
+        async with self.limiter:
+            return await asyncio.wrap_future(self._executor.submit(function, *args))
+
+    async def _encode_batch(self, batch: list[Job]) -> None:
+        texts = [job.text for job in batch]
+        try:
+            vectors = await self.in_thread(self._encode, texts, batch)
+        except Exception as exc:  # noqa: BLE001 - every waiter of the batch learns it
+            log.warning("encoder batch of %d texts failed: %s", len(batch), exc)
+            for job in batch:
+                self._finish(job, error=exc)
+            return
+        for job, vector in zip(batch, vectors):
+            if job.query:
+                self.queries.put(job.text, vector)
+            self._finish(job, vector=vector)
+
+    async def _yield_cpu(self, spent: float) -> None:
+        """After a background batch, leave the CPU to the event loop for long enough that
+        background warm-up uses at most `background_share` of one core; a capability or catalog
+        document arriving meanwhile ends the pause."""
+        pause = spent * (1.0 - self.background_share) / max(self.background_share, 0.01)
+        deadline = time.perf_counter() + pause
+        while time.perf_counter() < deadline:
+            if any(job.kind < DOCUMENT for job in self._pending.values()):
+                return
+            await asyncio.sleep(min(0.05, max(0.0, deadline - time.perf_counter())))
+
+    def take_batch(self) -> list[Job]:
+        """Drop expired and abandoned jobs, then the next batch: the most urgent class present,
+        sorted by (tokens, text), as many as fit `max_batch` and `max_tokens` (at least one)."""
+        now = self.clock()
+        live: list[Job] = []
+        for job in list(self._pending.values()):
+            if job.future.done():
+                continue
+            if job.expired(now) or job.abandoned():
+                self.stats.dropped += 1
+                reason = "deadline passed" if job.expired(now) else "every caller went away"
+                self._finish(job, error=EncodingDropped(f"not encoded: {reason}"))
+                continue
+            live.append(job)
+        if not live:
+            return []
+        urgent = min(job.kind for job in live)
+        ordered = sorted((j for j in live if j.kind == urgent), key=lambda j: (j.tokens, j.text))
+        batch: list[Job] = []
+        for job in ordered:
+            longest = max(job.tokens, batch[-1].tokens if batch else 0)
+            if batch and (len(batch) >= self.max_batch or (len(batch) + 1) * longest > self.max_tokens):
+                break
+            batch.append(job)
+        return batch
+
+    def _encode(self, texts: list[str], batch: list[Job]) -> Any:
+        """Encoder thread: one batch, validated; document vectors stored in the cache here so
+        the disk append stays off the event loop."""
+        import numpy as np
+
+        vectors = np.asarray(self.encoder.encode(list(texts)), dtype=np.float32)
+        if vectors.shape != (len(texts), self.dimension) or not np.all(np.isfinite(vectors)):
+            raise ValueError("the encoder returned malformed vectors")
+        self.stats.encoded += len(texts)
+        self.stats.batches += 1
+        padded = len(texts) * max(j.tokens for j in batch)
+        self.stats.largest_batch_tokens = max(self.stats.largest_batch_tokens, padded)
+        self._unreleased_tokens += padded
+        release = getattr(self.encoder, "release_memory", None)
+        if release is not None and self._unreleased_tokens >= RELEASE_BUSY_TOKENS:
+            self._unreleased_tokens = 0
+            release()  # a busy runner never goes idle: release every few thousand tokens
+        stored = [(job.text, row) for job, row in zip(batch, vectors) if job.persist]
+        if stored and self.cache is not None:
+            self.cache.store([t for t, _ in stored], np.vstack([r for _, r in stored]))
+        return vectors
+
+    def _finish(self, job: Job, *, vector: Any = None, error: BaseException | None = None) -> None:
+        if self._pending.get(job.digest) is job:
+            del self._pending[job.digest]
+        if job.future.done():
+            return
+        if error is not None:
+            job.future.set_exception(error)
+        else:
+            job.future.set_result(vector)
+
+
+def _consume(future: asyncio.Future[Any]) -> None:
+    """Retrieve a job's exception so a future nobody awaits any more logs nothing."""
+    if not future.cancelled():
+        future.exception()

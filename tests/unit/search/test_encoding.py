@@ -1,0 +1,298 @@
+"""The encoder pipeline (encoding.py): single flight, micro-batches, deadline and departure drops,
+its own capacity limiter, the query LRU and the disk cache. Concurrency is staged with events
+and an injected clock, never with sleeps."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import anyio
+import numpy as np
+import pytest
+from search_fakes import CATALOG, ExactIndex, FakeEncoder, PeerEngine, search
+
+from iii_directory.config import Settings
+from iii_directory.directory import Directory
+from iii_directory.search.encoding import DOCUMENT, INDEX, QUERY, EncoderPipeline, EncodingDropped, query_key
+from iii_directory.search.service import SearchService
+from iii_directory.search.vector_cache import VectorCache
+
+
+class GatedEncoder(FakeEncoder):
+    """A FakeEncoder whose every `encode` waits for `gate` (set by the test) and records its
+    batches; `entered` is set when a batch is inside the encoder."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.entered = threading.Event()
+        self.batches: list[list[str]] = []
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        self.batches.append(list(texts))
+        self.entered.set()
+        if not self.gate.wait(timeout=60):
+            raise RuntimeError("the test never opened the gate")
+        return super().encode(texts)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def wait_for_thread_event(event: threading.Event) -> None:
+    """Wait (without blocking the loop) until another thread sets `event`."""
+    while not event.is_set():
+        await anyio.to_thread.run_sync(event.wait, 0.05)
+
+
+async def test_concurrent_callers_share_one_encoding_per_text() -> None:
+    encoder = GatedEncoder()
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None))
+    texts = [f"document number {i}" for i in range(20)]
+    results: dict[int, Any] = {}
+
+    async def caller(index: int) -> None:
+        mine = texts[index % 7:index % 7 + 10]
+        results[index] = (mine, await pipeline.embed(mine, kind=DOCUMENT))
+
+    async with anyio.create_task_group() as group:
+        for index in range(50):
+            group.start_soon(caller, index)
+        await wait_for_thread_event(encoder.entered)  # the first batch holds the encoder
+        await anyio.wait_all_tasks_blocked()
+        encoder.gate.set()
+    counts = Counter(encoder.texts)
+    assert set(counts) == set(texts[:16]) and max(counts.values()) == 1
+    assert pipeline.stats.encoded == 16 and pipeline.stats.coalesced > 0
+    reference = FakeEncoder()
+    for mine, vectors in results.values():
+        np.testing.assert_allclose(vectors, reference.encode(mine), atol=1e-6)
+
+
+async def test_texts_of_concurrent_callers_are_batched_by_length_within_bounds() -> None:
+    encoder = GatedEncoder()
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None), max_batch=4, max_tokens=4 * 6)
+    blocker = [ "first one in" ]
+    short = [f"s{i}" for i in range(6)]  # 2 tokens by the estimate
+    long = ["x" * 40 + str(i) for i in range(3)]  # 12 tokens by the estimate
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(pipeline.embed, blocker)
+        await wait_for_thread_event(encoder.entered)
+        for text in long + short:  # every caller asks for one text while the encoder is busy
+            group.start_soon(pipeline.embed, [text])
+        await anyio.wait_all_tasks_blocked()
+        encoder.gate.set()
+    assert encoder.batches[0] == blocker
+    rest = encoder.batches[1:]
+    assert [len(b) for b in rest] == [4, 2, 2, 1]  # 6 short: 4 + 2; 3 long: 24 tokens ⇒ 2 + 1
+    assert rest[0] == sorted(short)[:4] and rest[1] == sorted(short)[4:]
+    assert all(len(b) * max(pipeline._tokens(t) for t in b) <= 24 for b in rest)
+
+
+async def test_queries_go_first_then_the_catalog_then_ad_hoc_documents() -> None:
+    encoder = GatedEncoder()
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None))
+    async with anyio.create_task_group() as group:
+        group.start_soon(pipeline.embed, ["blocker"])
+        await wait_for_thread_event(encoder.entered)
+        group.start_soon(pipeline.embed, ["a skill document"])
+        group.start_soon(lambda: pipeline.embed(["mail::send Send an email."], kind=INDEX))
+        group.start_soon(lambda: pipeline.embed(["send an email"], kind=QUERY))
+        await anyio.wait_all_tasks_blocked()
+        encoder.gate.set()
+    assert encoder.batches[1:] == [["send an email"], ["mail::send Send an email."],
+                                   ["a skill document"]]
+
+
+async def test_work_whose_deadline_passed_is_dropped_before_encoding() -> None:
+    encoder = GatedEncoder()
+    clock = Clock()
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None), clock=clock)
+    outcome: dict[str, Any] = {}
+
+    async def late() -> None:
+        try:
+            await pipeline.embed(["too late"], kind=QUERY, deadline=clock.now + 3.0)
+        except EncodingDropped as exc:
+            outcome["late"] = exc
+
+    async def timely() -> None:
+        outcome["timely"] = await pipeline.embed(["in time"], kind=QUERY, deadline=clock.now + 60.0)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(pipeline.embed, ["blocker"])
+        await wait_for_thread_event(encoder.entered)
+        group.start_soon(late)
+        group.start_soon(timely)
+        await anyio.wait_all_tasks_blocked()
+        clock.now += 5.0  # the first call's deadline passes while the encoder is busy
+        encoder.gate.set()
+    assert "too late" not in encoder.texts and "in time" in encoder.texts
+    assert isinstance(outcome["late"], EncodingDropped) and "deadline" in str(outcome["late"])
+    assert outcome["timely"].shape == (1, 384)
+    assert pipeline.stats.dropped == 1 and pipeline.pending() == 0
+
+
+async def test_work_of_a_caller_that_went_away_is_dropped() -> None:
+    encoder = GatedEncoder()
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None))
+    async with anyio.create_task_group() as group:
+        group.start_soon(pipeline.embed, ["blocker"])
+        await wait_for_thread_event(encoder.entered)
+        gone = anyio.CancelScope()
+        group.start_soon(_in_scope, gone, ["abandoned"], pipeline)
+        await anyio.wait_all_tasks_blocked()
+        assert pipeline.pending() == 2  # the blocker being encoded, the abandoned one queued
+        gone.cancel()
+        await anyio.wait_all_tasks_blocked()
+        encoder.gate.set()
+    assert "abandoned" not in encoder.texts and pipeline.stats.dropped == 1
+
+
+async def _in_scope(scope: anyio.CancelScope, texts: list[str], pipeline: EncoderPipeline) -> None:
+    with scope:
+        await pipeline.embed(texts, kind=QUERY)
+
+
+async def test_kept_documents_survive_their_callers() -> None:
+    encoder = GatedEncoder()
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None))
+    async with anyio.create_task_group() as group:
+        group.start_soon(pipeline.embed, ["blocker"])
+        await wait_for_thread_event(encoder.entered)
+        pipeline.warm(["a skill", "a trigger"])  # background warm-up: nobody waits
+        await anyio.wait_all_tasks_blocked()
+        encoder.gate.set()
+    while pipeline.pending():
+        await anyio.sleep(0)  # the runner finishes on the loop; no timing involved
+    assert sorted(encoder.texts[1:]) == ["a skill", "a trigger"]
+    assert all(v is not None for v in pipeline.cached(["a skill", "a trigger"], DOCUMENT))
+
+
+async def test_encoder_threads_never_take_the_default_limiter() -> None:
+    encoder = GatedEncoder()
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None))
+    default = anyio.to_thread.current_default_thread_limiter()
+    saved = default.total_tokens
+    default.total_tokens = 1  # one file-handler thread only: an encoder holding it would block it
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(pipeline.embed, ["busy encoder"])
+            await wait_for_thread_event(encoder.entered)
+            assert default.borrowed_tokens == 0 and pipeline.limiter.borrowed_tokens == 1
+            answer = await anyio.to_thread.run_sync(lambda: "file work done")
+            assert answer == "file work done"  # ran while the encoder thread was busy
+            encoder.gate.set()
+    finally:
+        default.total_tokens = saved
+
+
+async def test_a_repeated_capability_costs_no_encoder_call() -> None:
+    encoder = FakeEncoder()
+    encoder.lowercase = True  # type: ignore[attr-defined]  # like MiniLM's uncased tokenizer
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None))
+    first = await pipeline.embed(["Send an  email"], kind=QUERY)
+    calls = encoder.calls
+    again = await pipeline.embed(["send an email", " SEND AN EMAIL "], kind=QUERY)
+    assert encoder.calls == calls == 1
+    np.testing.assert_array_equal(again[0], first[0])
+    assert query_key(" Send\tan  EMAIL ") == "send an email"
+    assert query_key("Send an", lowercase=False) == "Send an"
+
+
+async def test_a_failing_batch_fails_its_waiters_only() -> None:
+    class Broken(FakeEncoder):
+        def encode(self, texts: list[str]) -> np.ndarray:
+            if "boom" in texts:
+                raise RuntimeError("model crashed")
+            return super().encode(texts)
+
+    pipeline = EncoderPipeline(Broken(), VectorCache("t", 384, None))
+    with pytest.raises(RuntimeError, match="model crashed"):
+        await pipeline.embed(["boom"])
+    assert (await pipeline.embed(["fine"])).shape == (1, 384)
+
+
+async def test_a_restart_with_a_warm_disk_cache_embeds_nothing(tmp_path: Path) -> None:
+    texts = [f"skill document {i}" for i in range(40)]
+    first = FakeEncoder()
+    await EncoderPipeline(first, VectorCache("m", 384, tmp_path)).embed(texts)
+    assert len(first.texts) == 40
+    second = FakeEncoder()
+    vectors = await EncoderPipeline(second, VectorCache("m", 384, tmp_path)).embed(texts)
+    assert second.texts == [] and vectors.shape == (40, 384)
+
+
+# -- through the search service -----------------------------------------------------------------
+
+
+def hybrid_directory(settings: Settings, engine: PeerEngine, cache: Path,
+                     encoder: FakeEncoder) -> Directory:
+    directory = Directory(settings=settings.model_copy(update={"function_search_mode": "hybrid"}),
+                          engine=engine)
+    directory.service(SearchService).use_encoder(encoder, index_factory=ExactIndex, cache_dir=cache)
+    return directory
+
+
+def seed_skills(root: Path, count: int) -> None:
+    for i in range(count):
+        folder = root / f"team{i % 5}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"page-{i}.md").write_text(
+            f"---\ntitle: Page {i}\n---\n# Page {i}\n\nHow to send report {i} by email.\n",
+            encoding="utf-8")
+
+
+CAPABILITIES = ["send an email", "forecast the weather", "store a key value pair",
+                "schedule a meeting", "read a cached value", "list calendar events"]
+
+
+async def fifty_searches(directory: Directory) -> list[dict[str, Any]]:
+    answers: list[dict[str, Any]] = []
+
+    async def one(index: int) -> None:
+        picked = [CAPABILITIES[(index + j) % len(CAPABILITIES)] for j in range(1 + index % 4)]
+        answers.append(await search(directory, *picked))
+
+    async with anyio.create_task_group() as group:
+        for index in range(50):
+            group.start_soon(one, index)
+    return answers
+
+
+async def test_fifty_concurrent_searches_embed_each_distinct_text_once(
+        settings: Settings, roots: dict[str, Path], tmp_path: Path) -> None:
+    seed_skills(roots["skills"], 30)
+    encoder = FakeEncoder()
+    directory = hybrid_directory(settings, PeerEngine(CATALOG), tmp_path / "cache", encoder)
+    service = directory.service(SearchService)
+    answers = await fifty_searches(directory)
+    assert len(answers) == 50 and all(a["search_mode"] in ("lexical", "hybrid") for a in answers)
+    await service.settle()
+    while service.dense.pipeline is not None and service.dense.pipeline.pending():
+        await anyio.sleep(0)  # background warm-up of the skill documents finishes
+    again = await fifty_searches(directory)  # everything is warm now
+    assert all(a["search_mode"] == "hybrid" for a in again)
+    counts = Counter(encoder.texts)
+    assert counts and max(counts.values()) == 1, counts.most_common(3)
+    assert any("Page 7" in text for text in counts)  # skill documents went through the encoder
+    await service.stop()
+
+    restarted_encoder = FakeEncoder()
+    restarted = hybrid_directory(settings, PeerEngine(CATALOG), tmp_path / "cache", restarted_encoder)
+    answers = await fifty_searches(restarted)
+    assert len(answers) == 50
+    await restarted.service(SearchService).settle()
+    # documents (catalog, skills) come from the disk cache; only the capabilities, whose vectors
+    # live in memory, are embedded again — once each
+    assert sorted(restarted_encoder.texts) == sorted(CAPABILITIES)
+    await restarted.service(SearchService).stop()
