@@ -25,6 +25,7 @@ from . import DESCRIPTION, WORKER_NAME, __version__
 from .config import InvalidSettings, Settings, load_settings
 from .config_boot import read_seed
 from .errors import DirectoryError
+from .protocol.frames import scrub_surrogates
 
 SUPPORTED_TARGETS = (
     "x86_64-unknown-linux-gnu",
@@ -97,12 +98,12 @@ def cmd_call(args: argparse.Namespace) -> int:
         payload = _read_payload(args.payload)
         result = anyio.run(run_call, args.function_id, payload, args.config, args.catalog)
     except DirectoryError as exc:
-        print(json.dumps(exc.to_wire(), ensure_ascii=False), file=sys.stderr)
+        print(scrub_surrogates(json.dumps(exc.to_wire(), ensure_ascii=False)), file=sys.stderr)
         return 1
     except InvalidSettings as exc:
         print(json.dumps({"code": "invocation_failed", "message": str(exc)}, ensure_ascii=False), file=sys.stderr)
         return 1
-    print(json.dumps(result, ensure_ascii=False, indent=2))
+    print(scrub_surrogates(json.dumps(result, ensure_ascii=False, indent=2)))
     return 0
 
 

@@ -15,6 +15,7 @@ from .context import CallInfo, Context
 from .errors import DirectoryError, from_exception
 from .models import dump_response, parse_request
 from .port import EnginePort, StandaloneEngine
+from .payload_text import lone_surrogate_problem
 from .table import FunctionTable
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,9 @@ class Directory:
         if isinstance(data, dict) and "_caller_worker_id" in data:
             info = info or CallInfo()
             info.caller_worker_id = str(data.get("_caller_worker_id"))
+        problem = lone_surrogate_problem(data)
+        if problem:
+            raise DirectoryError.plain(problem)
         request = parse_request(spec.request, data)
         ctx = self.context(info)
         try:
