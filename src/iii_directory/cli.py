@@ -23,7 +23,7 @@ import anyio
 
 from . import DESCRIPTION, WORKER_NAME, __version__
 from .config import InvalidSettings, Settings, load_settings
-from .config_boot import read_seed
+from .config_boot import SeedUnreadable, read_seed
 from .errors import DirectoryError
 from .protocol.frames import scrub_surrogates
 
@@ -101,6 +101,9 @@ def cmd_call(args: argparse.Namespace) -> int:
         print(scrub_surrogates(json.dumps(exc.to_wire(), ensure_ascii=False)), file=sys.stderr)
         return 1
     except InvalidSettings as exc:
+        print(json.dumps({"code": "invocation_failed", "message": str(exc)}, ensure_ascii=False), file=sys.stderr)
+        return 1
+    except SeedUnreadable as exc:
         print(json.dumps({"code": "invocation_failed", "message": str(exc)}, ensure_ascii=False), file=sys.stderr)
         return 1
     print(scrub_surrogates(json.dumps(result, ensure_ascii=False, indent=2)))
