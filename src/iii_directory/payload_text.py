@@ -17,8 +17,11 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 def _first_surrogate(text: str) -> str | None:
     if text.isascii():
         return None
-    found = _SURROGATE.search(text)
-    return found.group() if found else None
+    try:
+        text.encode("utf-8")  # surrogates are the only code points UTF-8 refuses; C-speed check
+    except UnicodeEncodeError as exc:
+        return text[exc.start]
+    return None
 
 
 def lone_surrogate_problem(data: Any) -> str | None:

@@ -58,7 +58,11 @@ def scrub_surrogates(text: str) -> str:
     encode) replaced by U+FFFD, so it always encodes."""
     if text.isascii():
         return text
-    return _SURROGATE.sub(REPLACEMENT, text)
+    try:
+        text.encode("utf-8")  # the common case, at C speed
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(REPLACEMENT, text)
+    return text
 
 
 def encode(frame: dict[str, Any]) -> str:
