@@ -23,8 +23,9 @@ import anyio
 
 from . import DESCRIPTION, WORKER_NAME, __version__
 from .config import InvalidSettings, Settings, load_settings
-from .config_boot import read_seed
+from .config_boot import SeedUnreadable, read_seed
 from .errors import DirectoryError
+from .protocol.frames import scrub_surrogates
 
 SUPPORTED_TARGETS = (
     "x86_64-unknown-linux-gnu",
@@ -53,7 +54,34 @@ def standalone_settings(config_path: str | None) -> Settings:
     return load_settings(seed)
 
 
+_CATALOG_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "description": (str,), "worker_name": (str,), "namespace": (str,),
+    "request_schema": (dict, bool), "parameters": (dict, bool), "response_schema": (dict, bool),
+    "metadata": (dict,), "registered_triggers": (list,),
+}
+"""Optional catalog-record fields and the JSON types each may hold (null is always allowed)."""
+
+_JSON_TYPE_NAMES = {str: "a string", dict: "an object", bool: "a boolean", list: "an array"}
+
+
+def catalog_record_problem(record: Any) -> str | None:
+    """Why one `--catalog` record cannot stand in for an engine function record, or None."""
+    if not isinstance(record, dict):
+        return "is not a JSON object"
+    function_id = record.get("function_id") or record.get("name")
+    if not isinstance(function_id, str) or not function_id.strip():
+        return "needs a non-empty string function_id (or name)"
+    for field, types in _CATALOG_FIELD_TYPES.items():
+        value = record.get(field)
+        if value is not None and not isinstance(value, types):
+            expected = " or ".join(_JSON_TYPE_NAMES[t] for t in types)
+            return f"field {field} must be {expected}"
+    return None
+
+
 def load_catalog(path: str | None) -> list[dict[str, Any]]:
+    """The `--catalog` records (default: the shipped example); any problem is a bare
+    DirectoryError naming the file and the first bad record."""
     target = Path(path) if path else example_catalog_path()
     if not target.exists():
         if path:
@@ -63,8 +91,16 @@ def load_catalog(path: str | None) -> list[dict[str, Any]]:
         records = json.loads(target.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise DirectoryError.plain(f"catalog file {target} unreadable: {exc}") from None
+    except RecursionError:
+        raise DirectoryError.plain(
+            f"catalog file {target} unreadable: it nests deeper than the JSON decoder allows"
+        ) from None
     if not isinstance(records, list):
         raise DirectoryError.plain(f"catalog file {target} must hold a JSON array of function records")
+    for index, record in enumerate(records):
+        problem = catalog_record_problem(record)
+        if problem:
+            raise DirectoryError.plain(f"catalog file {target}: record {index} {problem}")
     return records
 
 
@@ -79,6 +115,8 @@ def _read_payload(raw: str | None) -> Any:
         return json.loads(raw)
     except ValueError as exc:
         raise DirectoryError.plain(f"payload is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise DirectoryError.plain("payload nests deeper than the JSON decoder allows") from None
 
 
 async def run_call(function_id: str, payload: Any, config: str | None, catalog: str | None) -> Any:
@@ -97,12 +135,19 @@ def cmd_call(args: argparse.Namespace) -> int:
         payload = _read_payload(args.payload)
         result = anyio.run(run_call, args.function_id, payload, args.config, args.catalog)
     except DirectoryError as exc:
-        print(json.dumps(exc.to_wire(), ensure_ascii=False), file=sys.stderr)
+        print(scrub_surrogates(json.dumps(exc.to_wire(), ensure_ascii=False)), file=sys.stderr)
         return 1
     except InvalidSettings as exc:
         print(json.dumps({"code": "invocation_failed", "message": str(exc)}, ensure_ascii=False), file=sys.stderr)
         return 1
-    print(json.dumps(result, ensure_ascii=False, indent=2))
+    except SeedUnreadable as exc:
+        print(json.dumps({"code": "invocation_failed", "message": str(exc)}, ensure_ascii=False), file=sys.stderr)
+        return 1
+    except RecursionError:
+        print(json.dumps({"code": "invocation_failed", "message": "payload nests too deeply to process"}),
+              file=sys.stderr)
+        return 1
+    print(scrub_surrogates(json.dumps(result, ensure_ascii=False, indent=2)))
     return 0
 
 

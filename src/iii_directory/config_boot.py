@@ -60,22 +60,37 @@ async def config_call(call: Caller, function_id: str, data: dict[str, Any],
     raise ConfigCallFailed(f"{function_id} failed after {policy.attempts} attempts: {last}")
 
 
+class SeedUnreadable(Exception):
+    """The configuration file the user named (`--config` / `III_CONFIG`) cannot be used."""
+
+
 def read_seed(path: str | None) -> dict[str, Any] | None:
-    """Read the YAML configuration seed; a missing, unreadable or non-mapping file is only a
-    warning (`relying on existing configuration entry`)."""
+    """Read the YAML configuration file the user named; None when none was named.
+
+    A named file that is missing, unreadable, not YAML or not a mapping raises
+    `SeedUnreadable` with a message naming the path: running on with the built-in defaults
+    would send writes to `./skills` of whatever directory the worker started in (issue 17;
+    this replaces the spec's `relying on existing configuration entry` warning). An empty
+    file is an empty seed."""
     if not path:
         return None
     try:
         with open(path, encoding="utf-8") as handle:
             value = yaml.safe_load(handle)
-    except (OSError, yaml.YAMLError) as exc:
-        log.warning("config seed %s unreadable (%s); relying on existing configuration entry", path, exc)
-        return None
+    except FileNotFoundError:
+        raise SeedUnreadable(f"config file {path} does not exist (named by --config or III_CONFIG)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise SeedUnreadable(f"config file {path} cannot be read: {reason}") from None
+    except yaml.YAMLError as exc:
+        detail = " ".join(str(exc).split())
+        raise SeedUnreadable(f"config file {path} is not valid YAML: {detail}") from None
     if value is None:
         return {}
     if not isinstance(value, dict):
-        log.warning("config seed %s is not a mapping; relying on existing configuration entry", path)
-        return None
+        raise SeedUnreadable(
+            f"config file {path} must hold a YAML mapping of settings, not a {type(value).__name__}"
+        )
     return value
 
 

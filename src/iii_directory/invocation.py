@@ -16,6 +16,7 @@ import anyio
 from .context import CallInfo, Context
 from .errors import DirectoryError, from_exception
 from .models import dump_response, parse_request
+from .payload_text import lone_surrogate_problem
 from .runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -34,6 +35,9 @@ async def invoke(runtime: Runtime, function_id: str, data: Any, info: CallInfo |
     if isinstance(data, dict) and "_caller_worker_id" in data:
         info = info or CallInfo()
         info.caller_worker_id = str(data.get("_caller_worker_id"))
+    problem = lone_surrogate_problem(data)
+    if problem:
+        raise DirectoryError.plain(problem)
     request = parse_request(spec.request, data)
     ctx = new_context(runtime, info)
     try:

@@ -26,8 +26,8 @@ from typing import Any
 import anyio
 
 from . import DESCRIPTION, WORKER_NAME, __version__
-from .config import InvalidSettings, Settings, config_id, project_root
-from .config_boot import RetryPolicy, boot_settings, read_seed
+from .config import InvalidSettings, Settings, config_id, load_settings, project_root
+from .config_boot import RetryPolicy, SeedUnreadable, boot_settings, read_seed
 from .context import CallInfo
 from .directory import Directory
 from .functions import build_table
@@ -254,6 +254,11 @@ class Worker:
             self._fatal = exc
             self._stop.set()
             return
+        except SeedUnreadable as exc:
+            log.error("%s", exc)
+            self._fatal = exc
+            self._stop.set()
+            return
         except (NamespaceConflict, EngineCallError):  # the connection ended before a session
             return
         directory = Directory(settings=settings, engine=self.engine, table=self.table)
@@ -288,6 +293,16 @@ def serve_main(url: str | None, config: str | None) -> int:
     except ValueError as exc:
         print(f"iii-directory: {exc}", file=sys.stderr)
         return 2
+    try:  # a named config that cannot be used stops the worker before it connects
+        seed = read_seed(config)
+        if seed is not None:
+            load_settings(seed)
+    except SeedUnreadable as exc:
+        print(f"iii-directory: {exc}", file=sys.stderr)
+        return 1
+    except InvalidSettings as exc:
+        print(f"iii-directory: invalid configuration in config file {config}: {exc}", file=sys.stderr)
+        return 1
 
     async def main() -> None:
         worker = Worker(target, config_path=config)
@@ -305,6 +320,9 @@ def serve_main(url: str | None, config: str | None) -> int:
         return 1
     except InvalidSettings as exc:
         print(f"iii-directory: invalid configuration: {exc}", file=sys.stderr)
+        return 1
+    except SeedUnreadable as exc:
+        print(f"iii-directory: {exc}", file=sys.stderr)
         return 1
     except ValueError as exc:
         print(f"iii-directory: {exc}", file=sys.stderr)

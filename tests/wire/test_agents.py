@@ -121,3 +121,18 @@ async def test_watcher_reports_external_edits_only(wire: Any, roots: dict[str, P
     await events.wait_for(2)
     await anyio.sleep(0.8)
     assert list(events) == [{"op": "create", "name": "mine"}, {"op": "external"}]
+
+
+async def test_a_blank_child_serves_its_parents_body_verbatim(wire: Any, roots: dict[str, Path]) -> None:
+    """Issue 17, defect 6: only an appended body trims the previous one's trailing newline."""
+    await wire.call("directory::agents::create", {"id": "base", "content": "---\nname: Base\n---\nBase body.\n\n"})
+    await wire.call("directory::agents::create", {"id": "blank", "content": "---\nname: Blank\nextends: base\n---\n"})
+    await wire.call("directory::agents::create",
+                    {"id": "grand", "content": "---\nname: Grand\nextends: blank\n---\n\n  \n"})
+    await wire.call("directory::agents::create",
+                    {"id": "child", "content": "---\nname: Child\nextends: blank\n---\nChild body.\n"})
+    for profile in ("base", "blank", "grand"):
+        got = await wire.call("directory::agents::get", {"id": profile})
+        assert got["system_prompt"] == "Base body.\n\n", profile
+    child = await wire.call("directory::agents::get", {"id": "child"})
+    assert child["system_prompt"] == "Base body.\n\nChild body.\n"

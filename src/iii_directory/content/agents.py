@@ -383,23 +383,19 @@ def extends_chain(catalog: Catalog, profile: Profile) -> tuple[list[Profile], st
 def compose_prompt(bodies_root_first: Sequence[str]) -> str:
     """The resolved `system_prompt` of a chain whose last body is the profile's own.
 
-    Blank bodies (whitespace only) are skipped and nothing kept gives `""`. A profile without
-    a parent serves its own body verbatim. Otherwise the first kept body starts the prompt and
-    each further one is appended as `<prompt without trailing newlines>` + `"\n\n"` +
-    `<body verbatim>`; when the profile's own body is blank, the inherited prompt ends with
-    exactly one newline. So base `Base body.\n\n` + child `Child body.\n` gives
-    `Base body.\n\nChild body.\n`, and an empty child of that base gives `Base body.\n`.
+    Blank bodies (whitespace only) are skipped and nothing kept gives `""`. The first kept body
+    starts the prompt verbatim and each further one is appended as `<prompt without trailing
+    newlines>` + `"\n\n"` + `<body verbatim>`; only an appended body trims what precedes it.
+    So base `Base body.\n\n` + child `Child body.\n` gives `Base body.\n\nChild body.\n`, and a
+    blank child of that base serves `Base body.\n\n` unchanged (a profile with no prompt of
+    its own serves its parent chain's prompt as is).
     """
     kept = [body for body in bodies_root_first if body.strip()]
     if not kept:
         return ""
-    if len(bodies_root_first) == 1:
-        return kept[0]
     prompt = kept[0]
     for body in kept[1:]:
         prompt = prompt.rstrip("\r\n") + "\n\n" + body
-    if not bodies_root_first[-1].strip():
-        prompt = prompt.rstrip("\r\n") + "\n"
     return prompt
 
 

@@ -32,6 +32,7 @@ from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
 from .atomic import SelfWrites
 from .roots import Kind, WatchRoot, classify, relative_parts, walk_markdown, watch_roots
+from .staging_sweep import sweep_roots
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -225,7 +226,9 @@ class SkillsWatcher:
 
 
 async def start_watcher(directory: Runtime) -> None:
-    """Surface `on_start` hook: watch the roots of the boot settings."""
+    """Surface `on_start` hook: sweep stale staging files left by killed writes out of the
+    writable roots (`staging_sweep`), then watch the roots of the boot settings."""
+    await anyio.to_thread.run_sync(sweep_roots, directory.boot_settings)
     await directory.service(SkillsWatcher).start()
 
 

@@ -8,6 +8,7 @@ dropped (the caller logs it). Unknown fields are kept and ignored by readers.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 MAX_FRAME_BYTES = 64 * 1024 * 1024
@@ -48,9 +49,27 @@ class FrameError(ValueError):
     """A received frame that cannot be used (undecodable, not an object, unknown type)."""
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+
+def scrub_surrogates(text: str) -> str:
+    """`text` with every surrogate code point (U+D800–U+DFFF, the only ones UTF-8 cannot
+    encode) replaced by U+FFFD, so it always encodes."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")  # the common case, at C speed
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(REPLACEMENT, text)
+    return text
+
+
 def encode(frame: dict[str, Any]) -> str:
-    """Compact JSON text of one frame."""
-    return json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
+    """Compact JSON text of one frame, always encodable as UTF-8: a lone surrogate anywhere in
+    the frame (a decoded `\\uD800` escape, a non-UTF-8 file name read back) travels as U+FFFD
+    instead of failing the send and closing the socket."""
+    return scrub_surrogates(json.dumps(frame, ensure_ascii=False, separators=(",", ":")))
 
 
 def decode(raw: str | bytes | bytearray | memoryview) -> dict[str, Any] | None:

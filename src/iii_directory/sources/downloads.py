@@ -25,7 +25,7 @@ import anyio
 from ..content.roots import skills_root
 from ..errors import DirectoryError
 from .bundle import DownloadResult, apply_plan, plan_registry_bundle, plan_repo_tree
-from .git import branch_problem, repo_url_problem, shallow_clone, skill_name_problem
+from .git import branch_problem, load_gitpython, repo_url_problem, shallow_clone, skill_name_problem
 from ..content.markers import CompletionMarker, write_marker
 from .registry import (
     WORKER_LIST_NEXT,
@@ -169,6 +169,7 @@ async def download_repo(directory: Runtime, settings: Settings, repo: str, skill
     for problem in (skill_name_problem(skill), repo_url_problem(repo), branch_problem(branch)):
         if problem:
             raise DirectoryError.plain(problem)
+    load_gitpython()  # no git on this host: refuse before creating anything
     root = skills_root(settings)
     root.mkdir(parents=True, exist_ok=True)
     async with shallow_clone(repo, branch, settings.download_timeout_ms) as clone:

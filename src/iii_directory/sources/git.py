@@ -14,6 +14,10 @@ Policy (bare error strings, no directory code):
 `git -c protocol.ext.allow=never clone --depth 1 --branch <b> --quiet -- <repo> <tmp>` through
 GitPython in a worker thread with `GIT_TERMINAL_PROMPT=0` and `GIT_PROTOCOL_FROM_USER=0`,
 kills it after `download_timeout_ms`, and always removes the temporary directory.
+
+GitPython is imported on first use only (`load_gitpython`): it refuses to import on a host
+without a `git` program, and such a host must still run everything but repo downloads. There a
+download fails with `spawn git: the git program was not found …` before anything is written.
 """
 
 from __future__ import annotations
@@ -27,10 +31,10 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import anyio
-import git
 
 from ..errors import DirectoryError
 
@@ -99,15 +103,33 @@ def clone_environment() -> dict[str, str]:
     return env
 
 
-def _git_executable() -> str:
+GIT_MISSING = (
+    "spawn git: the `git` program was not found ({detail}); install git, or set "
+    "GIT_PYTHON_GIT_EXECUTABLE to its full path, to download skills from a repository"
+)
+
+
+def load_gitpython() -> ModuleType:
+    """GitPython, imported now; `DirectoryError` (`spawn git: …`) when it cannot start because
+    no usable `git` program is found."""
+    try:
+        import git
+    except ImportError as exc:
+        first_line = (str(exc).strip().splitlines() or ["no usable git executable"])[0]
+        raise DirectoryError.plain(GIT_MISSING.format(detail=first_line.rstrip(". "))) from None
+    return git
+
+
+def _git_executable(git: ModuleType) -> str:
     return str(getattr(git.Git, "GIT_PYTHON_GIT_EXECUTABLE", None) or "git")
 
 
 def _run_clone(repo: str, branch: str, target: Path, timeout_ms: int) -> None:
     """Blocking clone (runs in a worker thread); raises DirectoryError with the bare texts."""
+    git = load_gitpython()
     timeout_s = timeout_ms / 1000.0
     command = [
-        _git_executable(), "-c", "protocol.ext.allow=never", "clone", "--depth", "1",
+        _git_executable(git), "-c", "protocol.ext.allow=never", "clone", "--depth", "1",
         "--branch", branch, "--quiet", "--", repo, str(target),
     ]
     started = time.monotonic()
@@ -121,7 +143,7 @@ def _run_clone(repo: str, branch: str, target: Path, timeout_ms: int) -> None:
             stdout_as_string=True,
         )
     except git.GitCommandNotFound as exc:
-        raise DirectoryError.plain(f"spawn git: {exc.stderr.strip() or exc}") from None
+        raise DirectoryError.plain(GIT_MISSING.format(detail=exc.stderr.strip() or exc)) from None
     except OSError as exc:
         raise DirectoryError.plain(f"spawn git: {exc}") from None
     stderr = err if isinstance(err, str) else (err or b"").decode("utf-8", "replace")
@@ -159,6 +181,7 @@ async def shallow_clone(repo: str, branch: str, timeout_ms: int) -> AsyncIterato
     for problem in (repo_url_problem(repo), branch_problem(branch)):
         if problem:
             raise DirectoryError.plain(problem)
+    load_gitpython()
     temp_root = Path(tempfile.mkdtemp(prefix="iii-directory-clone-"))
     target = temp_root / "repo"
     timeout_s = timeout_ms / 1000.0

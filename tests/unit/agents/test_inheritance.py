@@ -54,7 +54,8 @@ def test_prompt_concatenation_example() -> None:
     empty_child = make("empty", "extends: base\n", "")
     cat = catalog(base, child, empty_child)
     assert resolve(cat, child).system_prompt == "Base body.\n\nChild body.\n"
-    assert resolve(cat, empty_child).system_prompt == "Base body.\n"
+    # a blank child serves its parent's prompt unchanged (the first kept body verbatim, issue 17)
+    assert resolve(cat, empty_child).system_prompt == "Base body.\n\n"
 
 
 def test_compose_prompt_rules() -> None:
@@ -63,8 +64,9 @@ def test_compose_prompt_rules() -> None:
     assert compose_prompt(["Own.\n\n\n"]) == "Own.\n\n\n"
     assert compose_prompt(["", "  \n\t\n"]) == ""
     assert compose_prompt(["  \n", "Only.\n\n"]) == "Only.\n\n"
-    assert compose_prompt(["Parent.\n\n\n", "  "]) == "Parent.\n"
-    assert compose_prompt(["Parent.", ""]) == "Parent.\n"
+    assert compose_prompt(["Parent.\n\n\n", "  "]) == "Parent.\n\n\n"
+    assert compose_prompt(["Parent.", ""]) == "Parent."
+    assert compose_prompt(["A\n\n", "", "B\n", " \n"]) == "A\n\nB\n"
     assert compose_prompt(["A\r\n\r\n", "B"]) == "A\n\nB"
     assert compose_prompt(["A", " ", "B\n", "C\n\n"]) == "A\n\nB\n\nC\n\n"
 

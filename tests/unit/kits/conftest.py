@@ -4,7 +4,7 @@ imported by module name, so their directory goes on `sys.path` (any pytest impor
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -27,8 +27,12 @@ def mock_registry() -> Iterator[MockRegistry]:
 
 
 @pytest.fixture
-def kits(settings: Settings, roots: dict[str, Path], mock_registry: MockRegistry,
-         monkeypatch: pytest.MonkeyPatch) -> KitEnv:
+async def kits(settings: Settings, roots: dict[str, Path], mock_registry: MockRegistry,
+               monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[KitEnv]:
+    """A kit environment; at teardown the kits service stops (as `serve` stops it), cancelling
+    background work such as the bundle downloads an apply starts while the loop still runs —
+    left pending, they were destroyed with the loop mid-connect (`coroutine
+    'connect_tcp.<locals>.try_connect' was never awaited`)."""
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.delenv("III_COMPOSE_NAMESPACE", raising=False)
     engine = FakeComposeEngine()
@@ -41,4 +45,5 @@ def kits(settings: Settings, roots: dict[str, Path], mock_registry: MockRegistry
     service = directory.service(KitsService)
     service.clock = lambda: now[0]
     service.poll_interval_s = 0.0
-    return KitEnv(directory, engine, catalog, mock_registry, roots, now)
+    yield KitEnv(directory, engine, catalog, mock_registry, roots, now)
+    await service.stop()

@@ -71,3 +71,13 @@ def test_result_frame_carries_result_or_error() -> None:
 def test_describe_truncates() -> None:
     assert fr.describe("x" * 500, limit=10) == "x" * 10 + "…"
     assert fr.describe(b"abc") == "abc"
+
+
+def test_encode_replaces_lone_surrogates_so_every_frame_encodes() -> None:
+    frame = fr.result_frame("i1", "a::b", error={"code": "D110", "message": 'skill "x\ud800y" \udcff'})
+    text = fr.encode(frame)
+    text.encode("utf-8")  # never raises
+    assert json.loads(text)["error"]["message"] == 'skill "x\ufffdy" \ufffd'
+    paired = fr.encode({"type": "pong", "x": "\ud83d\ude00 é \U0001f600"})
+    assert json.loads(paired)["x"] == "\ufffd\ufffd é \U0001f600"
+    assert fr.encode({"type": "ping"}) == '{"type":"ping"}'

@@ -2,23 +2,47 @@
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
 from iii_directory.search.side_lanes import INLINE_SCAN_S, ScanCost
 
 
+class FakeClock:
+    """A `perf_counter` stand-in: scans advance it by exactly what the test says they took."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def scan(self, seconds: float, value: object = None) -> object:
+        self.now += seconds
+        return value
+
+
 def test_scan_cost_runs_quick_scans_inline() -> None:
-    cost = ScanCost()
+    clock = FakeClock()
+    cost = ScanCost(clock=clock)
     assert not cost.inline  # unknown: the first scan goes to a thread
-    assert cost.timed(lambda: 7) == 7
-    assert cost.inline and cost.seconds is not None and cost.seconds < INLINE_SCAN_S
-    cost.timed(lambda: time.sleep(INLINE_SCAN_S * 2))
+    assert cost.timed(lambda: clock.scan(INLINE_SCAN_S / 10, 7)) == 7
+    assert cost.inline and cost.seconds == pytest.approx(INLINE_SCAN_S / 10)
+    cost.timed(lambda: clock.scan(INLINE_SCAN_S * 2))
     assert cost.inline  # one slow scan moves the average by a quarter only
+    assert cost.seconds == pytest.approx(0.75 * INLINE_SCAN_S / 10 + 0.25 * INLINE_SCAN_S * 2)
     for _ in range(6):
-        cost.timed(lambda: time.sleep(INLINE_SCAN_S * 2))
+        cost.timed(lambda: clock.scan(INLINE_SCAN_S * 2))
     assert not cost.inline  # scans that keep being slow go back to the thread
+    for _ in range(20):
+        cost.timed(lambda: clock.scan(0.0))
+    assert cost.inline  # and come back inline once they are quick again
+
+
+def test_scan_cost_reads_the_real_clock_by_default() -> None:
+    cost = ScanCost()
+    assert cost.timed(lambda: 7) == 7
+    assert cost.seconds is not None and cost.seconds >= 0.0
 
 
 def test_a_failing_scan_is_timed_too() -> None:

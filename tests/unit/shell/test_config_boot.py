@@ -14,6 +14,7 @@ from iii_directory.config_boot import (
     boot_settings,
     config_call,
     fetch_settings,
+    SeedUnreadable,
     read_seed,
 )
 from iii_directory.port import EngineCallError
@@ -149,7 +150,7 @@ def test_config_id_honours_iii_config_name(monkeypatch: pytest.MonkeyPatch) -> N
     assert config_id() == "iii-directory"
 
 
-def test_read_seed(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_read_seed(tmp_path: Path) -> None:
     good = tmp_path / "c.yaml"
     good.write_text("registry_cache_ttl_ms: 9\n")
     assert read_seed(str(good)) == {"registry_cache_ttl_ms": 9}
@@ -157,11 +158,27 @@ def test_read_seed(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     empty.write_text("")
     assert read_seed(str(empty)) == {}
     assert read_seed(None) is None
-    assert read_seed(str(tmp_path / "missing.yaml")) is None
-    listy = tmp_path / "l.yaml"
-    listy.write_text("- 1\n")
-    assert read_seed(str(listy)) is None
-    broken = tmp_path / "b.yaml"
-    broken.write_text("a: [\n")
-    assert read_seed(str(broken)) is None
-    assert caplog.text.count("relying on existing configuration entry") == 3
+    assert read_seed("") is None
+
+
+@pytest.mark.parametrize(("name", "content", "reason"), [
+    ("missing.yaml", None, "does not exist"),
+    ("folder", "<dir>", "cannot be read"),
+    ("l.yaml", "- 1\n", "must hold a YAML mapping"),
+    ("b.yaml", "a: [\n", "is not valid YAML"),
+    ("bin.yaml", b"\xff\xfe\x00bad", "cannot be read"),
+])
+def test_a_named_config_that_cannot_be_read_or_parsed_is_an_error(
+        tmp_path: Path, name: str, content: Any, reason: str) -> None:
+    """Issue 17, defect 5: a config the user names is never silently replaced by defaults."""
+    path = tmp_path / name
+    if content == "<dir>":
+        path.mkdir()
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        path.write_text(content)
+    with pytest.raises(SeedUnreadable) as caught:
+        read_seed(str(path))
+    assert str(path) in str(caught.value) and reason in str(caught.value)
+

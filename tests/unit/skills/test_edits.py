@@ -117,7 +117,9 @@ async def test_content_checks(directory: Directory, roots: dict[str, Path]) -> N
     failure = await error(directory, CREATE, {"id": "ns/empty", "content": ""})
     assert failure.code == "D113"
     failure = await error(directory, CREATE, {"id": "ns/sur", "content": "bad \ud800 text"})
-    assert failure.code == "D113"
+    # refused before the handler, like a lone surrogate in any field (issue 17)
+    assert failure.message == ('request field "content" holds the lone surrogate U+D800, '
+                               "which is not Unicode text")
     await call(directory, CREATE, {"id": "ns/cap", "content": "x" * 262_144})
     assert not (roots["skills"] / "ns" / "big.md").exists()
     assert not (roots["skills"] / "ns" / "empty.md").exists()
