@@ -353,11 +353,8 @@ class SearchService:
         if dense is None:
             lexical, static_tails = await self.static.fuse_lanes(call, queries, pairs)
             lanes = [self._agree(call, q, lane) for q, lane in zip(queries, lexical)]
-            if not static_tails:
-                # BM25 alone: the answerability decision reads its lexical evidence. Where the
-                # static lane serves, its corroboration rules (static_lane.fuse_static) decide
-                # instead, after the refusals every mode applies (`answerability.refusal`).
-                lanes = answerable_lanes(queries, documents, lanes, None, self._describe(call))
+            lanes = answerable_lanes(queries, documents, lanes, None, self._describe(call))
+            static_tails = [tail if lane else [] for tail, lane in zip(static_tails, lanes)]
             return [e if e is not None else lane for e, lane in zip(exact, lanes)], "lexical", static_tails, []
         lanes: list[Ranking] = []
         learned: list[bool] = []
