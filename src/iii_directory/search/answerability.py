@@ -24,7 +24,7 @@ says that nothing matched (`guidance.REFINE_GUIDANCE`).
 capabilities that reach a lane sit at margins 0.08–0.32 and the served ones at 0.10–0.70, so it
 separated nothing the cosine did not. Measured (hybrid / lexical, before → after): no-match
 false-positive rate on dev 0 → 0 / 0 → 0, extra2 .150 → .150 / .300 → .200; recall@12 on dev
-.940 → .918 / .701 → .669 (README, "Answerability"); 0 of 8,000 random-letter and off-domain
+.940 → .918 / .701 → .690 (README, "Answerability"); 0 of 8,000 random-letter and off-domain
 capabilities answered over the example and eval catalogs
 (tests/unit/search/test_answerability_properties.py).
 """
