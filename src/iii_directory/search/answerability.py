@@ -10,7 +10,7 @@ scale:
 | `rare_matched` | the content evidence of the best-matching document (`lexical_evidence`): request terms it matches that are neither ordinary English (`ORDINARY_RANK`) nor a bare verb, 1 each when its id names them, `DESCRIPTION_WEIGHT` (0.5) when only its description or arguments do — one shared ordinary word (`day`, `until`, `get`) is not evidence |
 | `coverage` | that document's IDF-weighted coverage of the request's informative (not ordinary) terms: `Σ idf(matched) / Σ idf(request terms)`, a term the catalog never uses weighing the most (`idf = ln((N − df + 0.5)/(df + 0.5) + 1)`) |
 | `cosine`, `margin` | the best cosine and its margin over the catalog's background similarity to the request (the median cosine of its dense top 64), hybrid only |
-| `action` | whether the request's action class agrees with the action of a leading candidate (`vocabulary.function_actions`); None when the request names no known verb |
+| `action` | whether the request's action class agrees with the action of a leading candidate (`vocabulary.function_actions`): any document with the best lexical evidence (siblings that match the same terms tie), else the lane's first; None when the request names no known verb |
 | `extra` | an optional similarity from another lane (a static embedding on BM25-only hosts): accepted and recorded; no rule depends on it yet |
 
 Before the signals, three classes are refused outright: a request no more than half of whose
@@ -24,7 +24,7 @@ says that nothing matched (`guidance.REFINE_GUIDANCE`).
 capabilities that reach a lane sit at margins 0.08–0.32 and the served ones at 0.10–0.70, so it
 separated nothing the cosine did not. Measured (hybrid / lexical, before → after): no-match
 false-positive rate on dev 0 → 0 / 0 → 0, extra2 .150 → .150 / .300 → .200; recall@12 on dev
-.940 → .918 / .701 → .669 (README, "Answerability"); 0 of 8,000 random-letter and off-domain
+.940 → .918 / .701 → .690 (README, "Answerability"); 0 of 8,000 random-letter and off-domain
 capabilities answered over the example and eval catalogs
 (tests/unit/search/test_answerability_properties.py).
 """
@@ -262,6 +262,13 @@ class Signals:
 
 def lexical_evidence(terms: Sequence[str], documents: DocumentSet, stats: CatalogStats,
                      text: str = "") -> tuple[float, int, str | None]:
+    """`evidence_leads`, with its first document only."""
+    coverage, content, leads = evidence_leads(terms, documents, stats, text)
+    return coverage, content, leads[0] if leads else None
+
+
+def evidence_leads(terms: Sequence[str], documents: DocumentSet, stats: CatalogStats,
+                   text: str = "") -> tuple[float, int, list[str]]:
     """The lexical evidence that one document serves the request, best over its first
     `COVERAGE_DEPTH` BM25 hits (one matched term): the number of *content* terms it matched —
     request terms that are neither ordinary English (`ordinary_terms`) nor the request's leading
@@ -269,15 +276,18 @@ def lexical_evidence(terms: Sequence[str], documents: DocumentSet, stats: Catalo
     names it, else `DESCRIPTION_WEIGHT` — and nothing for a verb (`VERBS`: `getting` shares
     `get` with `tracker::ticket::get`) — then the IDF-weighted
     coverage of the request's informative (not ordinary) terms. Returns coverage, content count
-    and the document's id."""
+    and the ids of the documents with that very evidence, in BM25 order (siblings that share
+    the same matched terms — `github::actions::run` and `::status` for `CI` — tie, and the
+    action signal reads all of them)."""
     ordinary = ordinary_terms(text)
     wanted = [t for t in dict.fromkeys(query_terms(terms)) if t not in ordinary]
     verb = leading_verb(terms)
     if not wanted:
-        return 0.0, 0, None
+        return 0.0, 0, []
     weights = {t: stats.idf(t) for t in wanted}
     total = sum(weights.values()) or 1.0
-    best: tuple[float, float, str | None] = (0.0, 0.0, None)
+    best: tuple[float, float] = (0.0, 0.0)
+    leads: list[str] = []
     for doc_id, _, _ in documents.bm25(terms, 1, COVERAGE_DEPTH):
         position = documents.positions[doc_id]
         held = _document_terms(documents.documents[position].lexical)
@@ -286,9 +296,11 @@ def lexical_evidence(terms: Sequence[str], documents: DocumentSet, stats: Catalo
         content = sum(0.0 if t in VERBS else 1.0 if t in named else DESCRIPTION_WEIGHT
                       for t in matched if t != verb)
         coverage = sum(weights[t] for t in matched) / total
-        if (content, coverage) > best[:2]:
-            best = (content, coverage, doc_id)
-    return best[1], best[0], best[2]
+        if (content, coverage) > best:
+            best, leads = (content, coverage), [doc_id]
+        elif (content, coverage) == best and leads:
+            leads.append(doc_id)
+    return best[1], best[0], leads
 
 
 def leading_verb(terms: Sequence[str]) -> str | None:
@@ -314,7 +326,7 @@ def signals(text: str, terms: Sequence[str], documents: DocumentSet,
     `lane` the lane as ranked (for action agreement)."""
     stats = catalog_stats(documents)
     count, share = known_share(text, stats)
-    coverage, rare, lead = lexical_evidence(terms, documents, stats, text)
+    coverage, rare, leads = evidence_leads(terms, documents, stats, text)
     cosine = margin = None
     if dense:
         cosine = dense[0][1]
@@ -322,7 +334,7 @@ def signals(text: str, terms: Sequence[str], documents: DocumentSet,
     action = None
     actions = request_actions(terms)
     if actions and describe is not None:
-        head = [lead] if lead else [doc_id for doc_id, _ in (lane or dense or [])[:1]]
+        head = leads or [doc_id for doc_id, _ in (lane or dense or [])[:1]]
         action = any(function_actions(doc_id, describe(doc_id)) & actions for doc_id in head)
     return Signals(count, share, coverage, rare, cosine, margin, action, extra,
                    refusal(text, terms, documents))

@@ -191,3 +191,30 @@ async def test_a_no_returns_an_empty_workers_section_that_says_so(directory: Dir
 
 async def test_a_served_request_still_answers(directory: Directory) -> None:
     assert "weather::forecast" in ids(await search(directory, "get the weather forecast for Oslo"))
+
+
+# -- action agreement over tied evidence ------------------------------------------------------
+
+CI_CATALOG = [
+    *CATALOG,
+    record("gh::actions::run", "Trigger a CI workflow run on a branch.", "repo", "workflow", "ref"),
+    record("gh::actions::status", "Get the status and conclusion of recent CI workflow runs for a"
+           " branch.", "repo", "branch"),
+]
+
+
+def test_action_agreement_reads_every_document_with_the_best_evidence() -> None:
+    """`CI` matches `workflow` in both siblings' descriptions alone: the evidence ties, and the
+    request's action (`check`) agrees with `::status` though not with `::run`, which BM25 ranks
+    first; agreement with any tied sibling is agreement with the catalog."""
+    documents = corpus_of(CI_CATALOG).documents
+    text = "did the CI checks pass on main?"
+    terms = _rank.tokenize_query(text)
+    stats = a.catalog_stats(documents)
+    coverage, content, leads = a.evidence_leads(terms, documents, stats, text)
+    assert content == a.DESCRIPTION_WEIGHT
+    assert set(leads) == {"gh::actions::run", "gh::actions::status"}
+    assert a.lexical_evidence(terms, documents, stats, text) == (coverage, content, leads[0])
+    descriptions = {r["function_id"]: r["description"] for r in CI_CATALOG}
+    found = a.signals(text, terms, documents, describe=lambda i: descriptions.get(i, ""))
+    assert found.action is True and a.answerable(found)
