@@ -156,11 +156,13 @@ async def on_functions_change(ctx: Context, req: OnFunctionsChangeEvent) -> AckR
 
 
 async def start_search(directory: Runtime) -> None:
-    """Boot snapshot of the catalog, then load the embedding model in the background (unless the
-    configured mode is `lexical`)."""
+    """Start loading the embedding model in the background (unless the configured mode is
+    `lexical`), then take the boot snapshot of the catalog while it loads: the session build
+    runs in native code without the GIL, so the two overlap and the first hybrid answer comes
+    as soon as the encoder and the on-disk vector cache are open."""
     service = directory.service(SearchService)
-    await service.boot()
     service.start_model()
+    await service.boot()
 
 
 async def stop_search(directory: Runtime) -> None:

@@ -173,16 +173,18 @@ class DenseLane:
             return False
         self.state = "loading"
         thread = encoder_thread()  # built where it will run: one malloc arena for both
+        opening = thread.submit(open_encoder, model_dir)
         try:
-            encoder = await asyncio.wrap_future(thread.submit(open_encoder, model_dir))
+            # the disk vector cache is read while the session is built (off the event loop)
+            cache = VectorCache(model_key(model_dir), DIMENSION, self._cache_root())
+            await anyio.to_thread.run_sync(len, cache)
+            encoder = await asyncio.wrap_future(opening)
         except Exception as exc:  # noqa: BLE001 - any load failure disables the lane
             thread.shutdown(wait=False)
             self.state, self.error = "failed", f"{type(exc).__name__}: {exc}"
             log.warning("dense lane unavailable: embedding model failed to load: %s", self.error)
             self._loaded.set()
             return False
-        cache = VectorCache(model_key(model_dir), DIMENSION, self._cache_root())
-        await anyio.to_thread.run_sync(len, cache)  # read the disk file off the event loop
         self.install(encoder, model_key(model_dir), cache, thread)
         log.info("dense lane ready (%d cached vectors)", len(cache))
         return True

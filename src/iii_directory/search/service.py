@@ -173,6 +173,8 @@ class SearchService:
                 load_reranker, settings.function_search_reranker_path)
         if not await self.dense.load(settings.function_search_model_path):
             return False
+        if not self.loaded:  # the boot snapshot is still running; its activation indexes it
+            return True
         return await self.dense.rebuild(self.corpus.fingerprint, *self.corpus.index_inputs())
 
     def use_encoder(self, encoder: Any, *, index_factory: Any = None, cache_dir: Any = None,

@@ -17,7 +17,7 @@ class RaisingDense:
     def __init__(self, exc: BaseException) -> None:
         self.exc = exc
 
-    async def rank_adhoc(self, ids: Any, texts: Any, vectors: Any) -> Any:
+    async def rank_adhoc(self, ids: Any, texts: Any, vectors: Any, *_: Any, **__: Any) -> Any:
         raise self.exc
 
 
