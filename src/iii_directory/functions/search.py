@@ -13,6 +13,7 @@ from ..context import Context
 from ..runtime import Runtime
 from ..errors import DirectoryError
 from ..models import Request, Response
+from ..search import preload
 from ..search.catalog import CatalogFetchError
 from ..search.service import SearchService
 from ..table import BindingSpec, FunctionSpec, Surface
@@ -161,6 +162,8 @@ async def start_search(directory: Runtime) -> None:
     runs in native code without the GIL, so the two overlap and the first hybrid answer comes
     as soon as the encoder and the on-disk vector cache are open."""
     service = directory.service(SearchService)
+    if directory.settings.function_search_mode == "lexical":
+        preload.discard()  # a speculative `serve` preload (search/preload.py) is not needed
     service.start_model()
     await service.boot()
 
