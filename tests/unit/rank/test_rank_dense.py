@@ -38,9 +38,9 @@ def test_bounded_defaults(encoder: dense.Encoder) -> None:
 def test_the_saved_optimized_graph_gives_the_same_vectors(tmp_path: Path,
                                                            encoder: dense.Encoder) -> None:
     texts = ["send an email to a customer", "forecast the weather", "list files " * 40]
-    first = dense.Encoder(optimized_dir=tmp_path)  # optimizes the packaged model and saves it
-    assert first.optimized_path is None
+    first = dense.Encoder(optimized_dir=tmp_path)  # optimizes the packaged model, saves, reloads
     (saved,) = [p for p in tmp_path.iterdir()]
+    assert first.optimized_path == saved
     assert sorted(p.name for p in saved.iterdir()) == [dense.OPTIMIZED_MODEL, dense.OPTIMIZED_WEIGHTS]
     second = dense.Encoder(optimized_dir=tmp_path)  # loads the saved graph as it is
     assert second.optimized_path == saved
@@ -53,8 +53,7 @@ def test_an_unusable_saved_graph_is_rebuilt(tmp_path: Path) -> None:
     dense.Encoder(optimized_dir=tmp_path)
     (saved,) = [p for p in tmp_path.iterdir()]
     (saved / dense.OPTIMIZED_WEIGHTS).write_bytes(b"torn")
-    again = dense.Encoder(optimized_dir=tmp_path)
-    assert again.optimized_path is None  # built from the packaged model, and saved afresh
+    again = dense.Encoder(optimized_dir=tmp_path)  # built from the packaged model, saved afresh
     assert (saved / dense.OPTIMIZED_WEIGHTS).stat().st_size > 1_000_000
     assert dense.Encoder(optimized_dir=tmp_path).optimized_path == saved
 
