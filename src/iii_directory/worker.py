@@ -304,6 +304,10 @@ def serve_main(url: str | None, config: str | None) -> int:
         print(f"iii-directory: invalid configuration in config file {config}: {exc}", file=sys.stderr)
         return 1
 
+    from .search import preload
+
+    preload.start(config)  # the encoder session builds while the worker imports and boots
+
     async def main() -> None:
         worker = Worker(target, config_path=config)
         async with anyio.create_task_group() as tg:

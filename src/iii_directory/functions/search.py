@@ -13,6 +13,7 @@ from ..context import Context
 from ..runtime import Runtime
 from ..errors import DirectoryError
 from ..models import Request, Response
+from ..search import preload
 from ..search.catalog import CatalogFetchError
 from ..search.service import SearchService
 from ..table import BindingSpec, FunctionSpec, Surface
@@ -156,11 +157,15 @@ async def on_functions_change(ctx: Context, req: OnFunctionsChangeEvent) -> AckR
 
 
 async def start_search(directory: Runtime) -> None:
-    """Boot snapshot of the catalog, then load the embedding model in the background (unless the
-    configured mode is `lexical`)."""
+    """Start loading the embedding model in the background (unless the configured mode is
+    `lexical`), then take the boot snapshot of the catalog while it loads: the session build
+    runs in native code without the GIL, so the two overlap and the first hybrid answer comes
+    as soon as the encoder and the on-disk vector cache are open."""
     service = directory.service(SearchService)
-    await service.boot()
+    if directory.settings.function_search_mode == "lexical":
+        preload.discard()  # a speculative `serve` preload (search/preload.py) is not needed
     service.start_model()
+    await service.boot()
 
 
 async def stop_search(directory: Runtime) -> None:

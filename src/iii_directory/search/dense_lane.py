@@ -34,6 +34,7 @@ import anyio
 
 import _rank
 
+from . import preload
 from .encoding import DOCUMENT, INDEX, QUERY, EncoderPipeline, encoder_thread
 from .lanes import DENSE_K, Ranking
 from .vector_cache import VectorCache, default_cache_dir
@@ -83,12 +84,14 @@ def model_key(model_dir: str | None) -> str:
     return f"custom-{hashlib.sha256(stamp.encode('utf-8')).hexdigest()[:16]}-t{TOKEN_CAP}"
 
 
-def open_encoder(model_dir: str | None) -> Any:
+def open_encoder(model_dir: str | None, cache_dir: Path | None = None) -> Any:
     """An `_rank.dense.Encoder` for the packaged model (`None`) or a directory holding
-    `model.onnx` + `tokenizer.json`."""
+    `model.onnx` + `tokenizer.json`. With `cache_dir`, its optimized ONNX graph is saved there
+    and later processes load that instead of optimizing again (a lower start-up peak, see
+    `_rank.dense.Encoder`)."""
     from _rank import dense
 
-    return dense.Encoder(model_dir, max_length=TOKEN_CAP)
+    return dense.Encoder(model_dir, max_length=TOKEN_CAP, optimized_dir=cache_dir)
 
 
 def vector_index(vectors: Any) -> Any:
@@ -172,17 +175,23 @@ class DenseLane:
             log.info("dense lane unavailable: %s", self.error)
             return False
         self.state = "loading"
-        thread = encoder_thread()  # built where it will run: one malloc arena for both
+        adopted = preload.take(model_dir)  # a `serve` may have started it at its first line
+        if adopted is not None:
+            thread, opening = adopted
+        else:
+            thread = encoder_thread()  # built where it will run: one malloc arena for both
+            opening = thread.submit(open_encoder, model_dir, self._cache_root())
         try:
-            encoder = await asyncio.wrap_future(thread.submit(open_encoder, model_dir))
+            # the disk vector cache is read while the session is built (off the event loop)
+            cache = VectorCache(model_key(model_dir), DIMENSION, self._cache_root())
+            await anyio.to_thread.run_sync(len, cache)
+            encoder = await asyncio.wrap_future(opening)
         except Exception as exc:  # noqa: BLE001 - any load failure disables the lane
             thread.shutdown(wait=False)
             self.state, self.error = "failed", f"{type(exc).__name__}: {exc}"
             log.warning("dense lane unavailable: embedding model failed to load: %s", self.error)
             self._loaded.set()
             return False
-        cache = VectorCache(model_key(model_dir), DIMENSION, self._cache_root())
-        await anyio.to_thread.run_sync(len, cache)  # read the disk file off the event loop
         self.install(encoder, model_key(model_dir), cache, thread)
         log.info("dense lane ready (%d cached vectors)", len(cache))
         return True

@@ -86,6 +86,7 @@ class SearchService:
         self.reranker: Reranker | None = None
         self._reload_lock = anyio.Lock()
         self._model_started = False
+        self._booting: anyio.Event | None = None
         self._candidates: tuple[str, dict[str, Candidate]] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self.in_flight = 0
@@ -155,13 +156,24 @@ class SearchService:
             pass
 
     async def boot(self) -> None:
-        """The boot snapshot; a failure is logged and leaves an empty catalog."""
+        """The boot snapshot; a failure is logged and leaves an empty catalog. Single flight:
+        the calls that arrive while it runs (a worker serves from its registration on, before
+        its start hook's snapshot is done) await it instead of each fetching the catalog again
+        behind the reload lock — 50 callers used to queue up to 20 s on a cold worker."""
+        if self._booting is not None:
+            await self._booting.wait()
+            return
+        booting = self._booting = anyio.Event()
         try:
-            await self.refresh()
-        except CatalogFetchError as exc:
-            self.loaded = True
-            log.warning("search catalog boot snapshot failed; starting empty: %s", exc)
-        await self.static.start(self.directory.settings.function_search_mode)
+            try:
+                await self.refresh()
+            except CatalogFetchError as exc:
+                self.loaded = True
+                log.warning("search catalog boot snapshot failed; starting empty: %s", exc)
+            await self.static.start(self.directory.settings.function_search_mode)
+        finally:
+            self._booting = None
+            booting.set()
 
     async def load_model(self) -> bool:
         """Load the embedding model (and the optional reranker), then index the active corpus.
@@ -173,6 +185,8 @@ class SearchService:
                 load_reranker, settings.function_search_reranker_path)
         if not await self.dense.load(settings.function_search_model_path):
             return False
+        if not self.loaded:  # the boot snapshot is still running; its activation indexes it
+            return True
         return await self.dense.rebuild(self.corpus.fingerprint, *self.corpus.index_inputs())
 
     def use_encoder(self, encoder: Any, *, index_factory: Any = None, cache_dir: Any = None,

@@ -26,12 +26,36 @@ def encoder() -> dense.Encoder:
 
 def test_bounded_defaults(encoder: dense.Encoder) -> None:
     default = dense.Encoder.__init__.__kwdefaults__
-    assert default == {"threads": 1, "max_length": 128, "batch_size": 16, "max_batch_tokens": 1024}
+    assert default == {"threads": 1, "max_length": 128, "batch_size": 16, "max_batch_tokens": 1024,
+                       "optimized_dir": None}
     options = encoder._session.get_session_options()
     assert not options.enable_cpu_mem_arena and not options.enable_mem_pattern
     assert encoder.lowercase  # MiniLM's tokenizer is uncased
     assert encoder.token_count("send an email") == 5  # [CLS] send an email [SEP]
     assert encoder.token_count("word " * 1000) == encoder.max_length
+
+
+def test_the_saved_optimized_graph_gives_the_same_vectors(tmp_path: Path,
+                                                           encoder: dense.Encoder) -> None:
+    texts = ["send an email to a customer", "forecast the weather", "list files " * 40]
+    first = dense.Encoder(optimized_dir=tmp_path)  # optimizes the packaged model, saves, reloads
+    (saved,) = [p for p in tmp_path.iterdir()]
+    assert first.optimized_path == saved
+    assert sorted(p.name for p in saved.iterdir()) == [dense.OPTIMIZED_MODEL, dense.OPTIMIZED_WEIGHTS]
+    second = dense.Encoder(optimized_dir=tmp_path)  # loads the saved graph as it is
+    assert second.optimized_path == saved
+    reference = encoder.encode(texts)
+    for vectors in (first.encode(texts), second.encode(texts)):
+        assert float((1.0 - (vectors * reference).sum(axis=1)).max()) < 1e-4
+
+
+def test_an_unusable_saved_graph_is_rebuilt(tmp_path: Path) -> None:
+    dense.Encoder(optimized_dir=tmp_path)
+    (saved,) = [p for p in tmp_path.iterdir()]
+    (saved / dense.OPTIMIZED_WEIGHTS).write_bytes(b"torn")
+    again = dense.Encoder(optimized_dir=tmp_path)  # built from the packaged model, saved afresh
+    assert (saved / dense.OPTIMIZED_WEIGHTS).stat().st_size > 1_000_000
+    assert dense.Encoder(optimized_dir=tmp_path).optimized_path == saved
 
 
 def test_batches_stay_within_the_text_and_token_bounds(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -335,3 +335,38 @@ async def test_failing_reranker_keeps_the_default_lanes(directory: Directory, tm
     response = await search(directory, "send a message")
     assert ids(response) == ids(baseline)
     assert response["search_mode"] == "hybrid"
+
+
+async def test_calls_arriving_before_the_boot_snapshot_share_one_catalog_fetch(
+        directory: Directory, engine: PeerEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker serves from its registration on: searches that arrive while the catalog is
+    being fetched await that fetch instead of each fetching it again, one after another."""
+    import anyio
+
+    listing = anyio.Event()
+    started: list[int] = []
+    real_call = engine.call
+
+    async def gated_call(function_id: str, data: Any, **kwargs: Any) -> Any:
+        if function_id == "engine::functions::list":
+            started.append(1)
+            await listing.wait()  # held open until every search has arrived
+        return await real_call(function_id, data, **kwargs)
+
+    monkeypatch.setattr(engine, "call", gated_call)
+    answers: list[dict[str, Any]] = []
+
+    async def one() -> None:
+        answers.append(await directory.invoke(SEARCH, {"capabilities": ["send an email"]}))
+
+    async with anyio.create_task_group() as group:
+        for _ in range(20):
+            group.start_soon(one)
+        while not started:
+            await anyio.lowlevel.checkpoint()
+        for _ in range(50):  # let every search reach the snapshot
+            await anyio.lowlevel.checkpoint()
+        listing.set()
+    assert len(answers) == 20
+    assert len(started) == 1
+    assert all(a["workers"] == answers[0]["workers"] for a in answers)

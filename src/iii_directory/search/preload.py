@@ -1,0 +1,104 @@
+"""Speculative encoder preload for `iii-directory serve` (start to the first hybrid answer).
+
+A worker learns its search mode only once it has connected and read its configuration from the
+engine, and `serve` spends most of its first seconds importing its surfaces. Rule: when the
+packaged model's disk vector cache exists (this host served hybrid before) and the local
+configuration seed does not say `lexical`, `start()` builds the encoder on its own thread from
+the first line of `serve` on. The ONNX session build runs in native code without the GIL, so it
+overlaps the imports, the connection and the registration instead of following them.
+
+`DenseLane.load` adopts the preloaded encoder (`take`); a worker whose configuration turns out
+`lexical`, or names its own model directory, drops it (`discard`). `III_DIRECTORY_PRELOAD=0`
+turns the preload off.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+PRELOAD_ENV = "III_DIRECTORY_PRELOAD"
+
+Pending = tuple[ThreadPoolExecutor, "Future[Any]"]
+
+_pending: Pending | None = None
+
+
+def seed_mode(config_path: str | None) -> str | None:
+    """`function_search_mode` of the local YAML seed, if it names one (errors are ignored: the
+    worker's own boot reports them)."""
+    if not config_path:
+        return None
+    try:
+        import yaml
+
+        with open(config_path, encoding="utf-8") as handle:
+            value = yaml.safe_load(handle)
+    except Exception:  # noqa: BLE001 - an unreadable seed only means no hint
+        return None
+    mode = value.get("function_search_mode") if isinstance(value, dict) else None
+    return mode if isinstance(mode, str) else None
+
+
+def start(config_path: str | None = None, *, cache_dir: Path | None = None,
+          opener: Callable[[str | None, Path], Any] | None = None,
+          installed: Callable[[], bool] | None = None) -> bool:
+    """Begin building the packaged encoder in the background when the rule above holds;
+    returns whether a preload is pending."""
+    if _pending is not None:
+        return True
+    if os.environ.get(PRELOAD_ENV, "").strip() == "0" or seed_mode(config_path) == "lexical":
+        return False
+    try:
+        return _start(cache_dir, opener, installed)
+    except Exception as exc:  # noqa: BLE001 - a failed hint only means the usual load later
+        log.debug("encoder preload not started: %s", exc)
+        return False
+
+
+def _start(cache_dir: Path | None, opener: Callable[[str | None, Path], Any] | None,
+           installed: Callable[[], bool] | None) -> bool:
+    global _pending
+    from .dense_lane import DIMENSION, dense_installed, model_key, open_encoder
+    from .encoding import encoder_thread
+    from .vector_cache import VectorCache, default_cache_dir
+
+    if not (installed or dense_installed)():
+        return False
+    root = cache_dir or default_cache_dir()
+    cache = VectorCache(model_key(None), DIMENSION, root)
+    if cache.path is None or not cache.path.is_file():
+        return False
+    thread = encoder_thread()
+    _pending = (thread, thread.submit(opener or open_encoder, None, root))
+    log.debug("encoder preload started (vector cache %s)", cache.path)
+    return True
+
+
+def take(model_dir: str | None) -> Pending | None:
+    """The pending preload for the packaged model (`model_dir` None), handed over once; a
+    preload for any other model directory is discarded."""
+    global _pending
+    if model_dir is not None:
+        discard()
+        return None
+    pending, _pending = _pending, None
+    return pending
+
+
+def discard() -> None:
+    """Drop a pending preload: its thread ends once the build finishes, and the encoder (no
+    longer referenced) is freed with the future."""
+    global _pending
+    pending, _pending = _pending, None
+    if pending is None:
+        return
+    thread, future = pending
+    future.cancel()  # not started yet: never built; else it is freed once the build returns
+    thread.shutdown(wait=False)
