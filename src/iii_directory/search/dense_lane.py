@@ -34,7 +34,7 @@ import anyio
 
 import _rank
 
-from . import preload
+from . import preload_slot
 from .encoding import DOCUMENT, INDEX, QUERY, EncoderPipeline, encoder_thread
 from .lanes import DENSE_K, Ranking
 from .vector_cache import VectorCache, default_cache_dir
@@ -175,7 +175,7 @@ class DenseLane:
             log.info("dense lane unavailable: %s", self.error)
             return False
         self.state = "loading"
-        adopted = preload.take(model_dir)  # a `serve` may have started it at its first line
+        adopted = preload_slot.take(model_dir)  # a `serve` may have started it at its first line
         if adopted is not None:
             thread, opening = adopted
         else:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +24,9 @@ log = logging.getLogger(__name__)
 
 PRELOAD_ENV = "III_DIRECTORY_PRELOAD"
 
-Pending = tuple[ThreadPoolExecutor, "Future[Any]"]
+from .preload_slot import Pending, discard, has_pending, put, take
 
-_pending: Pending | None = None
+__all__ = ["PRELOAD_ENV", "Pending", "discard", "seed_mode", "start", "take"]
 
 
 def seed_mode(config_path: str | None) -> str | None:
@@ -51,7 +50,7 @@ def start(config_path: str | None = None, *, cache_dir: Path | None = None,
           installed: Callable[[], bool] | None = None) -> bool:
     """Begin building the packaged encoder in the background when the rule above holds;
     returns whether a preload is pending."""
-    if _pending is not None:
+    if has_pending():
         return True
     if os.environ.get(PRELOAD_ENV, "").strip() == "0" or seed_mode(config_path) == "lexical":
         return False
@@ -64,7 +63,6 @@ def start(config_path: str | None = None, *, cache_dir: Path | None = None,
 
 def _start(cache_dir: Path | None, opener: Callable[[str | None, Path], Any] | None,
            installed: Callable[[], bool] | None) -> bool:
-    global _pending
     from .dense_lane import DIMENSION, dense_installed, model_key, open_encoder
     from .encoding import encoder_thread
     from .vector_cache import VectorCache, default_cache_dir
@@ -76,29 +74,6 @@ def _start(cache_dir: Path | None, opener: Callable[[str | None, Path], Any] | N
     if cache.path is None or not cache.path.is_file():
         return False
     thread = encoder_thread()
-    _pending = (thread, thread.submit(opener or open_encoder, None, root))
+    put((thread, thread.submit(opener or open_encoder, None, root)))
     log.debug("encoder preload started (vector cache %s)", cache.path)
     return True
-
-
-def take(model_dir: str | None) -> Pending | None:
-    """The pending preload for the packaged model (`model_dir` None), handed over once; a
-    preload for any other model directory is discarded."""
-    global _pending
-    if model_dir is not None:
-        discard()
-        return None
-    pending, _pending = _pending, None
-    return pending
-
-
-def discard() -> None:
-    """Drop a pending preload: its thread ends once the build finishes, and the encoder (no
-    longer referenced) is freed with the future."""
-    global _pending
-    pending, _pending = _pending, None
-    if pending is None:
-        return
-    thread, future = pending
-    future.cancel()  # not started yet: never built; else it is freed once the build returns
-    thread.shutdown(wait=False)
