@@ -441,9 +441,11 @@ def list_rows(
     search: str | None = None,
     prefix: str | None = None,
     type: str | None = None,  # noqa: A002 - the published field name
+    search_body: bool = False,
 ) -> list[SkillRow]:
     """Rows in visible-set order: `prefix` on the on-disk id, `type` exact, `search` a
-    case-insensitive substring of the display id, title or description."""
+    case-insensitive substring of the display id, title or description — or, with
+    `search_body`, of the markdown body (read only for rows the cheaper fields missed)."""
     needle = search.lower() if search else None
     rows = []
     for file in view.files:
@@ -454,10 +456,19 @@ def list_rows(
             continue
         if needle is not None and not any(
             needle in text.lower() for text in (row.id, row.title, row.description)
-        ):
+        ) and not (search_body and body_contains(file.path, needle)):
             continue
         rows.append(row)
     return rows
+
+
+def body_contains(path: Path, needle: str) -> bool:
+    """Whether the body of the skill at `path` contains the lowercase `needle`
+    (case-insensitive); an unreadable file contains nothing."""
+    try:
+        return needle in read_skill(path).meta.body.lower()
+    except DirectoryError:
+        return False
 
 
 # --- get: lookup with the worker-overview fallbacks (§6.2) ------------------------------------

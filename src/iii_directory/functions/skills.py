@@ -75,6 +75,12 @@ class ListSkillsInput(Request):
         description="Exact match against the frontmatter `type:` field (`index`, `how-to`, "
         "`reference`, ...). `null` for entries with no frontmatter `type:`.",
     )
+    search_body: bool | None = Field(
+        default=None,
+        description="When `true`, `search` also matches the markdown body of each skill "
+        "(case-insensitive substring; the body is read only for rows whose id, title and "
+        "description missed). Rows are unchanged. Default `false`.",
+    )
 
 
 class SkillEntry(Response):
@@ -223,7 +229,8 @@ class SkillsIndexOutput(Response):
 async def list_skills(ctx: Context, req: ListSkillsInput) -> ListSkillsOutput:
     view = await skills.load_view(ctx)
     rows = await anyio.to_thread.run_sync(
-        lambda: skills.list_rows(view, search=req.search, prefix=req.prefix, type=req.type)
+        lambda: skills.list_rows(view, search=req.search, prefix=req.prefix, type=req.type,
+                                 search_body=req.search_body is True)
     )
     include = req.include_description is not False
     return ListSkillsOutput(

@@ -108,3 +108,22 @@ async def test_filter_unregistered(make_directory: Any, peer: PeerEngine, roots:
     assert await ids(directory) == ["directory/x", "iii", "index", "pdf", "shell"]
     standalone = make_directory(filter_unregistered=True)
     assert "database" in await ids(standalone)
+
+
+async def test_search_body_matches_the_body_only_when_asked(
+    directory: Directory, roots: dict[str, Path]
+) -> None:
+    write(roots["skills"], "ops/deploy.md",
+          "# Deploy\n\nShips a release.\n\n## Rollback\n\nRun `kubectl rollout undo` first.\n")
+    write(roots["skills"], "ops/notes.md", "---\ntitle: Notes\n---\n# Notes\n\nKubectl tips.\n")
+    write(roots["skills"], "ops/empty.md", "---\ntitle: Empty\n---\n")
+    assert await ids(directory, search="rollout undo") == []
+    assert await ids(directory, search="ROLLOUT UNDO", search_body=True) == ["ops/deploy"]
+    assert await ids(directory, search="kubectl", search_body=True) == ["ops/deploy", "ops/notes"]
+    assert await ids(directory, search="title: notes", search_body=True) == []
+    assert await ids(directory, search="kubectl", search_body=False) == ["ops/notes"]
+    rows = (await call(directory, "directory::skills::list",
+                       {"search": "rollout", "search_body": True}))["skills"]
+    assert [(r["id"], r["description"]) for r in rows] == [("ops/deploy", "Ships a release.")]
+    failure = await error(directory, "directory::skills::list", {"search_body": "yes"})
+    assert failure.message == 'invalid request: field "search_body": expected a boolean'
