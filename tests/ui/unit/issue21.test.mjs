@@ -81,6 +81,19 @@ test('listItems filters on every word and groups skills by namespace', () => {
   assert.deepEqual(page.listItems(entries, '', false).map((i) => i.key), ['notes/howto', 'acme/team/flow', 'notes/a'], 'ungrouped keeps list order');
 });
 
+test('listItems also keeps rows whose body holds the words the cheap fields miss, and marks them', () => {
+  const adapter = page.ADAPTERS.skills;
+  const rows = [{id: 'ops/deploy', title: 'Deploy'}, {id: 'ops/notes', title: 'Notes', description: 'kubectl tips'}, {id: 'web/cdn', title: 'CDN'}];
+  const entries = rows.map((row) => ({row, key: row.id, hay: page.rowHaystack(adapter, row)}));
+  const bodyHits = new Map([['rollout', new Set(['ops/deploy', 'web/cdn'])], ['kubectl', new Set(['ops/deploy'])]]);
+  assert.deepEqual(page.listItems(entries, 'rollout', false).map((i) => i.key), [], 'no body search, no body match');
+  const both = page.listItems(entries, 'kubectl ROLLOUT', true, bodyHits);
+  assert.deepEqual(both.map((i) => [i.key, !!i.viaBody]), [['ops/deploy', true]], 'every word must match, each in the fields or the body');
+  const one = page.listItems(entries, 'kubectl', true, bodyHits);
+  assert.deepEqual(one.map((i) => [i.key, !!i.viaBody]), [['ops/deploy', true], ['ops/notes', false]]);
+  assert.deepEqual(page.filterWords('  Kubectl   rollout '), ['kubectl', 'rollout']);
+});
+
 test('windowRange finds the items meeting the viewport', () => {
   const offsets = Float64Array.from({length: 1001}, (_, i) => i * 78);
   assert.deepEqual(page.windowRange(offsets, 0, 780, 0), [0, 10]);
