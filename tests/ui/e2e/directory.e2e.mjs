@@ -391,6 +391,8 @@ scenario('S3g the preview renders markdown itself, raw HTML as text', async () =
 
 scenario('S3h read-only skills say so before any edit and offer a copy', async () => {
   await switcher().getByRole('radio', {name: 'Skills'}).click();
+  await page.getByRole('button', {name: /^PDF tools/}).first().getByText('read-only', {exact: true}).waitFor({timeout: 4000});
+  assert.ok((await callsTo('directory::skills::list')).some((c) => c.payload && c.payload.include_origin === true), 'the list asks for row origins');
   await page.getByRole('button', {name: /^PDF tools/}).first().click();
   const doc = page.getByRole('region', {name: 'Skill pdf'});
   await doc.getByText(/^Read-only: another tool installed this skill/).waitFor();

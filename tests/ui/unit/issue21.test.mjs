@@ -114,4 +114,7 @@ test('origins: read-only roots, kit-owned skills and profile badges', () => {
   assert.deepEqual(page.originBadges('agents', {id: 'default', builtin: false, source: {kind: 'local'}}, {builtinIds}).map((b) => b.text), ['local override']);
   assert.deepEqual(page.originBadges('agents', {id: 'planner', source: {kind: 'kit', kit: 'acme/team'}}, {builtinIds}).map((b) => b.text), ['from kit acme/team']);
   assert.deepEqual(page.originBadges('skills', {id: 'pdf'}, {readOnlyIds: new Set(['pdf'])}).map((b) => b.text), ['read-only']);
+  assert.deepEqual(page.originBadges('skills', {id: 'pdf', origin: 'read_only'}, {}).map((b) => b.text), ['read-only'], 'the list row says so before any open');
+  assert.deepEqual(page.originBadges('skills', {id: 'acme/team/x', origin: 'kit'}, {kits: ['acme/team']}).map((b) => b.text), ['from kit acme/team']);
+  assert.deepEqual(page.originBadges('skills', {id: 'notes/a', origin: 'skills'}, {}).map((b) => b.text), []);
 });

@@ -127,3 +127,23 @@ async def test_search_body_matches_the_body_only_when_asked(
     assert [(r["id"], r["description"]) for r in rows] == [("ops/deploy", "Ships a release.")]
     failure = await error(directory, "directory::skills::list", {"search_body": "yes"})
     assert failure.message == 'invalid request: field "search_body": expected a boolean'
+
+
+async def test_include_origin_says_where_each_row_lives(
+    directory: Directory, roots: dict[str, Path]
+) -> None:
+    write(roots["project"], "kits.lock", "version: 1\nkits:\n  acme/a: {}\n")
+    write(roots["skills"], "acme/a/flow.md")
+    write(roots["skills"], "shared/tool.md")
+    write(roots["local"], "mine/note.md")
+    write(roots["agents_skills"], "pdf/SKILL.md")
+    plain = (await call(directory, "directory::skills::list"))["skills"]
+    assert all("origin" not in row for row in plain), "rows keep their published shape"
+    rows = (await call(directory, "directory::skills::list", {"include_origin": True}))["skills"]
+    assert {r["id"]: r["origin"] for r in rows} == {
+        "acme/a/flow": "kit", "shared/tool": "skills", "mine/note": "local", "pdf": "read_only"}
+    narrowed = await call(directory, "directory::skills::list",
+                          {"include_origin": True, "prefix": "pdf"})
+    assert [(r["id"], r["origin"]) for r in narrowed["skills"]] == [("pdf", "read_only")]
+    failure = await error(directory, "directory::skills::list", {"include_origin": "yes"})
+    assert failure.message == 'invalid request: field "include_origin": expected a boolean'

@@ -1166,7 +1166,8 @@ export function kitOfSkill(id, kits) {
 export function originBadges(collection, row, {kits, builtinIds, readOnlyIds} = {}) {
   if (collection === 'skills') {
     const out = [];
-    if (readOnlyIds && readOnlyIds.has(row.id)) out.push({text: 'read-only', tone: 'neutral'});
+    // `origin` comes with list rows from workers that know `include_origin`; older ones are learned on open.
+    if (row.origin === 'read_only' || (readOnlyIds && readOnlyIds.has(row.id))) out.push({text: 'read-only', tone: 'neutral'});
     const kit = kitOfSkill(row.id, kits);
     if (kit) out.push({text: `from kit ${kit}`, tone: 'accent'});
     return out;
@@ -1663,7 +1664,7 @@ const AGENT_TEMPLATE = '---\nname: \ndescription: \n---\n';
 export const ADAPTERS = {
   skills: {
     collection: 'skills', noun: 'skill', nouns: 'skills', newLabel: 'New skill', idLabel: 'New skill id', crumb: 'Skill',
-    list: {fn: 'directory::skills::list', payload: {include_description: true}, field: 'skills'},
+    list: {fn: 'directory::skills::list', payload: {include_description: true, include_origin: true}, field: 'skills'},
     get: 'directory::skills::get', update: 'directory::skills::update', create: 'directory::skills::create', remove: 'directory::skills::delete',
     trigger: 'directory::skills::on-change', topic: 'skills-on-change', subscriber: 'browser-skills',
     loadError: 'Could not load skills.', empty: 'No skills yet.',
@@ -2275,7 +2276,7 @@ function createBrowsers(ui) {
       const idOk = !doc.creating || (adapter.idOk(newId) && (!clash || clashBuiltin)
         && (adapter.collection !== 'agents' || String(parseFrontmatter(doc.draft).fields.name || '').trim() !== ''));
       const modes = [{value: 'edit', label: 'Edit'}, {value: 'split', label: 'Split', disabled: narrow}, {value: 'preview', label: 'Preview'}];
-      const readOnly = adapter.collection === 'skills' && !doc.creating && readOnlyIds.has(doc.key);
+      const readOnly = adapter.collection === 'skills' && !doc.creating && (readOnlyIds.has(doc.key) || (!!selectedRow && selectedRow.origin === 'read_only'));
       const kitOwner = doc.creating ? null : (adapter.collection === 'skills' ? kitOfSkill(doc.key, kits)
         : (selectedRow && selectedRow.source && selectedRow.source.kind === 'kit' ? selectedRow.source.kit : null));
       const mode = narrow && view.mode === 'split' ? 'edit' : view.mode;
