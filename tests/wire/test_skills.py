@@ -82,6 +82,29 @@ async def test_coded_errors_travel_with_their_codes(wire: Any, roots: dict[str, 
     assert (await wire.call("directory::skills::list", {"type": "zzz"})) == {"skills": []}
 
 
+async def test_list_search_body_through_the_engine(wire: Any, roots: dict[str, Path]) -> None:
+    put(roots["skills"], "ops/deploy.md", "# Deploy\n\nShips a release.\n\n## Rollback\n\nRun rollout undo.\n")
+    put(roots["skills"], "ops/other.md", "# Other\n\nNothing here.\n")
+    plain = await wire.call("directory::skills::list", {"search": "rollout undo"})
+    assert plain == {"skills": []}
+    found = await wire.call("directory::skills::list",
+                            {"search": "Rollout Undo", "search_body": True, "include_description": False})
+    assert [(r["id"], r["title"], r["description"]) for r in found["skills"]] == [("ops/deploy", "Deploy", "")]
+    shape = await failure(wire, "directory::skills::list", {"search_body": "yes"})
+    assert 'field "search_body"' in shape.message
+
+
+async def test_list_include_origin_through_the_engine(wire: Any, roots: dict[str, Path]) -> None:
+    put(roots["skills"], "team/tool.md")
+    put(roots["agents_skills"], "pdf/SKILL.md")
+    plain = await wire.call("directory::skills::list", {})
+    assert all("origin" not in row for row in plain["skills"])
+    rows = await wire.call("directory::skills::list", {"include_origin": True})
+    assert {r["id"]: r["origin"] for r in rows["skills"]} == {"team/tool": "skills", "pdf": "read_only"}
+    with_origin = await failure(wire, "directory::skills::delete", {"id": "pdf"})
+    assert with_origin.code == "D116", "read_only is what the write paths refuse"
+
+
 class TestVisibility:
     @pytest.fixture
     def settings(self, settings: Settings) -> Settings:

@@ -360,9 +360,12 @@ class SkillRow:
     description: str
     bytes: int
     modified_at: str
+    origin: str = ""
+    """`row_origin` of the file (sent only when a caller asks for it)."""
 
-    def wire(self, *, include_description: bool = True) -> dict[str, Any]:
-        return {
+    def wire(self, *, include_description: bool = True, include_origin: bool = False
+             ) -> dict[str, Any]:
+        out = {
             "id": self.id,
             "title": self.title,
             "type": self.type,
@@ -372,6 +375,23 @@ class SkillRow:
             "bytes": self.bytes,
             "modified_at": self.modified_at,
         }
+        if include_origin:
+            out["origin"] = self.origin
+        return out
+
+
+def row_origin(view: SkillsView, file: SkillFile) -> str:
+    """Where a visible file comes from, as the write paths see it: `read_only` when it lies in an
+    agent-skills root (writes refuse it, D116), else `local` for the local skills root, `kit` for
+    an installed kit's folder in `skills_folder`, `skills` for the rest of `skills_folder`."""
+    if view.in_agent_root(file) is not None:
+        return "read_only"
+    if file.origin is Origin.LOCAL:
+        return "local"
+    kits = view.visibility.kits if view.visibility is not None else frozenset()
+    if any(file.id.startswith(kit + "/") for kit in kits):
+        return "kit"
+    return "skills"
 
 
 @dataclass(frozen=True)
@@ -421,7 +441,8 @@ def list_row(view: SkillsView, file: SkillFile) -> SkillRow:
             facts = view.row_facts.derive(file.path, st, _row_facts)
     except DirectoryError as exc:
         log.info("skills: %s", exc.message)
-        return SkillRow(file.id, display, display, None, None, False, "", size, stamp)
+        return SkillRow(file.id, display, display, None, None, False, "", size, stamp,
+                        row_origin(view, file))
     return SkillRow(
         on_disk_id=file.id,
         id=display,
@@ -432,6 +453,7 @@ def list_row(view: SkillsView, file: SkillFile) -> SkillRow:
         description=facts.description,
         bytes=size,
         modified_at=stamp,
+        origin=row_origin(view, file),
     )
 
 
@@ -441,9 +463,11 @@ def list_rows(
     search: str | None = None,
     prefix: str | None = None,
     type: str | None = None,  # noqa: A002 - the published field name
+    search_body: bool = False,
 ) -> list[SkillRow]:
     """Rows in visible-set order: `prefix` on the on-disk id, `type` exact, `search` a
-    case-insensitive substring of the display id, title or description."""
+    case-insensitive substring of the display id, title or description — or, with
+    `search_body`, of the markdown body (read only for rows the cheaper fields missed)."""
     needle = search.lower() if search else None
     rows = []
     for file in view.files:
@@ -454,10 +478,19 @@ def list_rows(
             continue
         if needle is not None and not any(
             needle in text.lower() for text in (row.id, row.title, row.description)
-        ):
+        ) and not (search_body and body_contains(file.path, needle)):
             continue
         rows.append(row)
     return rows
+
+
+def body_contains(path: Path, needle: str) -> bool:
+    """Whether the body of the skill at `path` contains the lowercase `needle`
+    (case-insensitive); an unreadable file contains nothing."""
+    try:
+        return needle in read_skill(path).meta.body.lower()
+    except DirectoryError:
+        return False
 
 
 # --- get: lookup with the worker-overview fallbacks (§6.2) ------------------------------------

@@ -75,9 +75,22 @@ class ListSkillsInput(Request):
         description="Exact match against the frontmatter `type:` field (`index`, `how-to`, "
         "`reference`, ...). `null` for entries with no frontmatter `type:`.",
     )
+    search_body: bool | None = Field(
+        default=None,
+        description="When `true`, `search` also matches the markdown body of each skill "
+        "(case-insensitive substring; the body is read only for rows whose id, title and "
+        "description missed). Rows are unchanged. Default `false`.",
+    )
+    include_origin: bool | None = Field(
+        default=None,
+        description="When `true`, every row also carries `origin` (where its file lives and so "
+        "whether it can be edited). Default `false`: rows keep their published shape.",
+    )
 
 
 class SkillEntry(Response):
+    omit_when_none: ClassVar[frozenset[str]] = frozenset({"origin"})
+
     bytes: int = Field(ge=0)
     description: str = Field(
         description="First paragraph of the body, empty when the file has only headings. Also "
@@ -88,6 +101,14 @@ class SkillEntry(Response):
     id: str
     modified_at: str = Field(
         description="File mtime as RFC 3339 (best effort; empty if unavailable)."
+    )
+    origin: str | None = Field(
+        default=None,
+        description="Present only when the request set `include_origin: true`. `read_only`: the "
+        "file lies in a read-only agent-skills root (update/delete refuse it with D116); "
+        "`local`: the local skills root (it overrides a `skills_folder` namespace of the same "
+        "name); `kit`: an installed kit's folder (edits diverge from the kit); `skills`: the "
+        "rest of `skills_folder`.",
     )
     title: str = Field(description=_TITLE_TEXT)
     type: str | None = Field(description=_TYPE_TEXT)
@@ -223,12 +244,14 @@ class SkillsIndexOutput(Response):
 async def list_skills(ctx: Context, req: ListSkillsInput) -> ListSkillsOutput:
     view = await skills.load_view(ctx)
     rows = await anyio.to_thread.run_sync(
-        lambda: skills.list_rows(view, search=req.search, prefix=req.prefix, type=req.type)
+        lambda: skills.list_rows(view, search=req.search, prefix=req.prefix, type=req.type,
+                                 search_body=req.search_body is True)
     )
     include = req.include_description is not False
-    return ListSkillsOutput(
-        skills=[SkillEntry(**row.wire(include_description=include)) for row in rows]
-    )
+    origin = req.include_origin is True
+    return ListSkillsOutput(skills=[
+        SkillEntry(**row.wire(include_description=include, include_origin=origin)) for row in rows
+    ])
 
 
 async def get_skill(ctx: Context, req: GetSkillInput) -> GetSkillOutput:

@@ -391,6 +391,8 @@ scenario('S3g the preview renders markdown itself, raw HTML as text', async () =
 
 scenario('S3h read-only skills say so before any edit and offer a copy', async () => {
   await switcher().getByRole('radio', {name: 'Skills'}).click();
+  await page.getByRole('button', {name: /^PDF tools/}).first().getByText('read-only', {exact: true}).waitFor({timeout: 4000});
+  assert.ok((await callsTo('directory::skills::list')).some((c) => c.payload && c.payload.include_origin === true), 'the list asks for row origins');
   await page.getByRole('button', {name: /^PDF tools/}).first().click();
   const doc = page.getByRole('region', {name: 'Skill pdf'});
   await doc.getByText(/^Read-only: another tool installed this skill/).waitFor();
@@ -838,6 +840,29 @@ scenario('S13 a long list renders a window of rows, finds deep rows and groups b
   assert.equal(await rows.count(), 1);
   await page.getByRole('textbox', {name: 'Filter'}).fill('');
   await shot('13-long-list.png');
+});
+
+scenario('S13b the filter finds skills by words only in their body, and says it searches bodies', async () => {
+  await switcher().getByRole('radio', {name: 'Skills'}).click();
+  const filter = page.getByRole('textbox', {name: 'Filter'});
+  assert.match(await filter.getAttribute('placeholder'), /body/, 'the placeholder says bodies are searched');
+  await writeFile('skills/ops/rollback.md', '# Rollback\n\nUndo a bad release.\n\n## Steps\n\nPull the quokka-lever, then verify.\n');
+  await filter.fill('quokka-lever');
+  const row = page.getByRole('button', {name: /^Rollback/});
+  await row.waitFor();
+  assert.equal(await page.locator('ul[aria-label="skills"] > li.iiid-row').count(), 1);
+  await row.getByText('matches body').waitFor();
+  const asked = (await callsTo('directory::skills::list')).filter((c) => c.payload && c.payload.search_body === true);
+  assert.ok(asked.some((c) => c.payload.search === 'quokka-lever'), JSON.stringify(asked.map((c) => c.payload)));
+  await filter.fill('rollback QUOKKA-LEVER');
+  const count = page.locator('.iiid-sidebar:visible .iiid-count');
+  await until(async () => /^1 skill\b(?!s)/.test(await count.innerText()), 'one skill matches the title word plus the body word');
+  await row.waitFor();
+  await shot('13b-body-search.png');
+  await filter.fill('quokka-lever nowhere-word');
+  await page.getByText('No skills match “quokka-lever nowhere-word”.').waitFor();
+  await filter.fill('');
+  await page.getByRole('button', {name: /^Bulk entry 0\b/}).first().waitFor();
 });
 
 scenario('S14 keyboard: dialogs trap focus and close on Escape, / from anywhere, focus rings, sticky bars, labels at 390 px', async () => {

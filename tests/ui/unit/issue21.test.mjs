@@ -81,6 +81,19 @@ test('listItems filters on every word and groups skills by namespace', () => {
   assert.deepEqual(page.listItems(entries, '', false).map((i) => i.key), ['notes/howto', 'acme/team/flow', 'notes/a'], 'ungrouped keeps list order');
 });
 
+test('listItems also keeps rows whose body holds the words the cheap fields miss, and marks them', () => {
+  const adapter = page.ADAPTERS.skills;
+  const rows = [{id: 'ops/deploy', title: 'Deploy'}, {id: 'ops/notes', title: 'Notes', description: 'kubectl tips'}, {id: 'web/cdn', title: 'CDN'}];
+  const entries = rows.map((row) => ({row, key: row.id, hay: page.rowHaystack(adapter, row)}));
+  const bodyHits = new Map([['rollout', new Set(['ops/deploy', 'web/cdn'])], ['kubectl', new Set(['ops/deploy'])]]);
+  assert.deepEqual(page.listItems(entries, 'rollout', false).map((i) => i.key), [], 'no body search, no body match');
+  const both = page.listItems(entries, 'kubectl ROLLOUT', true, bodyHits);
+  assert.deepEqual(both.map((i) => [i.key, !!i.viaBody]), [['ops/deploy', true]], 'every word must match, each in the fields or the body');
+  const one = page.listItems(entries, 'kubectl', true, bodyHits);
+  assert.deepEqual(one.map((i) => [i.key, !!i.viaBody]), [['ops/deploy', true], ['ops/notes', false]]);
+  assert.deepEqual(page.filterWords('  Kubectl   rollout '), ['kubectl', 'rollout']);
+});
+
 test('windowRange finds the items meeting the viewport', () => {
   const offsets = Float64Array.from({length: 1001}, (_, i) => i * 78);
   assert.deepEqual(page.windowRange(offsets, 0, 780, 0), [0, 10]);
@@ -101,4 +114,7 @@ test('origins: read-only roots, kit-owned skills and profile badges', () => {
   assert.deepEqual(page.originBadges('agents', {id: 'default', builtin: false, source: {kind: 'local'}}, {builtinIds}).map((b) => b.text), ['local override']);
   assert.deepEqual(page.originBadges('agents', {id: 'planner', source: {kind: 'kit', kit: 'acme/team'}}, {builtinIds}).map((b) => b.text), ['from kit acme/team']);
   assert.deepEqual(page.originBadges('skills', {id: 'pdf'}, {readOnlyIds: new Set(['pdf'])}).map((b) => b.text), ['read-only']);
+  assert.deepEqual(page.originBadges('skills', {id: 'pdf', origin: 'read_only'}, {}).map((b) => b.text), ['read-only'], 'the list row says so before any open');
+  assert.deepEqual(page.originBadges('skills', {id: 'acme/team/x', origin: 'kit'}, {kits: ['acme/team']}).map((b) => b.text), ['from kit acme/team']);
+  assert.deepEqual(page.originBadges('skills', {id: 'notes/a', origin: 'skills'}, {}).map((b) => b.text), []);
 });

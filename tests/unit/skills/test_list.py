@@ -108,3 +108,42 @@ async def test_filter_unregistered(make_directory: Any, peer: PeerEngine, roots:
     assert await ids(directory) == ["directory/x", "iii", "index", "pdf", "shell"]
     standalone = make_directory(filter_unregistered=True)
     assert "database" in await ids(standalone)
+
+
+async def test_search_body_matches_the_body_only_when_asked(
+    directory: Directory, roots: dict[str, Path]
+) -> None:
+    write(roots["skills"], "ops/deploy.md",
+          "# Deploy\n\nShips a release.\n\n## Rollback\n\nRun `kubectl rollout undo` first.\n")
+    write(roots["skills"], "ops/notes.md", "---\ntitle: Notes\n---\n# Notes\n\nKubectl tips.\n")
+    write(roots["skills"], "ops/empty.md", "---\ntitle: Empty\n---\n")
+    assert await ids(directory, search="rollout undo") == []
+    assert await ids(directory, search="ROLLOUT UNDO", search_body=True) == ["ops/deploy"]
+    assert await ids(directory, search="kubectl", search_body=True) == ["ops/deploy", "ops/notes"]
+    assert await ids(directory, search="title: notes", search_body=True) == []
+    assert await ids(directory, search="kubectl", search_body=False) == ["ops/notes"]
+    rows = (await call(directory, "directory::skills::list",
+                       {"search": "rollout", "search_body": True}))["skills"]
+    assert [(r["id"], r["description"]) for r in rows] == [("ops/deploy", "Ships a release.")]
+    failure = await error(directory, "directory::skills::list", {"search_body": "yes"})
+    assert failure.message == 'invalid request: field "search_body": expected a boolean'
+
+
+async def test_include_origin_says_where_each_row_lives(
+    directory: Directory, roots: dict[str, Path]
+) -> None:
+    write(roots["project"], "kits.lock", "version: 1\nkits:\n  acme/a: {}\n")
+    write(roots["skills"], "acme/a/flow.md")
+    write(roots["skills"], "shared/tool.md")
+    write(roots["local"], "mine/note.md")
+    write(roots["agents_skills"], "pdf/SKILL.md")
+    plain = (await call(directory, "directory::skills::list"))["skills"]
+    assert all("origin" not in row for row in plain), "rows keep their published shape"
+    rows = (await call(directory, "directory::skills::list", {"include_origin": True}))["skills"]
+    assert {r["id"]: r["origin"] for r in rows} == {
+        "acme/a/flow": "kit", "shared/tool": "skills", "mine/note": "local", "pdf": "read_only"}
+    narrowed = await call(directory, "directory::skills::list",
+                          {"include_origin": True, "prefix": "pdf"})
+    assert [(r["id"], r["origin"]) for r in narrowed["skills"]] == [("pdf", "read_only")]
+    failure = await error(directory, "directory::skills::list", {"include_origin": "yes"})
+    assert failure.message == 'invalid request: field "include_origin": expected a boolean'

@@ -1166,7 +1166,8 @@ export function kitOfSkill(id, kits) {
 export function originBadges(collection, row, {kits, builtinIds, readOnlyIds} = {}) {
   if (collection === 'skills') {
     const out = [];
-    if (readOnlyIds && readOnlyIds.has(row.id)) out.push({text: 'read-only', tone: 'neutral'});
+    // `origin` comes with list rows from workers that know `include_origin`; older ones are learned on open.
+    if (row.origin === 'read_only' || (readOnlyIds && readOnlyIds.has(row.id))) out.push({text: 'read-only', tone: 'neutral'});
     const kit = kitOfSkill(row.id, kits);
     if (kit) out.push({text: `from kit ${kit}`, tone: 'accent'});
     return out;
@@ -1194,14 +1195,26 @@ export function namespaceOf(id) {
   return slash < 0 ? text : text.slice(0, slash);
 }
 
+/** The lowercase words of a filter query. */
+export function filterWords(query) {
+  return String(query || '').trim().toLowerCase().split(/\s+/).filter(Boolean);
+}
+
 /**
- * The list's items: rows whose haystack contains every word of `query`, sorted by id when
- * `group`, with a `{type: 'group', name, count}` heading before each namespace once there is
- * more than one. `entries` is `[{row, key, hay}]`.
+ * The list's items: rows where every word of `query` is in the haystack or, per `bodyHits`
+ * (word → Set of keys whose body holds it, from the worker's body search), in the body —
+ * those rows carry `viaBody: true`. Sorted by id when `group`, with a
+ * `{type: 'group', name, count}` heading before each namespace once there is more than one.
+ * `entries` is `[{row, key, hay}]`.
  */
-export function listItems(entries, query, group) {
-  const words = String(query || '').trim().toLowerCase().split(/\s+/).filter(Boolean);
-  const hits = words.length ? entries.filter((e) => words.every((w) => e.hay.includes(w))) : entries.slice();
+export function listItems(entries, query, group, bodyHits) {
+  const words = filterWords(query);
+  const inBody = (e, w) => !!bodyHits && !!bodyHits.get(w) && bodyHits.get(w).has(e.key);
+  const hits = [];
+  for (const e of entries) {
+    if (words.every((w) => e.hay.includes(w))) hits.push(e);
+    else if (words.every((w) => e.hay.includes(w) || inBody(e, w))) hits.push({...e, viaBody: true});
+  }
   if (!group) return hits.map((e) => ({type: 'row', ...e}));
   hits.sort((x, y) => (x.key < y.key ? -1 : (x.key > y.key ? 1 : 0)));
   const counts = new Map();
@@ -1237,7 +1250,7 @@ export const RULES = {
   decisionsPayload, initialSteps, stepsFromEvent, applyOutcome, claimsFunction, planSummary,
   parseSearchResult, configPatch, planTitle, subscriberId, clampRatio, ratioFromPointer, withCode,
   sha256Hex, merge3, isStaleWrite, errorCode, humanError, initialChoices, safeHref, markdownInline, markdownBlocks,
-  rowHaystack, namespaceOf, listItems, windowRange, readOnlyRoots, isReadOnlyPath, kitOfSkill, originBadges,
+  rowHaystack, namespaceOf, filterWords, listItems, windowRange, readOnlyRoots, isReadOnlyPath, kitOfSkill, originBadges,
 };
 
 // ============================================================================ shared UI (§3.4)
@@ -1637,6 +1650,9 @@ export const TIMEOUT_20_MIN = 20 * MIN;
 
 // ============================================================================ Skills and Agent Profiles (§4.3, §4.4)
 
+/** How long typing must pause before the worker searches skill bodies, and how many filter words it searches. */
+const BODY_SEARCH_PAUSE_MS = 250;
+const BODY_SEARCH_WORDS = 4;
 const SKILL_ID = /^[a-z0-9][a-z0-9._-]*(\/[a-z0-9][a-z0-9._-]*)*$/;
 const AGENT_ID = /^[a-z0-9_-]{1,64}$/;
 const AGENT_ICONS = ['agent', 'code', 'search', 'terminal', 'database', 'test', 'review', 'docs', 'design'];
@@ -1648,7 +1664,7 @@ const AGENT_TEMPLATE = '---\nname: \ndescription: \n---\n';
 export const ADAPTERS = {
   skills: {
     collection: 'skills', noun: 'skill', nouns: 'skills', newLabel: 'New skill', idLabel: 'New skill id', crumb: 'Skill',
-    list: {fn: 'directory::skills::list', payload: {include_description: true}, field: 'skills'},
+    list: {fn: 'directory::skills::list', payload: {include_description: true, include_origin: true}, field: 'skills'},
     get: 'directory::skills::get', update: 'directory::skills::update', create: 'directory::skills::create', remove: 'directory::skills::delete',
     trigger: 'directory::skills::on-change', topic: 'skills-on-change', subscriber: 'browser-skills',
     loadError: 'Could not load skills.', empty: 'No skills yet.',
@@ -2186,7 +2202,30 @@ function createBrowsers(ui) {
     }, [visible]);
 
     const entries = useMemo(() => list.rows.map((row) => ({row, key: adapter.key(row), hay: rowHaystack(adapter, row)})), [list.rows, adapter]);
-    const items = useMemo(() => listItems(entries, deferredFilter, adapter.collection === 'skills'), [entries, deferredFilter, adapter]);
+    // Bodies are searched by the worker (`search_body`), one call per word, after a pause in typing;
+    // id, title and summary matches show at once from the loaded rows.
+    const [bodyHits, setBodyHits] = useState(null);
+    const [searchingBodies, setSearchingBodies] = useState(false);
+    const bodyCache = useRef({rows: null, byWord: new Map()});
+    useEffect(() => {
+      if (adapter.collection !== 'skills') return undefined;
+      const words = filterWords(deferredFilter).slice(0, BODY_SEARCH_WORDS);
+      if (bodyCache.current.rows !== list.rows) bodyCache.current = {rows: list.rows, byWord: new Map()};
+      const cache = bodyCache.current;
+      const missing = words.filter((w) => !cache.byWord.has(w));
+      if (!missing.length) { setSearchingBodies(false); setBodyHits(words.length ? {byWord: cache.byWord} : null); return undefined; }
+      let live = true;
+      setSearchingBodies(true);
+      const timer = setTimeout(() => {
+        Promise.all(missing.map((w) => call(adapter.list.fn, {search: w, search_body: true, include_description: false}).then(
+          (res) => { cache.byWord.set(w, new Set(((res && res[adapter.list.field]) || []).map((row) => adapter.key(row)))); }, () => {})))
+          .then(() => { if (live) { setSearchingBodies(false); setBodyHits({byWord: cache.byWord}); } });
+      }, BODY_SEARCH_PAUSE_MS);
+      return () => { live = false; clearTimeout(timer); };
+    }, [deferredFilter, list.rows, adapter]);
+    const items = useMemo(() => listItems(entries, deferredFilter, adapter.collection === 'skills', bodyHits && bodyHits.byWord),
+      [entries, deferredFilter, adapter, bodyHits]);
+
     const rowCount = useMemo(() => items.reduce((n, item) => n + (item.type === 'row' ? 1 : 0), 0), [items]);
     const selectRef = useRef(select);
     selectRef.current = select;
@@ -2195,6 +2234,11 @@ function createBrowsers(ui) {
       const context = {kits, builtinIds, readOnlyIds};
       return new Map(list.rows.map((row) => [adapter.key(row), originBadges(adapter.collection, row, context)]));
     }, [list.rows, kits, builtinIds, readOnlyIds, adapter]);
+    const rowBadges = useMemo(() => {
+      const out = new Map();
+      for (const item of items) if (item.viaBody) out.set(item.key, [...(badgeMap.get(item.key) || []), {text: 'matches body', tone: 'neutral'}]);
+      return out;
+    }, [items, badgeMap]);
     const panes = narrowPanes({narrow, creating: !!(doc && doc.creating), selected: !!doc});
     const selectedRow = doc && !doc.creating ? list.rows.find((row) => adapter.key(row) === doc.key) : null;
     const builtin = !!selectedRow && isBuiltinRow(selectedRow);
@@ -2209,17 +2253,18 @@ function createBrowsers(ui) {
     const sidebar = h('aside', {className: 'iiid-sidebar', hidden: !panes.list, ref: sidebarRef},
       h('div', {className: 'iiid-sidebar__tools'},
         h(Button, {variant: 'primary', onClick: startCreate}, h(Icon, {name: 'plus', size: 14}), ' ', adapter.newLabel),
-        h(TextInput, {value: filter, onChange: setFilter, label: 'Filter', placeholder: adapter.collection === 'skills' ? 'Filter by id, title or summary  /' : 'Filter  /', inputRef: filterRef,
+        h(TextInput, {value: filter, onChange: setFilter, label: 'Filter', placeholder: adapter.collection === 'skills' ? 'Filter by id, title, summary or body text  /' : 'Filter  /', inputRef: filterRef,
           onKeyDown: (e) => { if (e.key === 'Escape') setFilter(''); }})),
-      h('div', {className: 'iiid-count'}, plural(rowCount, adapter.noun)),
+      h('div', {className: 'iiid-count'}, plural(rowCount, adapter.noun), searchingBodies ? ' · searching bodies…' : ''),
       list.status === 'loading' ? h(Skeleton, null)
         : list.status === 'error' ? h(Alert, {title: adapter.loadError}, h('p', null, list.error), h(Button, {onClick: loadList}, 'Retry'))
+          : rowCount === 0 && list.rows.length > 0 && searchingBodies ? h('p', {className: 'iiid-empty'}, 'Searching skill bodies…')
           : rowCount === 0 && list.rows.length > 0 ? h('div', {className: 'iiid-empty'}, h('p', null, `No ${adapter.nouns} match “${deferredFilter.trim()}”.`),
             h(Button, {onClick: () => setFilter('')}, 'Clear filter'))
           : rowCount === 0 ? h('p', {className: 'iiid-empty'}, adapter.empty)
             : h(WindowedList, {items, label: adapter.nouns, scrollRef: sidebarRef, activeKey: doc && !doc.creating ? doc.key : null,
               renderRow: (item, active) => h(EntryRow, {key: item.key, adapter, row: item.row, active, onOpen,
-                badges: badgeMap.get(item.key)})}));
+                badges: rowBadges.get(item.key) || badgeMap.get(item.key)})}));
 
     let document = null;
     if (doc) {
@@ -2231,7 +2276,7 @@ function createBrowsers(ui) {
       const idOk = !doc.creating || (adapter.idOk(newId) && (!clash || clashBuiltin)
         && (adapter.collection !== 'agents' || String(parseFrontmatter(doc.draft).fields.name || '').trim() !== ''));
       const modes = [{value: 'edit', label: 'Edit'}, {value: 'split', label: 'Split', disabled: narrow}, {value: 'preview', label: 'Preview'}];
-      const readOnly = adapter.collection === 'skills' && !doc.creating && readOnlyIds.has(doc.key);
+      const readOnly = adapter.collection === 'skills' && !doc.creating && (readOnlyIds.has(doc.key) || (!!selectedRow && selectedRow.origin === 'read_only'));
       const kitOwner = doc.creating ? null : (adapter.collection === 'skills' ? kitOfSkill(doc.key, kits)
         : (selectedRow && selectedRow.source && selectedRow.source.kind === 'kit' ? selectedRow.source.kit : null));
       const mode = narrow && view.mode === 'split' ? 'edit' : view.mode;
