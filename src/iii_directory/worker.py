@@ -319,14 +319,11 @@ def serve_main(url: str | None, config: str | None) -> int:
 
     try:
         anyio.run(main)
-    except NamespaceConflict as exc:
+    except (NamespaceConflict, SeedUnreadable) as exc:
         print(f"iii-directory: {exc}", file=sys.stderr)
         return 1
     except InvalidSettings as exc:
         print(f"iii-directory: invalid configuration: {exc}", file=sys.stderr)
-        return 1
-    except SeedUnreadable as exc:
-        print(f"iii-directory: {exc}", file=sys.stderr)
         return 1
     except ValueError as exc:
         print(f"iii-directory: {exc}", file=sys.stderr)
