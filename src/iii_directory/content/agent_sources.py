@@ -9,7 +9,7 @@
 * else `{kind: "local"}`.
 
 `kits.lock` is read with the kits subsystem's lenient reader (missing, unreadable, unparsable or
-unsupported ⇒ no kits); the markers with `sources.markers.all_markers` (unreadable ⇒ ignored).
+unsupported ⇒ no kits); the markers with `content.markers.all_markers` (unreadable ⇒ ignored).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from iii_directory.directory import Directory
 from iii_directory.functions import downloads
 from iii_directory.functions.downloads import AutoDownloader
 from iii_directory.port import EngineCallError, StandaloneEngine
-from iii_directory.sources.markers import CompletionMarker, write_marker
+from iii_directory.content.markers import CompletionMarker, write_marker
 from iii_directory.table import FunctionTable
 from iii_directory.testing.registry import MockRegistry
 

@@ -16,7 +16,7 @@ from iii_directory.sources.bundle import (
     plan_registry_bundle,
     plan_repo_tree,
 )
-from iii_directory.sources.markers import (
+from iii_directory.content.markers import (
     CompletionMarker,
     all_markers,
     has_marker,

@@ -77,7 +77,7 @@ def test_trigger_type_is_declared() -> None:
 
 
 def test_origins_kit_beats_worker_beats_local(settings: Settings, roots: dict[str, Path]) -> None:
-    from iii_directory.sources.markers import CompletionMarker
+    from iii_directory.content.markers import CompletionMarker
 
     from iii_directory.kits.paths import sha256_hex
 
