@@ -340,6 +340,57 @@ def signals(text: str, terms: Sequence[str], documents: DocumentSet,
                    refusal(text, terms, documents))
 
 
+FEATURE_NAMES: dict[str, tuple[str, ...]] = {
+    "lexical": ("content", "coverage", "known_share", "agrees", "clashes"),
+    "static": ("content", "coverage", "known_share", "agrees", "clashes", "static_cosine"),
+    "hybrid": ("content", "coverage", "known_share", "agrees", "clashes", "cosine", "margin"),
+}
+"""The inputs of the calibrated decision per mode family."""
+
+CONTENT_CAP = 3.0
+
+
+def family(found: Signals) -> str:
+    """`hybrid` with a dense cosine, `static` with a static one, else `lexical`."""
+    if found.cosine is not None:
+        return "hybrid"
+    return "static" if found.extra is not None else "lexical"
+
+
+def features(found: Signals, kind: str | None = None) -> tuple[float, ...]:
+    """The decision's inputs for mode family `kind` (default `family(found)`): content evidence
+    (capped at `CONTENT_CAP`), coverage, known-word share, action agreement and clash (1/0; both
+    0 when the request names no known verb), then the family's cosines."""
+    kind = kind or family(found)
+    values = [min(found.rare_matched, CONTENT_CAP), found.coverage, found.known_share,
+              1.0 if found.action is True else 0.0, 1.0 if found.action is False else 0.0]
+    if kind == "static":
+        values.append(found.extra or 0.0)
+    elif kind == "hybrid":
+        values += [found.cosine or 0.0, found.margin or 0.0]
+    return tuple(values)
+
+
+CALIBRATION: dict[str, tuple[tuple[float, ...], float, float]] = {
+    "lexical": ((1.3247, 2.8677, -0.0168, 0.9319, 0.9236), -1.5795, 0.5279),
+    "static": ((1.0077, 2.3092, -0.8756, 0.5434, 0.8077, 6.4264), -3.3234, 0.0604),
+}
+"""Per mode family without MiniLM: the weights of `features` (in `FEATURE_NAMES` order), the
+bias, and the threshold on the score (a log-odds) — an L2-regularised logistic regression
+fitted by `benchmarks/fit_answerability.py` on the eval catalog's sets only (dev, extra, extra2
+and calibration chatter; never `test`, never the held-out catalog), the threshold the lowest
+that answers no chatter sentence and at most a tenth of those sets' no-match cases. The hybrid
+family's fit is not shipped: on the held-out catalog it kept more served capabilities only by
+answering more no-match cases than `hybrid_rule` (README, "Answerability")."""
+
+
+def score(found: Signals) -> float:
+    """The calibrated log-odds that the catalog serves the capability: `w · features + b`
+    (lexical and static families)."""
+    weights, bias, _ = CALIBRATION[family(found)]
+    return bias + sum(w * x for w, x in zip(weights, features(found)))
+
+
 COVERED = 0.4
 STRONG_CONTENT = 2.0
 FLOOR_COSINE = 0.20
@@ -347,27 +398,35 @@ CONFIDENT_COSINE = 0.45
 SUPPORTED_COSINE = 0.32
 
 
-def answerable(found: Signals) -> bool:
-    """The decision. Refused classes say no. The lexical evidence says yes with one content
-    term that the document's id names (or two of its description), or with less when the
-    document's action agrees with the request's or it covers `COVERED` of the request's
-    informative terms. In hybrid, `STRONG_CONTENT` (two id-named content terms) is enough; weaker
+def hybrid_rule(found: Signals) -> bool:
+    """The hybrid decision (hand-set on dev, extra, extra2 and calibration chatter). Lexical
+    evidence is one content term that the document's id names (or two of its description), or
+    less when the document's action agrees with the request's or it covers `COVERED` of the
+    request's informative terms. `STRONG_CONTENT` (two id-named content terms) says yes; weaker
     lexical evidence counts only when the encoder does not contradict it (best cosine ≥
     `FLOOR_COSINE`); the encoder alone says yes at `CONFIDENT_COSINE`, or at `SUPPORTED_COSINE`
-    with some content term matched by a document whose action
-    agrees with the request's."""
-    if found.refused:
-        return False
+    with some content term matched by a document whose action agrees with the request's."""
     lexical = found.rare_matched >= 1 or (found.rare_matched > 0 and (
         found.action or found.coverage >= COVERED))
-    if found.cosine is None:
-        return lexical
-    if found.cosine >= CONFIDENT_COSINE or found.rare_matched >= STRONG_CONTENT:
+    cosine = found.cosine or 0.0
+    if cosine >= CONFIDENT_COSINE or found.rare_matched >= STRONG_CONTENT:
         return True
-    if found.cosine < FLOOR_COSINE:
+    if cosine < FLOOR_COSINE:
         return False
     return lexical or (found.rare_matched > 0 and found.action is not None
-                       and found.cosine >= SUPPORTED_COSINE)
+                       and cosine >= SUPPORTED_COSINE)
+
+
+def answerable(found: Signals) -> bool:
+    """The decision: refused classes say no; with a MiniLM cosine, `hybrid_rule`; otherwise yes
+    when the calibrated `score` of the lexical or static family reaches its threshold
+    (`CALIBRATION`)."""
+    if found.refused:
+        return False
+    kind = family(found)
+    if kind == "hybrid":
+        return hybrid_rule(found)
+    return score(found) >= CALIBRATION[kind][2]
 
 
 def refusal(text: str, terms: Sequence[str], documents: DocumentSet) -> str:
@@ -387,18 +446,39 @@ def refusal(text: str, terms: Sequence[str], documents: DocumentSet) -> str:
     return ""
 
 
+Observer = Callable[[str, Signals, Ranking, bool], None]
+_OBSERVER: Observer | None = None
+
+
+def observe(observer: Observer | None) -> Observer | None:
+    """Install `observer(text, signals, lane, decision)`, called for every decision taken (the
+    fit script `benchmarks/fit_answerability.py` records the signals with it); returns the
+    previous one. None removes it."""
+    global _OBSERVER
+    previous, _OBSERVER = _OBSERVER, observer
+    return previous
+
+
 def answerable_lanes(queries: Sequence[object], documents: DocumentSet, lanes: Sequence[Ranking],
                      dense: Sequence[Ranking | None] | None,
                      describe: Callable[[str], str]) -> list[Ranking]:
     """`lanes` with the lane of every capability the decision says no to emptied (`queries`
-    are `query.Query` objects: `text`, `terms`; `dense` their dense rankings in hybrid)."""
+    are `query.Query` objects: `text`, `terms`; `dense` their dense rankings in hybrid). Without
+    dense rankings, the best static cosine of a capability whose lane the static lane fused in
+    this call (`static_lane.static_cosine`) is the `extra` signal."""
+    from .static_lane import static_cosine
+
     out = []
     for position, (query, lane) in enumerate(zip(queries, lanes)):
         if lane:
             ranking = dense[position] if dense is not None else None
+            extra = static_cosine(query) if dense is None else None
             found = signals(query.text, query.terms, documents,  # type: ignore[attr-defined]
-                            ranking, lane, describe)
-            if not answerable(found):
+                            ranking, lane, describe, extra)
+            decision = answerable(found)
+            if _OBSERVER is not None:
+                _OBSERVER(query.text, found, lane, decision)  # type: ignore[attr-defined]
+            if not decision:
                 lane = []
         out.append(lane)
     return out
