@@ -58,9 +58,13 @@ def _sets(eval_dir: Path) -> dict[str, tuple[Path, list[dict[str, Any]]]]:
                        json.loads((data / "heldout_cases.json").read_text())["cases"])
     from calibration_chatter import chatter
 
-    for name, path in (("chatter", catalog), ("heldout-chatter", data / "heldout_catalog.json")):
+    from fit_answerability_nearmiss import nearmiss
+
+    for name, path, generate in (("chatter", catalog, chatter),
+                                 ("heldout-chatter", data / "heldout_catalog.json", chatter),
+                                 ("nearmiss", catalog, nearmiss)):
         rng = random.Random(f"{CHATTER_SEED}-{name}")
-        sentences = list(dict.fromkeys(chatter(rng) for _ in range(CHATTER * 3)))[:CHATTER]
+        sentences = list(dict.fromkeys(generate(rng) for _ in range(CHATTER * 3)))[:CHATTER]
         sets[name] = (path, [{"id": f"{name}-{i}", "split": name, "kind": "no_match",
                               "capabilities": [text], "qrels": []}
                              for i, text in enumerate(sentences)])
@@ -75,6 +79,8 @@ def record(args: argparse.Namespace) -> None:
 
     rows: list[dict[str, Any]] = []
     for name, (catalog_path, cases) in _sets(args.eval_dir).items():
+        if args.set and name not in args.set:
+            continue
         catalog = json.loads(catalog_path.read_text())
         for mode in args.mode or MODES:
             seen: dict[str, dict[str, Any]] = {}
@@ -98,6 +104,8 @@ def record(args: argparse.Namespace) -> None:
                                  **(seen.get(text) or {"signals": None, "lane": [],
                                                        "decision": False})})
             print(f"recorded {name} / {mode}: {len(cases)} cases", flush=True)
+    if args.set and args.out.exists():  # keep the other sets' rows
+        rows = [r for r in json.loads(args.out.read_text()) if r["set"] not in args.set] + rows
     args.out.write_text(json.dumps(rows) + "\n")
 
 
@@ -137,9 +145,17 @@ def scores(model: Any, x: Any) -> Any:
     return x @ model[:-1] + model[-1]
 
 
+def scored(signals: dict[str, Any] | None) -> bool:
+    """The score decides: a non-empty lane, no hard refusal, the evidence floor met (each of
+    those says no on its own)."""
+    from iii_directory.search.answerability import Signals, evidence_floor
+
+    return signals is not None and not signals["refused"] and evidence_floor(Signals(**signals))
+
+
 def decided(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows the decision sees: a non-empty lane and no hard refusal (those say no anyway)."""
-    return [r for r in rows if r["signals"] is not None and not r["signals"]["refused"]]
+    """Rows whose answer the score decides (`scored`)."""
+    return [r for r in rows if scored(r["signals"])]
 
 
 def threshold(model: Any, rows: list[dict[str, Any]], family: str, fp: float) -> float:
@@ -175,7 +191,7 @@ def evaluate(model: Any, cut: float, rows: list[dict[str, Any]], family: str) ->
         yes = {}
         for r in part:
             ok = False
-            if r["signals"] is not None and not r["signals"]["refused"]:
+            if scored(r["signals"]):
                 ok = bool(scores(model, np.array([features(r["signals"], family)]))[0] >= cut)
             yes[(r["case"], r["text"])] = ok
         pos = [r for r in part if label(r) == 1]
@@ -211,8 +227,8 @@ def fit_family(rows: list[dict[str, Any]], family: str, l2: float, fp: float) ->
 def show(title: str, results: dict[str, Any]) -> None:
     print(title)
     for name, m in results.items():
-        print(f"  {name:16s} served kept {m['kept']:.3f} (rules {m['kept_rules']:.3f}, "
-              f"n={m['positives']})  no-match FP {m['fp']:.3f} (rules {m['fp_rules']:.3f}, "
+        print(f"  {name:16s} served kept {m['kept']:.3f} (as run {m['kept_rules']:.3f}, "
+              f"n={m['positives']})  no-match FP {m['fp']:.3f} (as run {m['fp_rules']:.3f}, "
               f"n={m['no_match']})")
 
 
@@ -223,6 +239,9 @@ HELDOUT_SIDE = ("heldout", "heldout-chatter")
 def fit(args: argparse.Namespace) -> None:
     from iii_directory.search.answerability import FEATURE_NAMES
 
+    global EVAL_SIDE
+    if args.nearmiss:
+        EVAL_SIDE = (*EVAL_SIDE, "nearmiss")
     rows = json.loads(args.out.read_text())
     shipped: dict[str, Any] = {}
     for mode in args.mode or MODES:
@@ -256,6 +275,9 @@ def main() -> None:
     parser.add_argument("--eval-dir", type=Path, default=ROOT.parent / "shared" / "eval")
     parser.add_argument("--out", type=Path, default=Path("/tmp/answerability_signals.json"))
     parser.add_argument("--mode", action="append", choices=MODES)
+    parser.add_argument("--set", action="append", help="record only these sets (repeatable)")
+    parser.add_argument("--nearmiss", action="store_true",
+                        help="fit the eval side with the near-miss negatives too (tried, not shipped)")
     parser.add_argument("--l2", type=float, default=0.1)
     parser.add_argument("--fp-hybrid", type=float, default=0.10)
     parser.add_argument("--fp-lexical", type=float, default=0.10)
