@@ -7,22 +7,27 @@
 `extra2_cases.json` and the held-out catalog's cases through the search handler, as the bench
 does (`iii_directory.bench.run_mode`), in the modes `hybrid`, `lexical` and `static`, plus
 `CHATTER` seeded calibration sentences (`calibration_chatter.py`: gardening, sport, pets,
-chores, holidays — not the property tests' generators or seeds) over each of the two catalogs.
-An observer (`answerability.observe`) keeps the signals of every decision taken. Written to
-`--out` (JSON).
+chores, holidays) over each of the two catalogs and as many near-miss requests
+(`fit_answerability_nearmiss.py`: services the eval catalog has no worker for) over the eval
+catalog — none of them the property tests' generators or seeds. An observer
+(`answerability.observe`) keeps the signals of every decision taken, and the decision the tree
+took then ("as run" below). Written to `--out` (JSON; `--set NAME` re-records one set).
 
 `fit` labels each recorded capability: positive when its case serves it (a grade ≥ 2 function
 that covers it) and its lane holds one of those functions in its first 12 — a "yes" there is
-what recall needs; negative when nothing serves it (no-match cases, chatter); a served
-capability whose lane holds no relevant function is left out (neither answer changes recall).
-Then, per mode family (`hybrid`: lexical features + best cosine and its margin; `lexical`;
-`static`: lexical features + the best static cosine), an L2-regularised logistic regression
-over `features` (numpy, fit time only), with the threshold chosen on the training side: the
-lowest score that keeps the false-positive rate of the training no-match cases within
-`--fp` (per family) and answers no chatter sentence. Cross-checks, both directions: fitted on
-the eval catalog's sets (dev, extra, extra2, its chatter), scored on the held-out catalog; fitted
-on the held-out catalog (its cases and chatter), scored on dev. Prints the constants of the
-eval-catalog fit, which is what ships (the held-out catalog stays untouched by the shipped fit).
+what recall needs; negative when nothing serves it (no-match cases, chatter, near misses); a
+served capability whose lane holds no relevant function is left out (neither answer changes
+recall). Only capabilities that meet `answerability.evidence_floor` are fitted and decided by
+the score (below it the answer is no). Then, per mode family (`hybrid`: lexical features + best
+cosine and its margin; `lexical`; `static`: lexical features + the best static cosine), an
+L2-regularised logistic regression over `answerability.features` (numpy, fit time only), its
+threshold chosen on the training side: the lowest score that keeps the false-positive rate of
+the training no-match cases (near misses included) within `--fp-hybrid` / `--fp-lexical` (0.10)
+and answers no chatter sentence. Cross-checks, both directions: fitted on the eval catalog's sets
+(dev, extra, extra2, chatter, near misses), scored on the held-out catalog; fitted on the
+held-out catalog (its cases and chatter), scored on the eval catalog's sets. Prints the
+constants of the eval-catalog fit, which is what ships (`answerability.CALIBRATION`): the
+held-out catalog stays untouched by the shipped fit.
 """
 
 from __future__ import annotations
@@ -276,8 +281,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("/tmp/answerability_signals.json"))
     parser.add_argument("--mode", action="append", choices=MODES)
     parser.add_argument("--set", action="append", help="record only these sets (repeatable)")
-    parser.add_argument("--nearmiss", action="store_true",
-                        help="fit the eval side with the near-miss negatives too (tried, not shipped)")
+    parser.add_argument("--no-nearmiss", dest="nearmiss", action="store_false",
+                        help="fit the eval side without the near-miss negatives (tried, not shipped)")
     parser.add_argument("--l2", type=float, default=0.1)
     parser.add_argument("--fp-hybrid", type=float, default=0.10)
     parser.add_argument("--fp-lexical", type=float, default=0.10)

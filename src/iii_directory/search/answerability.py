@@ -11,22 +11,19 @@ scale:
 | `coverage` | that document's IDF-weighted coverage of the request's informative (not ordinary) terms: `Σ idf(matched) / Σ idf(request terms)`, a term the catalog never uses weighing the most (`idf = ln((N − df + 0.5)/(df + 0.5) + 1)`) |
 | `cosine`, `margin` | the best cosine and its margin over the catalog's background similarity to the request (the median cosine of its dense top 64), hybrid only |
 | `action` | whether the request's action class agrees with the action of a leading candidate (`vocabulary.function_actions`): any document with the best lexical evidence (siblings that match the same terms tie), else the lane's first; None when the request names no known verb |
-| `extra` | an optional similarity from another lane (a static embedding on BM25-only hosts): accepted and recorded; no rule depends on it yet |
+| `extra` | the best static cosine (`static_lane.static_cosine`) on lanes the static lane fused (`--mode static`, BM25-only hosts) |
 
 Before the signals, three classes are refused outright: a request no more than half of whose
 words are words (`known_share` ≤ `MIN_KNOWN_SHARE`, 0.5); a request that names an excluded
 function id (the search itself, the engine control plane); an intrinsic need — summarising,
 reasoning, formatting for a person to read (`intrinsic_need`) — unless the catalog has a
-function whose id names that very verb. A "no" empties the capability's lane; guidance then
-says that nothing matched (`guidance.REFINE_GUIDANCE`).
-
-`margin` is recorded but the decision does not use it: on dev, extra and extra2 the no-match
-capabilities that reach a lane sit at margins 0.08–0.32 and the served ones at 0.10–0.70, so it
-separated nothing the cosine did not. Measured (hybrid / lexical, before → after): no-match
-false-positive rate on dev 0 → 0 / 0 → 0, extra2 .150 → .150 / .300 → .200; recall@12 on dev
-.940 → .918 / .701 → .690 (README, "Answerability"); 0 of 8,000 random-letter and off-domain
-capabilities answered over the example and eval catalogs
-(tests/unit/search/test_answerability_properties.py).
+function whose id names that very verb. Then a yes needs the hand-set `evidence_floor` and a
+calibrated score of its mode family (`hybrid`, `lexical`, `static`: `features`, `CALIBRATION`)
+at or above the family's threshold — a logistic regression fitted by
+`benchmarks/fit_answerability.py` on the eval catalog's sets only. A "no" empties the
+capability's lane; guidance then says that nothing matched (`guidance.REFINE_GUIDANCE`).
+Figures (before → after, cross-checks on the held-out catalog, what was tried): README,
+"Answerability".
 """
 
 from __future__ import annotations
