@@ -52,3 +52,26 @@ async def test_static_lane_serves_lexical_search_over_the_wire(wire: Any) -> Non
     built = service.static._index
     assert built is not None and built[0] == service.corpus.fingerprint
     assert "sms::send" in built[1]
+
+
+async def test_an_all_no_call_with_the_static_lane_returns_no_workers_and_says_so(wire: Any) -> None:
+    """The calibrated decision of the static family (issue 18) empties every lane of a call that
+    nothing serves; the guidance says nothing matched."""
+    engine = wire.engine
+    for function_id, description in [
+        ("sms::send", "Send an SMS text message to a phone number."),
+        ("weather::forecast", "Get the weather forecast for a city."),
+    ]:
+        engine.add_function(function_id, echo, description=description,
+                            request_format={"type": "object", "properties": {"text": {}}})
+    service = wire.directory.service(SearchService)
+    service.static.enabled = True
+    with anyio.fail_after(10):
+        while "sms::send" not in ids(await wire.call(SEARCH, {"capabilities": ["send an sms"]})):
+            await anyio.sleep(0.05)
+    response = await wire.call(SEARCH, {"capabilities": [
+        "qzvx wrplkt hhgrk", "simmer the onions gently until golden",
+        "summarise the text I pasted above", "the hedge needs trimming again"]})
+    assert response["workers"] == []
+    assert response["guidance"].startswith("No functions matched these capabilities")
+    assert service.static._index is not None

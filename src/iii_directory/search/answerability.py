@@ -11,22 +11,19 @@ scale:
 | `coverage` | that document's IDF-weighted coverage of the request's informative (not ordinary) terms: `Σ idf(matched) / Σ idf(request terms)`, a term the catalog never uses weighing the most (`idf = ln((N − df + 0.5)/(df + 0.5) + 1)`) |
 | `cosine`, `margin` | the best cosine and its margin over the catalog's background similarity to the request (the median cosine of its dense top 64), hybrid only |
 | `action` | whether the request's action class agrees with the action of a leading candidate (`vocabulary.function_actions`): any document with the best lexical evidence (siblings that match the same terms tie), else the lane's first; None when the request names no known verb |
-| `extra` | an optional similarity from another lane (a static embedding on BM25-only hosts): accepted and recorded; no rule depends on it yet |
+| `extra` | the best static cosine (`static_lane.static_cosine`) on lanes the static lane fused (`--mode static`, BM25-only hosts) |
 
 Before the signals, three classes are refused outright: a request no more than half of whose
 words are words (`known_share` ≤ `MIN_KNOWN_SHARE`, 0.5); a request that names an excluded
 function id (the search itself, the engine control plane); an intrinsic need — summarising,
 reasoning, formatting for a person to read (`intrinsic_need`) — unless the catalog has a
-function whose id names that very verb. A "no" empties the capability's lane; guidance then
-says that nothing matched (`guidance.REFINE_GUIDANCE`).
-
-`margin` is recorded but the decision does not use it: on dev, extra and extra2 the no-match
-capabilities that reach a lane sit at margins 0.08–0.32 and the served ones at 0.10–0.70, so it
-separated nothing the cosine did not. Measured (hybrid / lexical, before → after): no-match
-false-positive rate on dev 0 → 0 / 0 → 0, extra2 .150 → .150 / .300 → .200; recall@12 on dev
-.940 → .918 / .701 → .690 (README, "Answerability"); 0 of 8,000 random-letter and off-domain
-capabilities answered over the example and eval catalogs
-(tests/unit/search/test_answerability_properties.py).
+function whose id names that very verb. Then a yes needs the hand-set `evidence_floor` and a
+calibrated score of its mode family (`hybrid`, `lexical`, `static`: `features`, `CALIBRATION`)
+at or above the family's threshold — a logistic regression fitted by
+`benchmarks/fit_answerability.py` on the eval catalog's sets only. A "no" empties the
+capability's lane; guidance then says that nothing matched (`guidance.REFINE_GUIDANCE`).
+Figures (before → after, cross-checks on the held-out catalog, what was tried): README,
+"Answerability".
 """
 
 from __future__ import annotations
@@ -340,6 +337,57 @@ def signals(text: str, terms: Sequence[str], documents: DocumentSet,
                    refusal(text, terms, documents))
 
 
+FEATURE_NAMES: dict[str, tuple[str, ...]] = {
+    "lexical": ("content", "coverage", "known_share", "agrees", "clashes"),
+    "static": ("content", "coverage", "known_share", "agrees", "clashes", "static_cosine"),
+    "hybrid": ("content", "coverage", "known_share", "agrees", "clashes", "cosine", "margin"),
+}
+"""The inputs of the calibrated decision per mode family."""
+
+CONTENT_CAP = 3.0
+
+
+def family(found: Signals) -> str:
+    """`hybrid` with a dense cosine, `static` with a static one, else `lexical`."""
+    if found.cosine is not None:
+        return "hybrid"
+    return "static" if found.extra is not None else "lexical"
+
+
+def features(found: Signals, kind: str | None = None) -> tuple[float, ...]:
+    """The decision's inputs for mode family `kind` (default `family(found)`): content evidence
+    (capped at `CONTENT_CAP`), coverage, known-word share, action agreement and clash (1/0; both
+    0 when the request names no known verb), then the family's cosines."""
+    kind = kind or family(found)
+    values = [min(found.rare_matched, CONTENT_CAP), found.coverage, found.known_share,
+              1.0 if found.action is True else 0.0, 1.0 if found.action is False else 0.0]
+    if kind == "static":
+        values.append(found.extra or 0.0)
+    elif kind == "hybrid":
+        values += [found.cosine or 0.0, found.margin or 0.0]
+    return tuple(values)
+
+
+CALIBRATION: dict[str, tuple[tuple[float, ...], float, float]] = {
+    "hybrid": ((0.8723, 1.4504, -2.1622, 0.7586, -0.2318, 3.6202, 3.4927), -0.3876, 0.2362),
+    "lexical": ((1.1615, 3.6286, 2.569, 1.5036, 0.9678), -4.9166, -0.6156),
+    "static": ((0.7974, 2.9291, 1.7795, 1.2794, 0.8604, 6.4775), -6.8157, -0.7634),
+}
+"""Per mode family: the weights of `features` (in `FEATURE_NAMES` order), the bias, and the
+threshold on the score (a log-odds) — an L2-regularised logistic regression fitted by
+`benchmarks/fit_answerability.py fit --nearmiss` on the eval catalog's sets only (dev, extra,
+extra2, seeded calibration chatter and near-miss requests, `fit_answerability_nearmiss.py`;
+never `test`, never the held-out catalog) over the capabilities that meet `evidence_floor`,
+the threshold the lowest that answers no chatter sentence and at most a tenth of the no-match
+cases and near misses."""
+
+
+def score(found: Signals) -> float:
+    """The calibrated log-odds that the catalog serves the capability: `w · features + b`."""
+    weights, bias, _ = CALIBRATION[family(found)]
+    return bias + sum(w * x for w, x in zip(weights, features(found)))
+
+
 COVERED = 0.4
 STRONG_CONTENT = 2.0
 FLOOR_COSINE = 0.20
@@ -347,27 +395,40 @@ CONFIDENT_COSINE = 0.45
 SUPPORTED_COSINE = 0.32
 
 
-def answerable(found: Signals) -> bool:
-    """The decision. Refused classes say no. The lexical evidence says yes with one content
-    term that the document's id names (or two of its description), or with less when the
-    document's action agrees with the request's or it covers `COVERED` of the request's
-    informative terms. In hybrid, `STRONG_CONTENT` (two id-named content terms) is enough; weaker
-    lexical evidence counts only when the encoder does not contradict it (best cosine ≥
-    `FLOOR_COSINE`); the encoder alone says yes at `CONFIDENT_COSINE`, or at `SUPPORTED_COSINE`
-    with some content term matched by a document whose action
-    agrees with the request's."""
-    if found.refused:
-        return False
-    lexical = found.rare_matched >= 1 or (found.rare_matched > 0 and (
+def lexical_floor(found: Signals) -> bool:
+    """Lexical evidence: one content term that the document's id names (or two of its
+    description), or less when the document's action agrees with the request's or it covers
+    `COVERED` of the request's informative terms."""
+    return found.rare_matched >= 1 or (found.rare_matched > 0 and bool(
         found.action or found.coverage >= COVERED))
+
+
+def evidence_floor(found: Signals) -> bool:
+    """The least evidence a yes needs (set by hand on dev, extra, extra2 and calibration
+    chatter; no fit replaces it, see `answerable`). Without a MiniLM cosine, `lexical_floor`.
+    With one, `STRONG_CONTENT` (two id-named content terms) is enough; weaker lexical evidence
+    counts only when the encoder does not contradict it (best cosine ≥ `FLOOR_COSINE`); the
+    encoder alone suffices at `CONFIDENT_COSINE`, or at `SUPPORTED_COSINE` with some content
+    term matched by a document whose action is known."""
     if found.cosine is None:
-        return lexical
+        return lexical_floor(found)
     if found.cosine >= CONFIDENT_COSINE or found.rare_matched >= STRONG_CONTENT:
         return True
     if found.cosine < FLOOR_COSINE:
         return False
-    return lexical or (found.rare_matched > 0 and found.action is not None
-                       and found.cosine >= SUPPORTED_COSINE)
+    return lexical_floor(found) or (found.rare_matched > 0 and found.action is not None
+                                    and found.cosine >= SUPPORTED_COSINE)
+
+
+def answerable(found: Signals) -> bool:
+    """The decision: refused classes say no; otherwise yes when the capability has the
+    `evidence_floor` and its calibrated `score` reaches its family's threshold (`CALIBRATION`).
+    The floor stays because the score alone, linear in its signals, answered cooking and
+    weather small talk (tests/unit/search/test_answerability_properties.py) that its training
+    sets never showed it; the score then refuses what the floor lets through weakly."""
+    if found.refused or not evidence_floor(found):
+        return False
+    return score(found) >= CALIBRATION[family(found)][2]
 
 
 def refusal(text: str, terms: Sequence[str], documents: DocumentSet) -> str:
@@ -387,18 +448,39 @@ def refusal(text: str, terms: Sequence[str], documents: DocumentSet) -> str:
     return ""
 
 
+Observer = Callable[[str, Signals, Ranking, bool], None]
+_OBSERVER: Observer | None = None
+
+
+def observe(observer: Observer | None) -> Observer | None:
+    """Install `observer(text, signals, lane, decision)`, called for every decision taken (the
+    fit script `benchmarks/fit_answerability.py` records the signals with it); returns the
+    previous one. None removes it."""
+    global _OBSERVER
+    previous, _OBSERVER = _OBSERVER, observer
+    return previous
+
+
 def answerable_lanes(queries: Sequence[object], documents: DocumentSet, lanes: Sequence[Ranking],
                      dense: Sequence[Ranking | None] | None,
                      describe: Callable[[str], str]) -> list[Ranking]:
     """`lanes` with the lane of every capability the decision says no to emptied (`queries`
-    are `query.Query` objects: `text`, `terms`; `dense` their dense rankings in hybrid)."""
+    are `query.Query` objects: `text`, `terms`; `dense` their dense rankings in hybrid). Without
+    dense rankings, the best static cosine of a capability whose lane the static lane fused in
+    this call (`static_lane.static_cosine`) is the `extra` signal."""
+    from .static_lane import static_cosine
+
     out = []
     for position, (query, lane) in enumerate(zip(queries, lanes)):
         if lane:
             ranking = dense[position] if dense is not None else None
+            extra = static_cosine(query) if dense is None else None
             found = signals(query.text, query.terms, documents,  # type: ignore[attr-defined]
-                            ranking, lane, describe)
-            if not answerable(found):
+                            ranking, lane, describe, extra)
+            decision = answerable(found)
+            if _OBSERVER is not None:
+                _OBSERVER(query.text, found, lane, decision)  # type: ignore[attr-defined]
+            if not decision:
                 lane = []
         out.append(lane)
     return out

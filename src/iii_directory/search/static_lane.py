@@ -53,6 +53,7 @@ recall@12 +.01 to +.07), so answered lanes keep the rule above.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import os
 import threading
@@ -127,6 +128,18 @@ def static_tail(lane: Ranking, ranking: Ranking) -> Ranking:
         return []
     held = {doc_id for doc_id, _ in lane}
     return [(d, cos) for d, cos in ranking if d not in held][:TAIL_DEPTH]
+
+
+_STATIC_COSINES: contextvars.ContextVar[dict[Any, float]] = contextvars.ContextVar(
+    "static_cosines", default={})
+"""The best static cosine of each query whose lane `StaticLane.fuse_lanes` fused last in this
+context (the search call's task), for the answerability decision (`static_cosine`)."""
+
+
+def static_cosine(query: Any) -> float | None:
+    """The best static cosine of `query` (a `query.Query`) in the lanes this call fused, or
+    None when the static lane did not serve it."""
+    return _STATIC_COSINES.get().get(query)
 
 
 def compiled_kernels() -> bool:
@@ -282,7 +295,10 @@ class StaticLane:
         rankings = await self.rankings(corpus, [q.dense_text for q in queries],
                                        call.settings.function_search_mode)
         if rankings is None:
+            _STATIC_COSINES.set({})
             return [lane for lane, _ in lanes], []
+        _STATIC_COSINES.set({query: ranking[0][1] for query, ranking in zip(queries, rankings)
+                             if ranking})
         fused = []
         tails = []
         for query, (lexical, _), ranking in zip(queries, lanes, rankings):

@@ -133,15 +133,15 @@ def test_the_leading_verb_is_not_content(documents) -> None:
 
 
 def s(content: float, *, action: bool | None = None, coverage: float = 0.1,
-      cosine: float | None = None, refused: str = "") -> a.Signals:
-    return a.Signals(words=5, known_share=1.0, coverage=coverage, rare_matched=content,
+      cosine: float | None = None, refused: str = "", extra: float | None = None,
+      known: float = 1.0) -> a.Signals:
+    return a.Signals(words=5, known_share=known, coverage=coverage, rare_matched=content,
                      cosine=cosine, margin=None if cosine is None else cosine - 0.1,
-                     action=action, refused=refused)
+                     action=action, extra=extra, refused=refused)
 
 
 @pytest.mark.parametrize("found, expected", [
-    (s(2.0, cosine=0.9, refused="intrinsic"), False),
-    # lexical mode
+    # lexical
     (s(0.0, action=True, coverage=0.9), False),
     (s(0.5), False),
     (s(0.5, action=False), False),
@@ -158,16 +158,94 @@ def s(content: float, *, action: bool | None = None, coverage: float = 0.1,
     (s(0.5, cosine=a.SUPPORTED_COSINE - 0.01, action=False), False),
     (s(0.5, cosine=a.CONFIDENT_COSINE - 0.01), False),
 ])
+def test_evidence_floor(found: a.Signals, expected: bool) -> None:
+    assert a.evidence_floor(found) is expected
+
+
+@pytest.mark.parametrize("found, expected", [
+    (s(2.0, cosine=0.9, refused="intrinsic"), False),
+    (s(3.0, coverage=1.0, extra=0.9, refused="unreadable"), False),
+    # lexical: the floor is necessary, the calibrated score decides above it
+    (s(0.0, action=True, coverage=0.9), False),
+    (s(1.0), False),
+    (s(1.0, coverage=0.3), True),
+    (s(1.0, action=True), True),
+    (s(0.5, action=True), True),
+    (s(0.5, coverage=0.4), True),
+    (s(2.0), True),
+    # static: the static cosine is one more signal
+    (s(1.0, extra=0.3), False),
+    (s(1.0, extra=0.5), True),
+    (s(0.5, action=True, coverage=0.2, extra=0.3), False),
+    (s(0.5, action=True, coverage=0.2, extra=0.5), True),
+    # hybrid
+    (s(0.0, cosine=a.CONFIDENT_COSINE), True),
+    (s(a.STRONG_CONTENT, cosine=0.05), False),
+    (s(a.STRONG_CONTENT, coverage=0.3, cosine=0.3), True),
+    (s(1.0, cosine=a.FLOOR_COSINE), False),
+    (s(1.0, cosine=0.3), True),
+    (s(0.5, cosine=a.SUPPORTED_COSINE, action=False, coverage=0.2), False),
+    (s(0.5, cosine=0.4, action=True, coverage=0.2), True),
+])
 def test_decision(found: a.Signals, expected: bool) -> None:
     assert a.answerable(found) is expected
 
 
-def test_an_extra_similarity_is_accepted_but_not_needed(documents) -> None:
+def test_the_family_follows_the_signals_present() -> None:
+    assert a.family(s(1.0)) == "lexical"
+    assert a.family(s(1.0, extra=0.4)) == "static"
+    assert a.family(s(1.0, cosine=0.4, extra=0.4)) == "hybrid"
+    for kind, (weights, _, _) in a.CALIBRATION.items():
+        assert len(weights) == len(a.FEATURE_NAMES[kind])
+    assert len(a.features(s(1.0))) == len(a.FEATURE_NAMES["lexical"])
+    assert len(a.features(s(1.0, extra=0.4))) == len(a.FEATURE_NAMES["static"])
+    assert len(a.features(s(1.0, cosine=0.4))) == len(a.FEATURE_NAMES["hybrid"])
+
+
+def test_the_calibrated_score_is_the_linear_log_odds() -> None:
+    found = s(5.0, action=False, coverage=0.4, extra=0.5, known=0.75)
+    weights, bias, threshold = a.CALIBRATION["static"]
+    values = (a.CONTENT_CAP, 0.4, 0.75, 0.0, 1.0, 0.5)
+    assert a.features(found) == values
+    assert a.score(found) == pytest.approx(bias + sum(w * x for w, x in zip(weights, values)))
+    assert a.answerable(found) is (a.score(found) >= threshold)
+
+
+def test_the_decision_is_the_floor_and_the_score() -> None:
+    grid = [s(content, action=action, coverage=coverage, cosine=cosine, extra=extra)
+            for content in (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
+            for action in (None, True, False)
+            for coverage in (0.0, 0.2, 0.4, 0.8)
+            for cosine, extra in ((None, None), (None, 0.3), (None, 0.6), (0.15, None),
+                                  (0.3, None), (0.5, None))]
+    for found in grid:
+        threshold = a.CALIBRATION[a.family(found)][2]
+        assert a.answerable(found) is (a.evidence_floor(found) and a.score(found) >= threshold)
+
+
+@pytest.mark.parametrize("kind", ["lexical", "static", "hybrid"])
+def test_more_evidence_never_turns_a_yes_into_a_no(kind: str) -> None:
+    """Content, coverage and the cosines weigh positively, and the floor is monotone in them."""
+    weights = dict(zip(a.FEATURE_NAMES[kind], a.CALIBRATION[kind][0]))
+    assert all(weights[name] > 0 for name in ("content", "coverage", "static_cosine", "cosine",
+                                              "margin") if name in weights)
+    extra = 0.45 if kind == "static" else None
+    for cosine in ((0.25, 0.35, 0.5) if kind == "hybrid" else (None,)):
+        for coverage in (0.0, 0.2, 0.4, 0.8):
+            answers = [a.answerable(s(c, coverage=coverage, extra=extra, cosine=cosine))
+                       for c in (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)]
+            assert answers == sorted(answers)
+
+
+def test_the_static_cosine_is_a_signal_not_the_decision(documents) -> None:
     text = "send an email to the team"
     terms = _rank.tokenize_query(text)
     plain = a.signals(text, terms, documents)
     extra = a.signals(text, terms, documents, extra=0.7)
-    assert extra.extra == 0.7 and a.answerable(plain) is a.answerable(extra) is True
+    assert extra.extra == 0.7 and a.family(extra) == "static"
+    assert a.answerable(plain) is a.answerable(extra) is True
+    assert a.score(s(0.5, extra=0.3)) < a.score(s(0.5, extra=0.6))
+    assert not a.answerable(s(0.0, extra=0.95))
 
 
 # -- through the search call -----------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Property tests of the honest empty answer (issue 18): 1,000 seeded random-letter strings and
 1,000 seeded sentences from unrelated domains (cooking steps, weather small talk —
-`unrelated_requests.py`) return no workers, in lexical and in hybrid mode (the packaged MiniLM),
-over the shipped example catalog and the shared eval catalog. Capabilities go six to a call (one
+`unrelated_requests.py`) return no workers, in lexical mode, lexical with the static lane (as
+on a BM25-only host) and hybrid (the packaged MiniLM), over the shipped example catalog and the
+shared eval catalog. Capabilities go six to a call (one
 batch), so a single answering capability fails the call."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from iii_directory.config import Settings
 from iii_directory.directory import Directory
 from iii_directory.search.dense_lane import dense_installed
 from iii_directory.search.service import SearchService
+from iii_directory.search.static_lane import compiled_kernels
 from iii_directory.standalone import standalone_engine
 
 pytestmark = [pytest.mark.timeout(600)]
@@ -54,15 +56,19 @@ def encoder():
 
 @pytest.mark.parametrize("kind", sorted(GENERATORS))
 @pytest.mark.parametrize("catalog", sorted(CATALOGS))
-@pytest.mark.parametrize("mode", ["lexical", "hybrid"])
+@pytest.mark.parametrize("mode", ["lexical", "static", "hybrid"])
 async def test_unrelated_requests_return_no_workers(settings: Settings, tmp_path: Path,
                                                    request: pytest.FixtureRequest, mode: str,
                                                    catalog: str, kind: str) -> None:
     records = CATALOGS[catalog]()
     directory = Directory(settings=settings.model_copy(update={
-        "registry_search": False, "function_search_mode": mode}),
+        "registry_search": False, "function_search_mode": "lexical" if mode == "static" else mode}),
         engine=standalone_engine(records))
     service = directory.service(SearchService)
+    if mode == "static":
+        if not compiled_kernels():
+            pytest.skip("the static lane's kernels are not compiled")
+        service.static.enabled = True
     if mode == "hybrid":
         service.use_encoder(request.getfixturevalue("encoder"), cache_dir=tmp_path / "cache")
     rng = random.Random(f"issue-18-{kind}")

@@ -1,0 +1,294 @@
+"""Fit the answerability decision (`iii_directory.search.answerability`, issues 18 and 19).
+
+    .venv/bin/python benchmarks/fit_answerability.py record   # run the searches, keep signals
+    .venv/bin/python benchmarks/fit_answerability.py fit      # fit, cross-check, print constants
+
+`record` runs every case of eval `dev` (never `test`), `benchmarks/data/extra_cases.json`,
+`extra2_cases.json` and the held-out catalog's cases through the search handler, as the bench
+does (`iii_directory.bench.run_mode`), in the modes `hybrid`, `lexical` and `static`, plus
+`CHATTER` seeded calibration sentences (`calibration_chatter.py`: gardening, sport, pets,
+chores, holidays) over each of the two catalogs and as many near-miss requests
+(`fit_answerability_nearmiss.py`: services the eval catalog has no worker for) over the eval
+catalog — none of them the property tests' generators or seeds. An observer
+(`answerability.observe`) keeps the signals of every decision taken, and the decision the tree
+took then ("as run" below). Written to `--out` (JSON; `--set NAME` re-records one set).
+
+`fit` labels each recorded capability: positive when its case serves it (a grade ≥ 2 function
+that covers it) and its lane holds one of those functions in its first 12 — a "yes" there is
+what recall needs; negative when nothing serves it (no-match cases, chatter, near misses); a
+served capability whose lane holds no relevant function is left out (neither answer changes
+recall). Only capabilities that meet `answerability.evidence_floor` are fitted and decided by
+the score (below it the answer is no). Then, per mode family (`hybrid`: lexical features + best
+cosine and its margin; `lexical`; `static`: lexical features + the best static cosine), an
+L2-regularised logistic regression over `answerability.features` (numpy, fit time only), its
+threshold chosen on the training side: the lowest score that keeps the false-positive rate of
+the training no-match cases (near misses included) within `--fp-hybrid` / `--fp-lexical` (0.10)
+and answers no chatter sentence. Cross-checks, both directions: fitted on the eval catalog's sets
+(dev, extra, extra2, chatter, near misses), scored on the held-out catalog; fitted on the
+held-out catalog (its cases and chatter), scored on the eval catalog's sets. Prints the
+constants of the eval-catalog fit, which is what ships (`answerability.CALIBRATION`): the
+held-out catalog stays untouched by the shipped fit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+CHATTER = 300
+CHATTER_SEED = "fit-answerability-chatter"
+MODES = ("hybrid", "lexical", "static")
+FAMILIES = {"hybrid": "hybrid", "lexical": "lexical", "static": "static"}
+
+
+def _sets(eval_dir: Path) -> dict[str, tuple[Path, list[dict[str, Any]]]]:
+    """set name → (catalog path, cases); eval cases of `dev` only."""
+    data = ROOT / "benchmarks" / "data"
+    catalog = eval_dir / "catalog.json"
+    dev = [c for c in json.loads((eval_dir / "cases.json").read_text())["cases"]
+           if c["split"] == "dev"]
+    sets = {"dev": (catalog, dev)}
+    for name in ("extra", "extra2"):
+        sets[name] = (catalog, json.loads((data / f"{name}_cases.json").read_text())["cases"])
+    sets["heldout"] = (data / "heldout_catalog.json",
+                       json.loads((data / "heldout_cases.json").read_text())["cases"])
+    from calibration_chatter import chatter
+
+    from fit_answerability_nearmiss import nearmiss
+
+    for name, path, generate in (("chatter", catalog, chatter),
+                                 ("heldout-chatter", data / "heldout_catalog.json", chatter),
+                                 ("nearmiss", catalog, nearmiss)):
+        rng = random.Random(f"{CHATTER_SEED}-{name}")
+        sentences = list(dict.fromkeys(generate(rng) for _ in range(CHATTER * 3)))[:CHATTER]
+        sets[name] = (path, [{"id": f"{name}-{i}", "split": name, "kind": "no_match",
+                              "capabilities": [text], "qrels": []}
+                             for i, text in enumerate(sentences)])
+    return sets
+
+
+def record(args: argparse.Namespace) -> None:
+    import anyio
+
+    from iii_directory.bench import run_mode
+    from iii_directory.search import answerability
+
+    rows: list[dict[str, Any]] = []
+    for name, (catalog_path, cases) in _sets(args.eval_dir).items():
+        if args.set and name not in args.set:
+            continue
+        catalog = json.loads(catalog_path.read_text())
+        for mode in args.mode or MODES:
+            seen: dict[str, dict[str, Any]] = {}
+
+            def observer(text: str, found: Any, lane: Any, decision: bool,
+                         seen: dict[str, dict[str, Any]] = seen) -> None:
+                seen[text] = {"signals": {k: getattr(found, k) for k in found.__dataclass_fields__},
+                              "lane": [doc_id for doc_id, _ in lane[:12]], "decision": decision}
+
+            answerability.observe(observer)
+            try:
+                anyio.run(run_mode, mode, catalog, cases, 1, None)
+            finally:
+                answerability.observe(None)
+            for case in cases:
+                for position, text in enumerate(case["capabilities"]):
+                    relevant = sorted({q["function_id"] for q in case["qrels"] if q["grade"] >= 2
+                                       and position in q.get("covers", [position])})
+                    rows.append({"set": name, "mode": mode, "case": case["id"],
+                                 "kind": case["kind"], "text": text, "relevant": relevant,
+                                 **(seen.get(text) or {"signals": None, "lane": [],
+                                                       "decision": False})})
+            print(f"recorded {name} / {mode}: {len(cases)} cases", flush=True)
+    if args.set and args.out.exists():  # keep the other sets' rows
+        rows = [r for r in json.loads(args.out.read_text()) if r["set"] not in args.set] + rows
+    args.out.write_text(json.dumps(rows) + "\n")
+
+
+# -- fitting ------------------------------------------------------------------------------------
+
+
+def features(signals: dict[str, Any], family: str) -> list[float]:
+    """The decision's inputs (`answerability.features` computes the same in the product)."""
+    from iii_directory.search.answerability import Signals, features as product_features
+
+    found = Signals(**signals)
+    return list(product_features(found, family))
+
+
+def label(row: dict[str, Any]) -> int | None:
+    """1: served and the lane holds a relevant function; 0: nothing serves it; None: left out."""
+    if row["kind"] == "no_match" or not row["relevant"]:
+        return 0
+    return 1 if set(row["lane"]) & set(row["relevant"]) else None
+
+
+def fit_logistic(x: Any, y: Any, l2: float, weight: Any) -> Any:
+    import numpy as np
+
+    mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-9
+    z = np.hstack([(x - mean) / scale, np.ones((len(x), 1))])
+    w = np.zeros(z.shape[1])
+    for _ in range(4000):
+        p = 1.0 / (1.0 + np.exp(-z @ w))
+        grad = z.T @ ((p - y) * weight) / weight.sum() + l2 * np.r_[w[:-1], 0.0]
+        w -= 0.5 * grad
+    coef = w[:-1] / scale
+    return np.r_[coef, w[-1] - (coef * mean).sum()]
+
+
+def scores(model: Any, x: Any) -> Any:
+    return x @ model[:-1] + model[-1]
+
+
+def scored(signals: dict[str, Any] | None) -> bool:
+    """The score decides: a non-empty lane, no hard refusal, the evidence floor met (each of
+    those says no on its own)."""
+    from iii_directory.search.answerability import Signals, evidence_floor
+
+    return signals is not None and not signals["refused"] and evidence_floor(Signals(**signals))
+
+
+def decided(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows whose answer the score decides (`scored`)."""
+    return [r for r in rows if scored(r["signals"])]
+
+
+def threshold(model: Any, rows: list[dict[str, Any]], family: str, fp: float) -> float:
+    """The lowest threshold at which no chatter sentence and at most `fp` of the no-match cases
+    (each over its catalog's whole no-match count) are answered."""
+    import numpy as np
+
+    cases = [r for r in rows if r["kind"] == "no_match" and "chatter" not in r["set"]]
+    total = len({(r["set"], r["case"]) for r in cases}) or 1
+    negatives = [r for r in decided(rows) if r["kind"] == "no_match"]
+    s = scores(model, np.array([features(r["signals"], family) for r in negatives])) \
+        if negatives else np.array([])
+    chatter_max = max([v for v, r in zip(s, negatives) if "chatter" in r["set"]], default=-1e9)
+    case_scores = defaultdict(lambda: -1e9)
+    for v, r in zip(s, negatives):
+        if "chatter" not in r["set"]:
+            key = (r["set"], r["case"])
+            case_scores[key] = max(case_scores[key], v)
+    ordered = sorted(case_scores.values(), reverse=True)
+    allowed = int(math.floor(fp * total + 1e-9))
+    case_floor = ordered[allowed] if allowed < len(ordered) else -1e9
+    return float(max(chatter_max, case_floor) + 1e-6)
+
+
+def evaluate(model: Any, cut: float, rows: list[dict[str, Any]], family: str) -> dict[str, float]:
+    """Per set: share of positives kept, of left-out-or-positive served capabilities refused,
+    no-match case FP rate, chatter answered."""
+    import numpy as np
+
+    out: dict[str, Any] = {}
+    for name in sorted({r["set"] for r in rows}):
+        part = [r for r in rows if r["set"] == name]
+        yes = {}
+        for r in part:
+            ok = False
+            if scored(r["signals"]):
+                ok = bool(scores(model, np.array([features(r["signals"], family)]))[0] >= cut)
+            yes[(r["case"], r["text"])] = ok
+        pos = [r for r in part if label(r) == 1]
+        kept = sum(yes[(r["case"], r["text"])] for r in pos) / len(pos) if pos else float("nan")
+        now = sum(r["decision"] for r in pos) / len(pos) if pos else float("nan")
+        neg_cases = defaultdict(bool)
+        neg_now = defaultdict(bool)
+        for r in part:
+            if r["kind"] == "no_match":
+                neg_cases[r["case"]] |= yes[(r["case"], r["text"])]
+                neg_now[r["case"]] |= r["decision"]
+        fp = sum(neg_cases.values()) / len(neg_cases) if neg_cases else float("nan")
+        fp_now = sum(neg_now.values()) / len(neg_now) if neg_now else float("nan")
+        out[name] = {"kept": kept, "kept_rules": now, "fp": fp, "fp_rules": fp_now,
+                     "positives": len(pos), "no_match": len(neg_cases)}
+    return out
+
+
+def fit_family(rows: list[dict[str, Any]], family: str, l2: float, fp: float) -> tuple[Any, float]:
+    import numpy as np
+
+    train = [r for r in decided(rows) if label(r) is not None]
+    x = np.array([features(r["signals"], family) for r in train])
+    y = np.array([label(r) for r in train], dtype=float)
+    # chatter sentences are many; weigh them as one no-match set of the size of the others
+    cases = sum(1 for r in train if "chatter" not in r["set"])
+    chatter = sum(1 for r in train if "chatter" in r["set"]) or 1
+    weight = np.array([cases / chatter / 4 if "chatter" in r["set"] else 1.0 for r in train])
+    model = fit_logistic(x, y, l2, weight)
+    return model, threshold(model, rows, family, fp)
+
+
+def show(title: str, results: dict[str, Any]) -> None:
+    print(title)
+    for name, m in results.items():
+        print(f"  {name:16s} served kept {m['kept']:.3f} (as run {m['kept_rules']:.3f}, "
+              f"n={m['positives']})  no-match FP {m['fp']:.3f} (as run {m['fp_rules']:.3f}, "
+              f"n={m['no_match']})")
+
+
+EVAL_SIDE = ("dev", "extra", "extra2", "chatter")
+HELDOUT_SIDE = ("heldout", "heldout-chatter")
+
+
+def fit(args: argparse.Namespace) -> None:
+    from iii_directory.search.answerability import FEATURE_NAMES
+
+    global EVAL_SIDE
+    if args.nearmiss:
+        EVAL_SIDE = (*EVAL_SIDE, "nearmiss")
+    rows = json.loads(args.out.read_text())
+    shipped: dict[str, Any] = {}
+    for mode in args.mode or MODES:
+        family = FAMILIES[mode]
+        fp = {"hybrid": args.fp_hybrid}.get(family, args.fp_lexical)
+        part = [r for r in rows if r["mode"] == mode]
+        eval_side = [r for r in part if r["set"] in EVAL_SIDE]
+        held_side = [r for r in part if r["set"] in HELDOUT_SIDE]
+        model, cut = fit_family(eval_side, family, args.l2, fp)
+        print(f"\n== {mode}: fitted on {', '.join(EVAL_SIDE)} ==")
+        print("  " + ", ".join(f"{n} {w:+.4f}" for n, w in zip(FEATURE_NAMES[family], model[:-1]))
+              + f", bias {model[-1]:+.4f}, threshold {cut:+.4f}")
+        show("  training sets:", evaluate(model, cut, eval_side, family))
+        show("  scored on the held-out catalog:", evaluate(model, cut, held_side, family))
+        shipped[family] = (tuple(round(float(w), 4) for w in model[:-1]),
+                           round(float(model[-1]), 4), round(cut, 4))
+        back, back_cut = fit_family(held_side, family, args.l2, fp)
+        print(f"== {mode}: fitted on {', '.join(HELDOUT_SIDE)} ==")
+        print("  " + ", ".join(f"{n} {w:+.4f}" for n, w in zip(FEATURE_NAMES[family], back[:-1]))
+              + f", bias {back[-1]:+.4f}, threshold {back_cut:+.4f}")
+        show("  scored on the eval catalog's sets:", evaluate(back, back_cut, eval_side, family))
+    print("\nCALIBRATION = {  # (weights in FEATURE_NAMES order, bias, threshold), eval-catalog fit")
+    for family, (weights, bias, cut) in shipped.items():
+        print(f"    {family!r}: ({weights!r}, {bias!r}, {cut!r}),")
+    print("}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("action", choices=("record", "fit"))
+    parser.add_argument("--eval-dir", type=Path, default=ROOT.parent / "shared" / "eval")
+    parser.add_argument("--out", type=Path, default=Path("/tmp/answerability_signals.json"))
+    parser.add_argument("--mode", action="append", choices=MODES)
+    parser.add_argument("--set", action="append", help="record only these sets (repeatable)")
+    parser.add_argument("--no-nearmiss", dest="nearmiss", action="store_false",
+                        help="fit the eval side without the near-miss negatives (tried, not shipped)")
+    parser.add_argument("--l2", type=float, default=0.1)
+    parser.add_argument("--fp-hybrid", type=float, default=0.10)
+    parser.add_argument("--fp-lexical", type=float, default=0.10)
+    args = parser.parse_args()
+    record(args) if args.action == "record" else fit(args)
+
+
+if __name__ == "__main__":
+    main()
