@@ -13,7 +13,7 @@ from libc.string cimport memcmp, memcpy, memset
 
 from collections.abc import Sequence as _Sequence
 
-from ._reference import check_fielded_document, check_fields, check_params, check_rrf_args
+from ._reference import check_fields, check_params, check_rrf_args
 
 #: Marks a complete build (the dispatcher ignores placeholder builds without it).
 COMPLETE = True
@@ -688,38 +688,53 @@ cdef class BM25FIndex(BM25Index):
         if n >= 2147483647:
             raise ValueError("too many documents for one index (at most 2**31 - 2)")
         cdef Py_ssize_t n_fields = len(field_weights)
-        cdef Py_ssize_t position = 0, f
-        cdef list fielded = []
+        cdef Py_ssize_t position = 0, f, i, count
         cdef list totals = [0] * n_fields
-        for document in documents:
-            fields = check_fielded_document(position, document, n_fields)
-            for f in range(n_fields):
-                totals[f] += len(fields[f])
-            fielded.append(fields)
-            position += 1
-        if position != n:
-            raise ValueError("documents changed length while the index was built")
-        averages = tuple((t / n) if n > 0 else 0.0 for t in totals)
+        cdef list field_lengths = []  # the term count of every field of every document
         cdef dict vocab = {}
         cdef list doc_terms = []
-        cdef list gains = []
         cdef list lengths = []
         cdef object tid
-        cdef double add
-        for fields in fielded:
+        for document in documents:
+            if isinstance(document, (str, bytes)) or not _is_sequence(document):
+                raise TypeError(f"document {position} must be a sequence of fields, "
+                                f"got {type(document).__name__}")
+            if len(document) != n_fields:
+                raise ValueError(f"document {position} has {len(document)} fields, "
+                                 f"expected {n_fields}")
             count = 0
             for f in range(n_fields):
-                terms = fields[f]
-                add = _field_norm(field_weights[f], field_b[f], <double>len(terms), averages[f])
+                terms = document[f]
+                if isinstance(terms, (str, bytes)) or not _is_sequence(terms):
+                    raise TypeError(f"document {position} must be a sequence of str terms, "
+                                    f"got {type(terms).__name__}")
+                before = count
                 for term in terms:
+                    if not isinstance(term, str):
+                        raise TypeError(f"document {position} has a non-string term of type "
+                                        f"{type(term).__name__}")
                     tid = vocab.get(term)
                     if tid is None:
                         tid = len(vocab)
                         vocab[term] = tid
                     doc_terms.append(tid)
-                    gains.append(add)
                     count += 1
+                field_lengths.append(count - before)
+                totals[f] += count - before
             lengths.append(count)
+            position += 1
+        if position != n:
+            raise ValueError("documents changed length while the index was built")
+        averages = tuple((t / n) if n > 0 else 0.0 for t in totals)
+        cdef list gains = []
+        i = 0
+        for position in range(n):
+            for f in range(n_fields):
+                count = field_lengths[i]
+                i += 1
+                if count:
+                    gains.extend([_field_norm(field_weights[f], field_b[f], <double>count,
+                                              averages[f])] * count)
         self._release()  # __init__ called again on a built index
         self._vocab = None
         self.k1, self.b = k1_value, 0.0
