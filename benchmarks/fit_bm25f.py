@@ -24,9 +24,9 @@ no-match false-positive rate` over one catalog's sets; the same cross-check is p
 
 `--bench` runs `python -m iii_directory.bench BENCH-ARGS` in this process with the catalog scored
 by BM25F with those id / description / argument `weight,b` pairs (or by today's BM25 document:
-`repetition`), and with `--fusion` the learned
-fusion's weights replaced (as printed by `benchmarks/fit_fusion.py --bm25f …`), so every mode is
-measured end to end without changing the shipped constants.
+`repetition`), and with `--fusion` the learned fusion's weights replaced (as printed by
+`benchmarks/fit_fusion.py --bm25f …`), so every mode is measured end to end without changing the
+shipped constants.
 """
 
 from __future__ import annotations
