@@ -1,7 +1,7 @@
 """Fit the weights of the learned catalog fusion (`iii_directory.search.fusion.WEIGHTS`).
 
     python benchmarks/fit_fusion.py [--eval-dir ../shared/eval] [--extra PATH ...] \
-        [--heldout] [--without FEATURE ...]
+        [--heldout] [--without FEATURE ...] [--bm25f W,B W,B W,B]
 
 Uses the graded capabilities of the eval set's `dev` split and of our own case sets
 (`benchmarks/data/extra*_cases.json`, each file one split) — never the eval's `test` split. For every capability: the request as `directory::search_functions` sees it
@@ -18,7 +18,10 @@ the first twelve), and the weights fitted on all sets, ready to paste into `fusi
 (`benchmarks/data/heldout_catalog.json`, its cases in `heldout_cases.json`) scored with weights
 fitted on the eval catalog's sets, and each eval-catalog set scored with weights fitted on the
 heldout catalog alone. The heldout cases never enter the weights printed for `fusion.py`.
-`--without FEATURE` fits with that feature's column zeroed (an ablation).
+`--without FEATURE` fits with that feature's column zeroed (an ablation). `--bm25f` scores the
+catalogs' lexical lane by BM25F with these `weight,b` pairs for the id, description and argument
+fields (`benchmarks/_bm25f.py`; `benchmarks/fit_bm25f.py` fits them) instead of the shipped BM25
+document.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+import _bm25f
 from iii_directory.search.corpus import Corpus, tool_from_schema
 from iii_directory.search.fusion import FEATURES, Request, features
 from iii_directory.search.lanes import lexical_ranking
@@ -122,7 +126,11 @@ def main() -> None:
                         help="also check transfer to and from benchmarks/data/heldout_catalog.json")
     parser.add_argument("--without", action="append", default=[], choices=FEATURES,
                         help="zero this feature's column (ablation; repeatable)")
+    parser.add_argument("--bm25f", nargs=3, metavar="W,B",
+                        help="BM25F weight,b of the id, description and argument fields")
     args = parser.parse_args()
+    if args.bm25f:
+        _bm25f.use(_bm25f.parse(args.bm25f))
     from _rank import dense
 
     corpus = load_corpus(args.eval_dir / "catalog.json")
@@ -169,6 +177,7 @@ def main() -> None:
         first, recall = quality(weights, heldout)
         print(f"fit on the eval catalog -> heldout  first {first:.3f}  recall@12 {recall:.3f}")
         transferred = fit(heldout)
+        print("weights fitted on heldout: " + ",".join(f"{w:.3f}" for w in transferred))
         for name, data in sets.items():
             first, recall = quality(transferred, data)
             print(f"fit on heldout -> {name:6s}  first {first:.3f}  recall@12 {recall:.3f}")

@@ -1,4 +1,4 @@
-"""_rank: the term pipeline, Okapi BM25, weighted reciprocal-rank fusion and a dense lane.
+"""_rank: the term pipeline, Okapi BM25 and BM25F, weighted reciprocal-rank fusion and a dense lane.
 
 A small ranking library with no knowledge of iii. Each algorithm exists twice: compiled in
 `_rank._core` (Cython, stable ABI) and in plain Python in `_rank._reference`. The compiled core
@@ -28,6 +28,7 @@ from . import _reference
 
 __all__ = [
     "STOPWORDS",
+    "BM25FIndex",
     "BM25Index",
     "available",
     "rrf",
@@ -69,6 +70,7 @@ if _compiled is not None:
     tokenize_query = _compiled.tokenize_query
     strip_json_keys = _compiled.strip_json_keys
     BM25Index = _compiled.BM25Index
+    BM25FIndex = _compiled.BM25FIndex
     rrf = _compiled.rrf
     for _target, _source in (
         (tokenize, _reference.tokenize),
@@ -77,6 +79,7 @@ if _compiled is not None:
         (rrf, _reference.rrf),
         (BM25Index, _reference.BM25Index),
         (BM25Index.search, _reference.BM25Index.search),
+        (BM25FIndex, _reference.BM25FIndex),
     ):
         try:  # the compiled functions borrow the reference documentation (RapidFuzz style)
             _target.__doc__ = _source.__doc__
@@ -88,6 +91,7 @@ else:
     tokenize_query = _reference.tokenize_query
     strip_json_keys = _reference.strip_json_keys
     BM25Index = _reference.BM25Index  # type: ignore[misc]
+    BM25FIndex = _reference.BM25FIndex  # type: ignore[misc]
     rrf = _reference.rrf
     IMPLEMENTATION = "python"
 

@@ -25,6 +25,20 @@ class BM25Index:
         self, terms: Sequence[str], k: int | None = None, min_matched: int = 1
     ) -> list[tuple[int, float, int]]: ...
 
+class BM25FIndex(BM25Index):
+    # documents[i][f]: the terms of field f of document i; one weight (>= 0) and one b (0..1)
+    # per field; tf~ = sum_f w_f*tf_f / (1 - b_f + b_f*len_f/avglen_f), then idf*tf~(k1+1)/(tf~+k1)
+    field_weights: tuple[float, ...]
+    field_b: tuple[float, ...]
+    field_avgdl: tuple[float, ...]
+    def __init__(
+        self,
+        documents: Sequence[Sequence[Sequence[str]]],
+        weights: Sequence[float],
+        b: Sequence[float],
+        k1: float = 1.2,
+    ) -> None: ...
+
 def rrf(
     rankings: Sequence[Sequence[_K]], weights: Sequence[float] | None = None, k: float = 60
 ) -> list[tuple[_K, float]]: ...

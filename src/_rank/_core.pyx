@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""Compiled core of `_rank`: the term pipeline, eager-scored BM25 and weighted RRF.
+"""Compiled core of `_rank`: the term pipeline, eager-scored BM25 and BM25F, weighted RRF.
 
 Built for the CPython stable ABI (Py_LIMITED_API 3.11). Postings live in C arrays (malloc), not
 numpy, so the core builds where numpy does not exist. The maths mirror `_rank._reference`
@@ -13,7 +13,7 @@ from libc.string cimport memcmp, memcpy, memset
 
 from collections.abc import Sequence as _Sequence
 
-from ._reference import check_params, check_rrf_args
+from ._reference import check_fields, check_params, check_rrf_args
 
 #: Marks a complete build (the dispatcher ignores placeholder builds without it).
 COMPLETE = True
@@ -271,6 +271,21 @@ cdef inline double _term_weight(double idf_value, double tf, double dl, double a
     return idf_value * (tf * (k1 + 1.0)) / (tf + k1 * (1.0 - b + b * dl / avgdl))
 
 
+cdef inline double _field_norm(double weight, double b, double length,
+                               double avg_length) noexcept nogil:
+    """`w_f / (1 − b_f + b_f·len_f/avglen_f)` — see `_reference.field_norm`."""
+    if length <= 0.0 or avg_length <= 0.0:
+        return weight
+    return weight / (1.0 - b + b * length / avg_length)
+
+
+cdef inline double _saturate(double idf_value, double tf, double k1) noexcept nogil:
+    """`idf · tf·(k1+1) / (tf + k1)`, 0 when tf is 0 — see `_reference.saturate`."""
+    if tf <= 0.0:
+        return 0.0
+    return idf_value * (tf * (k1 + 1.0)) / (tf + k1)
+
+
 cdef Py_ssize_t _score(const int64_t* offsets, const int32_t* docs, const double* weights,
                        const int32_t* qterms, Py_ssize_t nq, int32_t min_matched, Py_ssize_t k,
                        double* scores, int32_t* matched, int32_t* touched, Hit* hits) noexcept nogil:
@@ -458,21 +473,32 @@ cdef class BM25Index:
         self._build(doc_terms, lengths)
         self._vocab = vocab  # set last: an index whose build failed answers nothing
 
-    cdef int _build(self, list doc_terms, list lengths) except -1:
+    cdef int _build(self, list doc_terms, list lengths, list gains=None) except -1:
+        """Postings and their weights. Without `gains` every occurrence adds 1 to its term's
+        frequency and weights are Okapi BM25; with `gains` (one number per occurrence, BM25F's
+        `w_f / norm_f`) occurrences add their gain and weights are `_saturate`d once."""
         cdef Py_ssize_t n = self._n, n_terms = self._n_terms, total = len(doc_terms)
         cdef Py_ssize_t i, d, p, start, end, t
+        cdef bint fielded = gains is not None
         cdef int32_t* terms = <int32_t*>malloc(<size_t>max(total, 1) * sizeof(int32_t))
+        cdef double* gain = NULL
         cdef int64_t* doc_start = <int64_t*>malloc(<size_t>(n + 1) * sizeof(int64_t))
         cdef int64_t* df = <int64_t*>calloc(<size_t>max(n_terms, 1), sizeof(int64_t))
         cdef int64_t* last = <int64_t*>malloc(<size_t>max(n_terms, 1) * sizeof(int64_t))
         cdef int64_t* fill = <int64_t*>malloc(<size_t>max(n_terms, 1) * sizeof(int64_t))
-        cdef int32_t* tfs = NULL
+        cdef double* tfs = NULL
         cdef double avgdl, term_idf, dl
         try:
             if terms == NULL or doc_start == NULL or df == NULL or last == NULL or fill == NULL:
                 raise MemoryError()
             for i in range(total):
                 terms[i] = <int32_t>doc_terms[i]
+            if fielded:
+                gain = <double*>malloc(<size_t>max(total, 1) * sizeof(double))
+                if gain == NULL:
+                    raise MemoryError()
+                for i in range(total):
+                    gain[i] = <double>gains[i]
             doc_start[0] = 0
             for d in range(n):
                 doc_start[d + 1] = doc_start[d] + <Py_ssize_t>lengths[d]
@@ -499,7 +525,7 @@ cdef class BM25Index:
                     self._offsets[t + 1] = self._offsets[t] + df[t]
             self._docs = <int32_t*>malloc(<size_t>max(self._offsets[n_terms], 1) * sizeof(int32_t))
             self._weights = <double*>malloc(<size_t>max(self._offsets[n_terms], 1) * sizeof(double))
-            tfs = <int32_t*>calloc(<size_t>max(self._offsets[n_terms], 1), sizeof(int32_t))
+            tfs = <double*>calloc(<size_t>max(self._offsets[n_terms], 1), sizeof(double))
             if self._docs == NULL or self._weights == NULL or tfs == NULL:
                 raise MemoryError()
             with nogil:
@@ -514,17 +540,21 @@ cdef class BM25Index:
                             last[t] = d
                             self._docs[fill[t]] = <int32_t>d
                             fill[t] += 1
-                        tfs[fill[t] - 1] += 1
-                # eager scoring: every posting's BM25 weight, once
+                        tfs[fill[t] - 1] += gain[p] if fielded else 1.0
+                # eager scoring: every posting's BM25 (BM25F) weight, once
                 for t in range(n_terms):
                     term_idf = _idf(<double>n, <double>df[t])
                     for p in range(self._offsets[t], self._offsets[t + 1]):
+                        if fielded:
+                            self._weights[p] = _saturate(term_idf, tfs[p], self.k1)
+                            continue
                         d = self._docs[p]
                         dl = <double>(doc_start[d + 1] - doc_start[d])
-                        self._weights[p] = _term_weight(term_idf, <double>tfs[p], dl, avgdl,
+                        self._weights[p] = _term_weight(term_idf, tfs[p], dl, avgdl,
                                                         self.k1, self.b)
         finally:
             free(terms)
+            free(gain)
             free(doc_start)
             free(df)
             free(last)
@@ -637,6 +667,82 @@ cdef class BM25Index:
                 free(matched)
                 free(touched)
                 free(hits)
+
+
+cdef class BM25FIndex(BM25Index):
+    """BM25F over fielded documents, with eager scoring (compiled; see `_reference.BM25FIndex`)."""
+
+    cdef readonly tuple field_weights
+    cdef readonly tuple field_b
+    cdef readonly tuple field_avgdl
+
+    def __init__(self, documents, weights, b, k1=1.2):
+        if self._busy:
+            raise RuntimeError("cannot re-initialise a BM25FIndex while it is being searched")
+        k1_value = check_params(k1, 0.0)[0]
+        field_weights, field_b = check_fields(weights, b)
+        if isinstance(documents, (str, bytes)) or not _is_sequence(documents):
+            raise TypeError(f"documents must be a sequence of fielded documents, "
+                            f"got {type(documents).__name__}")
+        cdef Py_ssize_t n = len(documents)
+        if n >= 2147483647:
+            raise ValueError("too many documents for one index (at most 2**31 - 2)")
+        cdef Py_ssize_t n_fields = len(field_weights)
+        cdef Py_ssize_t position = 0, f, i, count
+        cdef list totals = [0] * n_fields
+        cdef list field_lengths = []  # the term count of every field of every document
+        cdef dict vocab = {}
+        cdef list doc_terms = []
+        cdef list lengths = []
+        cdef object tid
+        for document in documents:
+            if isinstance(document, (str, bytes)) or not _is_sequence(document):
+                raise TypeError(f"document {position} must be a sequence of fields, "
+                                f"got {type(document).__name__}")
+            if len(document) != n_fields:
+                raise ValueError(f"document {position} has {len(document)} fields, "
+                                 f"expected {n_fields}")
+            count = 0
+            for f in range(n_fields):
+                terms = document[f]
+                if isinstance(terms, (str, bytes)) or not _is_sequence(terms):
+                    raise TypeError(f"document {position} must be a sequence of str terms, "
+                                    f"got {type(terms).__name__}")
+                before = count
+                for term in terms:
+                    if not isinstance(term, str):
+                        raise TypeError(f"document {position} has a non-string term of type "
+                                        f"{type(term).__name__}")
+                    tid = vocab.get(term)
+                    if tid is None:
+                        tid = len(vocab)
+                        vocab[term] = tid
+                    doc_terms.append(tid)
+                    count += 1
+                field_lengths.append(count - before)
+                totals[f] += count - before
+            lengths.append(count)
+            position += 1
+        if position != n:
+            raise ValueError("documents changed length while the index was built")
+        averages = tuple((t / n) if n > 0 else 0.0 for t in totals)
+        cdef list gains = []
+        i = 0
+        for position in range(n):
+            for f in range(n_fields):
+                count = field_lengths[i]
+                i += 1
+                if count:
+                    gains.extend([_field_norm(field_weights[f], field_b[f], <double>count,
+                                              averages[f])] * count)
+        self._release()  # __init__ called again on a built index
+        self._vocab = None
+        self.k1, self.b = k1_value, 0.0
+        self.field_weights, self.field_b, self.field_avgdl = field_weights, field_b, averages
+        self._n = n
+        self._n_terms = len(vocab)
+        self._build(doc_terms, lengths, gains)
+        self._vocab = vocab  # set last: an index whose build failed answers nothing
 
 
 cdef bint _is_sequence(object value):

@@ -12,7 +12,7 @@ import math
 from collections.abc import Hashable, Sequence
 from typing import Any, TypeVar
 
-__all__ = ["STOPWORDS", "BM25Index", "rrf", "strip_json_keys", "tokenize", "tokenize_query"]
+__all__ = ["STOPWORDS", "BM25FIndex", "BM25Index", "rrf", "strip_json_keys", "tokenize", "tokenize_query"]
 
 #: The 22 stopwords removed from every term list (search.md §4, step 3).
 STOPWORDS: frozenset[str] = frozenset(
@@ -282,6 +282,101 @@ class BM25Index:
         hits = [(d, s, matched[d]) for d, s in scores.items() if matched[d] >= min_matched]
         hits.sort(key=lambda hit: (-hit[1], hit[0]))
         return hits if k is None else hits[:k]
+
+
+def check_fields(weights: Any, bs: Any) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Validate BM25F field parameters: one finite weight >= 0 and one `b` in [0, 1] per field,
+    at least one field."""
+    for name, values in (("weights", weights), ("b", bs)):
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+            raise TypeError(f"field {name} must be a sequence of numbers, got {type(values).__name__}")
+    if len(weights) != len(bs):
+        raise ValueError(f"got {len(weights)} field weights for {len(bs)} field b values")
+    if not weights:
+        raise ValueError("a BM25F index needs at least one field")
+    ws: list[float] = []
+    for w in weights:
+        if isinstance(w, bool) or not isinstance(w, (int, float)):
+            raise TypeError(f"field weight must be a number, got {type(w).__name__}")
+        if not math.isfinite(w) or w < 0.0:
+            raise ValueError(f"field weight must be a finite number >= 0, got {w!r}")
+        ws.append(float(w))
+    out_b = [check_params(0.0, b)[1] for b in bs]
+    return tuple(ws), tuple(out_b)
+
+
+def check_fielded_document(position: int, document: Any, n_fields: int) -> list[Sequence[str]]:
+    """A fielded document is a sequence of exactly `n_fields` term sequences."""
+    if isinstance(document, (str, bytes)) or not isinstance(document, Sequence):
+        raise TypeError(
+            f"document {position} must be a sequence of fields, got {type(document).__name__}")
+    if len(document) != n_fields:
+        raise ValueError(f"document {position} has {len(document)} fields, expected {n_fields}")
+    return [check_document(position, field) for field in document]
+
+
+def field_norm(weight: float, b: float, length: float, avg_length: float) -> float:
+    """What one occurrence of a term in a field adds to the document's pseudo-frequency:
+    `w_f / (1 − b_f + b_f·len_f/avglen_f)` (an empty field, which adds nothing, and a field no
+    document fills normalise by 1)."""
+    if length <= 0.0 or avg_length <= 0.0:
+        return weight
+    return weight / (1.0 - b + b * length / avg_length)
+
+
+def saturate(idf_value: float, tf: float, k1: float) -> float:
+    """BM25F saturation of a pseudo-frequency, applied once: `idf · tf·(k1+1) / (tf + k1)`; 0
+    for a pseudo-frequency of 0 (every field holding the term weighs 0)."""
+    if tf <= 0.0:
+        return 0.0
+    return idf_value * (tf * (k1 + 1.0)) / (tf + k1)
+
+
+class BM25FIndex(BM25Index):
+    """BM25F over documents made of fields (Robertson, Zaragoza & Taylor 2004; Zaragoza et al.,
+    TREC 2004), with eager scoring.
+
+    `BM25FIndex(documents, weights, b, k1=1.2)`: `documents[i][f]` is the term list of field `f`
+    of document `i`; `weights[f]` (finite, ≥ 0) and `b[f]` (in [0, 1]) are that field's weight
+    and length normalisation. A term's pseudo-frequency in a document is
+    `tf~ = Σ_f w_f · tf_f / (1 − b_f + b_f · len_f / avglen_f)` (`len_f` the field's term count,
+    `avglen_f` its corpus mean), its weight `idf · tf~·(k1+1) / (tf~ + k1)` — saturation once,
+    over the fields together — and `idf` the Okapi IDF over documents (`df` counts documents
+    holding the term in any field). One field with weight 1 is Okapi BM25 exactly.
+    `field_weights`, `field_b` and `field_avgdl` hold the parameters and field means; `avgdl` is
+    the mean total length and `b` is 0.0 (normalisation happens per field). `search` is
+    `BM25Index.search`.
+    """
+
+    def __init__(self, documents: Sequence[Sequence[Sequence[str]]], weights: Sequence[float],
+                 b: Sequence[float], k1: float = 1.2) -> None:
+        k1 = check_params(k1, 0.0)[0]
+        field_weights, field_b = check_fields(weights, b)
+        if isinstance(documents, (str, bytes)) or not isinstance(documents, Sequence):
+            raise TypeError(
+                f"documents must be a sequence of fielded documents, got {type(documents).__name__}"
+            )
+        n_fields = len(field_weights)
+        docs = [check_fielded_document(i, d, n_fields) for i, d in enumerate(documents)]
+        self.k1, self.b = k1, 0.0
+        self.field_weights, self.field_b = field_weights, field_b
+        self._n = len(docs)
+        totals = [sum(len(doc[f]) for doc in docs) for f in range(n_fields)]
+        self.field_avgdl = tuple(t / self._n if self._n else 0.0 for t in totals)
+        self.avgdl = sum(totals) / self._n if self._n else 0.0
+        frequencies: dict[str, dict[int, float]] = {}
+        for doc_id, doc in enumerate(docs):
+            for f, terms in enumerate(doc):
+                add = field_norm(field_weights[f], field_b[f], float(len(terms)),
+                                 self.field_avgdl[f])
+                for term in terms:
+                    tfs = frequencies.setdefault(term, {})
+                    tfs[doc_id] = tfs.get(doc_id, 0.0) + add
+        self._postings = {}
+        for term, tfs in frequencies.items():
+            term_idf = idf(self._n, len(tfs))
+            self._postings[term] = [(doc_id, saturate(term_idf, tf, k1))
+                                    for doc_id, tf in sorted(tfs.items())]
 
 
 # --------------------------------------------------------------------------- RRF

@@ -51,6 +51,47 @@ def test_bm25_matches_reference(
     _same_hits(expected, actual)
 
 
+FIELDED_CORPUS = st.integers(1, 4).flatmap(
+    lambda n: st.tuples(
+        st.lists(st.lists(DOCUMENT, min_size=n, max_size=n), max_size=40),
+        st.lists(st.floats(0.0, 5.0), min_size=n, max_size=n),
+        st.lists(st.floats(0.0, 1.0), min_size=n, max_size=n),
+    )
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    fielded=FIELDED_CORPUS,
+    query=QUERY,
+    k=st.one_of(st.none(), st.integers(0, 50)),
+    min_matched=st.integers(0, 4),
+    k1=st.floats(0.0, 3.0),
+)
+def test_bm25f_matches_reference(
+    fielded: tuple[list[list[list[str]]], list[float], list[float]], query: list[str],
+    k: int | None, min_matched: int, k1: float,
+) -> None:
+    corpus, weights, bs = fielded
+    expected = _reference.BM25FIndex(corpus, weights, bs, k1=k1).search(query, k=k, min_matched=min_matched)
+    actual = COMPILED.BM25FIndex(corpus, weights, bs, k1=k1).search(query, k=k, min_matched=min_matched)
+    _same_hits(expected, actual)
+
+
+@settings(max_examples=200, deadline=None)
+@given(corpus=CORPUS, query=QUERY, k1=st.floats(0.0, 3.0), b=st.floats(0.0, 1.0))
+def test_one_field_bm25f_is_bm25(corpus: list[list[str]], query: list[str], k1: float, b: float) -> None:
+    # the same numbers up to rounding, so documents whose scores tie may swap: compare per document
+    for impl in (_reference, COMPILED):
+        expected = {d: (s, m) for d, s, m in impl.BM25Index(corpus, k1=k1, b=b).search(query)}
+        actual = {d: (s, m) for d, s, m in
+                  impl.BM25FIndex([[d] for d in corpus], [1.0], [b], k1=k1).search(query)}
+        assert actual.keys() == expected.keys()
+        for doc, (score, matched) in actual.items():
+            assert matched == expected[doc][1]
+            assert math.isclose(score, expected[doc][0], rel_tol=1e-9)
+
+
 @settings(max_examples=300, deadline=None)
 @given(text=TEXT)
 def test_tokenizer_matches_reference(text: str) -> None:
