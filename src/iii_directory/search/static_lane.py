@@ -80,6 +80,8 @@ ALONE_COSINE = 0.58
 ALONE_HEAD = 4
 CORROBORATION_DEPTH = 32
 TAIL_DEPTH = 6
+VOUCH_HEAD = 4
+VOUCH_SCORE = 0.0
 AWAIT_BUILD_FUNCTIONS = 2_000
 
 
@@ -121,6 +123,12 @@ def fuse_static(lexical: Ranking, ranking: Ranking) -> Ranking:
     return fused
 
 
+def head_share(ranking: Ranking, head: int = VOUCH_HEAD) -> int:
+    """How many of the first `head` static hits the most frequent worker holds."""
+    workers = Counter(ns for ns in (namespace_of(d) for d, _ in ranking[:head]) if ns)
+    return workers.most_common(1)[0][1] if workers else 0
+
+
 def static_tail(lane: Ranking, ranking: Ranking) -> Ranking:
     """The recall tail of an answered lane: its first `TAIL_DEPTH` static hits that the lane
     does not hold (selection spends only the budget the lanes leave, `select.select_batch`)."""
@@ -130,16 +138,36 @@ def static_tail(lane: Ranking, ranking: Ranking) -> Ranking:
     return [(d, cos) for d, cos in ranking if d not in held][:TAIL_DEPTH]
 
 
-_STATIC_COSINES: contextvars.ContextVar[dict[Any, float]] = contextvars.ContextVar(
+_STATIC_COSINES: contextvars.ContextVar[dict[Any, tuple[float, int]]] = contextvars.ContextVar(
     "static_cosines", default={})
-"""The best static cosine of each query whose lane `StaticLane.fuse_lanes` fused last in this
-context (the search call's task), for the answerability decision (`static_cosine`)."""
+"""The best static cosine and the `head_share` of each query whose lane
+`StaticLane.fuse_lanes` fused last in this context (the search call's task), for the
+answerability decision (`static_cosine`, `vouches`)."""
 
 
 def static_cosine(query: Any) -> float | None:
     """The best static cosine of `query` (a `query.Query`) in the lanes this call fused, or
     None when the static lane did not serve it."""
-    return _STATIC_COSINES.get().get(query)
+    seen = _STATIC_COSINES.get().get(query)
+    return seen[0] if seen is not None else None
+
+
+def vouches(query: Any, found: Any) -> bool:
+    """The static lane answers for a capability the decision refused (`answerability.answerable`
+    said no, `found` its `Signals`): not a hard refusal, one worker holds all of the first
+    `VOUCH_HEAD` (4) static hits, the request names a known action (`found.action` is not None:
+    agreeing or not — small talk that shares a topic with a worker names none), and the static
+    family's calibrated score (`answerability.score`, which weighs the best static cosine)
+    reaches `VOUCH_SCORE` (0, even odds) — above the family threshold, but without the lexical
+    evidence floor. On dev, extra and extra2 the capabilities this answers all held a relevant
+    function in their lane; near misses and chatter that score ≥ 0 spread their static head over
+    two or three workers (README, "Static lane")."""
+    seen = _STATIC_COSINES.get().get(query)
+    if seen is None or found.refused or found.action is None or seen[1] < VOUCH_HEAD:
+        return False
+    from .answerability import family, score
+
+    return family(found) == "static" and score(found) >= VOUCH_SCORE
 
 
 def compiled_kernels() -> bool:
@@ -297,8 +325,8 @@ class StaticLane:
         if rankings is None:
             _STATIC_COSINES.set({})
             return [lane for lane, _ in lanes], []
-        _STATIC_COSINES.set({query: ranking[0][1] for query, ranking in zip(queries, rankings)
-                             if ranking})
+        _STATIC_COSINES.set({query: (ranking[0][1], head_share(ranking))
+                             for query, ranking in zip(queries, rankings) if ranking})
         fused = []
         tails = []
         for query, (lexical, _), ranking in zip(queries, lanes, rankings):
