@@ -76,6 +76,32 @@ def test_static_cut_and_tail() -> None:
     assert sl.static_tail([], ranked) == []
 
 
+def test_the_learned_order_keeps_the_leader_and_reorders_the_rest() -> None:
+    from iii_directory.search.corpus import Corpus, tool_from_schema
+    from iii_directory.search.fusion import Request
+    from iii_directory.search.lanes import action_agreement
+
+    corpus = Corpus.build([tool_from_schema(r["function_id"], r["description"],
+                                            r["request_schema"]) for r in CATALOG])
+    describe = corpus.descriptions.get
+    terms = ["create", "calendar", "event"]
+    lexical = [("calendar::event::create", 9.0), ("calendar::event::list", 6.0)]
+    static = ranking("calendar::event::list", "calendar::event::create", "mail::send",
+                     "files::list")
+    lane = sl.fuse_static(lexical, static)
+    ordered = sl.learned_order(lane, lexical, static, Request.of(terms), corpus.documents,
+                               lambda f: describe(f, ""))
+    assert ordered[0][0] == "calendar::event::create"
+    assert ordered[0][1] == 1.0 + sl.ACTION_BONUS
+    assert {d for d, _ in lane} <= {d for d, _ in ordered}
+    assert all(0.0 < s <= 1.0 for _, s in ordered[1:])
+    # the service's agreement pass leaves the leader first
+    again = action_agreement(ordered, Request.of(terms).actions, lambda f: describe(f, ""))
+    assert again[0][0] == "calendar::event::create"
+    assert sl.learned_order([], lexical, static, Request.of(terms), corpus.documents,
+                            lambda f: describe(f, "")) == []
+
+
 def test_a_refusal_the_static_lane_vouches_for() -> None:
     from iii_directory.search.answerability import Signals, answerable
 
