@@ -75,3 +75,37 @@ async def test_an_all_no_call_with_the_static_lane_returns_no_workers_and_says_s
     assert response["workers"] == []
     assert response["guidance"].startswith("No functions matched these capabilities")
     assert service.static._index is not None
+
+
+TIMER = [
+    ("timer::repeat", "Register a recurring job that calls a function on a weekly or daily timetable."),
+    ("timer::once", "Call a function one time at a chosen future date and hour."),
+    ("timer::list", "List the registered jobs and when each fires next."),
+    ("timer::stop", "Remove a registered job so it never fires again."),
+    ("sms::send", "Send an SMS text message to a phone number."),
+    ("weather::forecast", "Get the weather forecast for a city."),
+]
+
+
+async def test_the_static_lane_vouches_for_a_request_without_a_shared_content_word(
+        wire: Any) -> None:
+    """`schedule the report for every weekday morning` shares no content word with any id, so
+    the evidence floor refuses it in lexical mode; with the static lane, one worker holds its
+    whole static head and the static calibrated score clears even odds (`static_lane.vouches`),
+    so it is answered — and small talk still is not."""
+    for function_id, description in TIMER:
+        wire.engine.add_function(function_id, echo, description=description,
+                                 request_format={"type": "object", "properties": {"at": {}}})
+    request = {"capabilities": ["schedule the report for every weekday morning"]}
+    service = wire.directory.service(SearchService)
+    with anyio.fail_after(10):
+        while "sms::send" not in ids(await wire.call(SEARCH, {"capabilities": ["send an sms"]})):
+            await anyio.sleep(0.05)
+    service.static.enabled = False
+    assert (await wire.call(SEARCH, request))["workers"] == []
+    service.static.enabled = True
+    response = await wire.call(SEARCH, request)
+    assert response["search_mode"] == "lexical"
+    assert ids(response)[0] == "timer::repeat"
+    chatter = await wire.call(SEARCH, {"capabilities": ["what a lovely sunny morning it was"]})
+    assert chatter["workers"] == []

@@ -468,7 +468,7 @@ def answerable_lanes(queries: Sequence[object], documents: DocumentSet, lanes: S
     are `query.Query` objects: `text`, `terms`; `dense` their dense rankings in hybrid). Without
     dense rankings, the best static cosine of a capability whose lane the static lane fused in
     this call (`static_lane.static_cosine`) is the `extra` signal."""
-    from .static_lane import static_cosine
+    from .static_lane import static_cosine, vouches
 
     out = []
     for position, (query, lane) in enumerate(zip(queries, lanes)):
@@ -477,7 +477,7 @@ def answerable_lanes(queries: Sequence[object], documents: DocumentSet, lanes: S
             extra = static_cosine(query) if dense is None else None
             found = signals(query.text, query.terms, documents,  # type: ignore[attr-defined]
                             ranking, lane, describe, extra)
-            decision = answerable(found)
+            decision = answerable(found) or (dense is None and vouches(query, found))
             if _OBSERVER is not None:
                 _OBSERVER(query.text, found, lane, decision)  # type: ignore[attr-defined]
             if not decision:

@@ -38,6 +38,12 @@ corroboration rule: dev .899/.739/0 → .877/.739/0; extra .794/.650/.20 → .77
 lane answered by the static lane alone, that the static leader's worker also holds one of the
 first 10 single-term BM25 hits lost extra2 MRR@1 (.686 → .671) and changed no false positive.
 
+Below its first place, a lane with a lexical lane is ordered by the learned linear fusion with the
+static cosine in place of MiniLM's (`learned_order`, `STATIC_WEIGHTS`, `fit_static_fusion.py`):
+the first place stays the rule's (after action agreement), so MRR@1 is the rule's; recall@12
+dev .888 → .895, extra .769 → .818, extra2 .759 → .778 (weights fitted on the other two sets:
+.895, .835, .778), held-out catalog .760 → .765; temperature 7 (5: extra2 −.010; 10: dev −.004).
+
 An answered lane (not an exact id) also leaves a recall tail of its first `TAIL_DEPTH` (6)
 static hits it does not hold, spent only from the budget the lanes leave, as the hybrid's dense
 tail: recall@12 dev .877 → .888, extra .778 → .786, extra2 unchanged, MRR@1 and false positives
@@ -47,7 +53,12 @@ The learned linear fusion (`fusion.features`) refitted with the static cosine in
 MiniLM's (`benchmarks/fit_static_fusion.py`) ranks well lane by lane (held-out first candidate
 relevant .750 / .728 / .701 on dev / extra / extra2) but lost through the pipeline, with its
 weights fitted on all three sets: MRR@1 dev .739 → .652, extra2 .686 → .671 (extra .633 → .667;
-recall@12 +.01 to +.07), so answered lanes keep the rule above.
+recall@12 +.01 to +.07), so answered lanes keep the rule above for their first place.
+
+A capability the answerability decision refuses is answered anyway when the static lane
+`vouches` for it (one worker holds the whole static head, the request names an action, the
+static family's calibrated score ≥ 0): recall@12 dev .877 → .888, extra2 .744 → .759, held-out
+.756 → .760, no false positive added on any set, chatter or near misses.
 """
 
 from __future__ import annotations
@@ -55,11 +66,12 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import math
 import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
@@ -67,7 +79,7 @@ import anyio
 import _rank
 
 from .corpus import Corpus, namespace_of
-from .lanes import Ranking, exact_lane, weighted_rrf
+from .lanes import ACTION_BONUS, Ranking, action_agreement, exact_lane, weighted_rrf
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +92,13 @@ ALONE_COSINE = 0.58
 ALONE_HEAD = 4
 CORROBORATION_DEPTH = 32
 TAIL_DEPTH = 6
+VOUCH_HEAD = 4
+VOUCH_SCORE = 0.0
+LEARNED_TEMPERATURE = 7.0
+STATIC_WEIGHTS: tuple[float, ...] = (0.224, 0.806, 0.907, 0.577, 0.254, 0.957, 0.251, 0.350,
+                                     0.968, 0.734, 0.702, 0.632, 0.311)
+"""`fusion.FEATURES` weights with the static cosine in place of MiniLM's, fitted on dev, extra
+and extra2 by `benchmarks/fit_static_fusion.py` (its last line)."""
 AWAIT_BUILD_FUNCTIONS = 2_000
 
 
@@ -121,6 +140,39 @@ def fuse_static(lexical: Ranking, ranking: Ranking) -> Ranking:
     return fused
 
 
+def learned_order(lane: Ranking, lexical: Ranking, ranking: Ranking, request: Any,
+                  documents: Any, describe: Callable[[str], str]) -> Ranking:
+    """An answered lane with a lexical lane, re-ordered below its leader by the learned fusion
+    (`fusion.features` scored with `STATIC_WEIGHTS`): the first place stays what the rule and
+    action agreement put there (`lanes.action_agreement`, as the service applies it next), the
+    rest follow the learned score, scored `exp((score − best) / LEARNED_TEMPERATURE)` — flat
+    enough that the namespace floor (`select.namespace_floor`, 0.4 of the top) keeps the
+    candidates a learned lane would keep. The leader carries the top score × (1 +
+    `ACTION_BONUS`), so the service's agreement pass cannot move it. `request` is a
+    `fusion.Request`."""
+    from . import fusion
+
+    if not lane:
+        return lane
+    candidates, rows = fusion.features(request, documents, lexical, ranking, describe)
+    if not candidates:
+        return lane
+    scored = sorted(((fusion.score(row, STATIC_WEIGHTS), position, doc_id)
+                     for position, (doc_id, row) in enumerate(zip(candidates, rows))),
+                    key=lambda item: (-item[0], item[1]))
+    best = scored[0][0]
+    leader = action_agreement(lane, request.actions, describe)[0][0]
+    rest = [(doc_id, math.exp((value - best) / LEARNED_TEMPERATURE))
+            for value, _, doc_id in scored if doc_id != leader]
+    return [(leader, 1.0 + ACTION_BONUS)] + rest
+
+
+def head_share(ranking: Ranking, head: int = VOUCH_HEAD) -> int:
+    """How many of the first `head` static hits the most frequent worker holds."""
+    workers = Counter(ns for ns in (namespace_of(d) for d, _ in ranking[:head]) if ns)
+    return workers.most_common(1)[0][1] if workers else 0
+
+
 def static_tail(lane: Ranking, ranking: Ranking) -> Ranking:
     """The recall tail of an answered lane: its first `TAIL_DEPTH` static hits that the lane
     does not hold (selection spends only the budget the lanes leave, `select.select_batch`)."""
@@ -130,16 +182,36 @@ def static_tail(lane: Ranking, ranking: Ranking) -> Ranking:
     return [(d, cos) for d, cos in ranking if d not in held][:TAIL_DEPTH]
 
 
-_STATIC_COSINES: contextvars.ContextVar[dict[Any, float]] = contextvars.ContextVar(
+_STATIC_COSINES: contextvars.ContextVar[dict[Any, tuple[float, int]]] = contextvars.ContextVar(
     "static_cosines", default={})
-"""The best static cosine of each query whose lane `StaticLane.fuse_lanes` fused last in this
-context (the search call's task), for the answerability decision (`static_cosine`)."""
+"""The best static cosine and the `head_share` of each query whose lane
+`StaticLane.fuse_lanes` fused last in this context (the search call's task), for the
+answerability decision (`static_cosine`, `vouches`)."""
 
 
 def static_cosine(query: Any) -> float | None:
     """The best static cosine of `query` (a `query.Query`) in the lanes this call fused, or
     None when the static lane did not serve it."""
-    return _STATIC_COSINES.get().get(query)
+    seen = _STATIC_COSINES.get().get(query)
+    return seen[0] if seen is not None else None
+
+
+def vouches(query: Any, found: Any) -> bool:
+    """The static lane answers for a capability the decision refused (`answerability.answerable`
+    said no, `found` its `Signals`): not a hard refusal, one worker holds all of the first
+    `VOUCH_HEAD` (4) static hits, the request names a known action (`found.action` is not None:
+    agreeing or not — small talk that shares a topic with a worker names none), and the static
+    family's calibrated score (`answerability.score`, which weighs the best static cosine)
+    reaches `VOUCH_SCORE` (0, even odds) — above the family threshold, but without the lexical
+    evidence floor. On dev, extra and extra2 the capabilities this answers all held a relevant
+    function in their lane; near misses and chatter that score ≥ 0 spread their static head over
+    two or three workers (README, "Static lane")."""
+    seen = _STATIC_COSINES.get().get(query)
+    if seen is None or found.refused or found.action is None or seen[1] < VOUCH_HEAD:
+        return False
+    from .answerability import family, score
+
+    return family(found) == "static" and score(found) >= VOUCH_SCORE
 
 
 def compiled_kernels() -> bool:
@@ -297,12 +369,19 @@ class StaticLane:
         if rankings is None:
             _STATIC_COSINES.set({})
             return [lane for lane, _ in lanes], []
-        _STATIC_COSINES.set({query: ranking[0][1] for query, ranking in zip(queries, rankings)
-                             if ranking})
+        _STATIC_COSINES.set({query: (ranking[0][1], head_share(ranking))
+                             for query, ranking in zip(queries, rankings) if ranking})
+        from .fusion import Request
+
+        descriptions = corpus.descriptions
+        describe: Callable[[str], str] = lambda function_id: descriptions.get(function_id, "")
         fused = []
         tails = []
         for query, (lexical, _), ranking in zip(queries, lanes, rankings):
             lane = fuse_static(lexical, ranking)
+            if lane and lexical:
+                lane = learned_order(lane, lexical, ranking, Request.of(query.terms),
+                                     corpus.documents, describe)
             fused.append(lane)
             exact = exact_lane(query.text, corpus.documents) is not None
             tails.append([] if exact else static_tail(lane, ranking))

@@ -76,6 +76,58 @@ def test_static_cut_and_tail() -> None:
     assert sl.static_tail([], ranked) == []
 
 
+def test_the_learned_order_keeps_the_leader_and_reorders_the_rest() -> None:
+    from iii_directory.search.corpus import Corpus, tool_from_schema
+    from iii_directory.search.fusion import Request
+    from iii_directory.search.lanes import action_agreement
+
+    corpus = Corpus.build([tool_from_schema(r["function_id"], r["description"],
+                                            r["request_schema"]) for r in CATALOG])
+    describe = corpus.descriptions.get
+    terms = ["create", "calendar", "event"]
+    lexical = [("calendar::event::create", 9.0), ("calendar::event::list", 6.0)]
+    static = ranking("calendar::event::list", "calendar::event::create", "mail::send",
+                     "files::list")
+    lane = sl.fuse_static(lexical, static)
+    ordered = sl.learned_order(lane, lexical, static, Request.of(terms), corpus.documents,
+                               lambda f: describe(f, ""))
+    assert ordered[0][0] == "calendar::event::create"
+    assert ordered[0][1] == 1.0 + sl.ACTION_BONUS
+    assert {d for d, _ in lane} <= {d for d, _ in ordered}
+    assert all(0.0 < s <= 1.0 for _, s in ordered[1:])
+    # the service's agreement pass leaves the leader first
+    again = action_agreement(ordered, Request.of(terms).actions, lambda f: describe(f, ""))
+    assert again[0][0] == "calendar::event::create"
+    assert sl.learned_order([], lexical, static, Request.of(terms), corpus.documents,
+                            lambda f: describe(f, "")) == []
+
+
+def test_a_refusal_the_static_lane_vouches_for() -> None:
+    from iii_directory.search.answerability import Signals, answerable
+
+    query = object()
+    # no content term a document's id names: under the evidence floor, so the decision says no
+    strong = Signals(words=6, known_share=1.0, coverage=0.5, rare_matched=0.0, action=False,
+                     extra=0.7)
+    assert not answerable(strong)
+    sl._STATIC_COSINES.set({query: (0.7, sl.VOUCH_HEAD)})
+    assert sl.vouches(query, strong)
+    assert not sl.vouches(object(), strong)  # the static lane did not serve that capability
+    weak = Signals(words=6, known_share=1.0, coverage=0.5, rare_matched=0.0, action=False,
+                   extra=0.4)
+    assert not sl.vouches(query, weak)  # the calibrated score stays below even odds
+    no_verb = Signals(words=6, known_share=1.0, coverage=0.5, rare_matched=0.0, action=None,
+                      extra=0.7)
+    assert not sl.vouches(query, no_verb)
+    refused = Signals(words=6, known_share=1.0, coverage=0.5, rare_matched=0.0, action=False,
+                      extra=0.7, refused="intrinsic")
+    assert not sl.vouches(query, refused)
+    sl._STATIC_COSINES.set({query: (0.7, sl.VOUCH_HEAD - 1)})  # the head spans two workers
+    assert not sl.vouches(query, strong)
+    assert sl.head_share(ranking("a::x", "a::y", "b::z", "a::w")) == 3
+    assert sl.head_share([]) == 0
+
+
 # -- when it serves --------------------------------------------------------------------------------
 
 
