@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from .listing_cache import LISTINGS, Listing, ListingCache
+
 if TYPE_CHECKING:
     from ..config import Settings
 
@@ -243,33 +245,56 @@ def walk_markdown(root: Path, *, suffix: str = ".md") -> list[Found]:
 
 
 def _walk(
-    directory: Path, prefix: tuple[str, ...], real_root: Path, ancestors: tuple[Path, ...]
+    directory: Path, prefix: tuple[str, ...], real_root: Path, ancestors: tuple[Path, ...],
+    listings: ListingCache | None = None,
 ) -> Iterator[tuple[tuple[str, ...], Path]]:
-    """`ancestors` holds the resolved paths of `directory` and every folder above it."""
+    """`ancestors` holds the resolved paths of `directory` and every folder above it. A folder
+    without symlinks or non-UTF-8 names is listed through `listings` (reused while unchanged)."""
+    listings = LISTINGS if listings is None else listings
+    cached = listings.cached(directory)
+    if cached is not None:
+        for name, path in cached.files:
+            yield prefix + (name,), path
+        for name, path in cached.folders:
+            yield from _walk(path, prefix + (name,), real_root, ancestors + (ancestors[-1] / name,),
+                             listings)
+        return
+    before = listings.before(directory)
     try:
-        entries = list(os.scandir(directory))
+        entries = listings.scan(directory)
     except OSError as exc:
         log.debug("cannot list %s: %s", directory, exc)
         return
+    plain = True
+    files: list[tuple[str, Path]] = []
+    folders: list[tuple[str, Path]] = []
     for entry in entries:
         if not utf8_name(entry.name):
             log.info("skipping non-UTF-8 name under %s", directory)
+            plain = False
             continue
         path = Path(entry.path)
         try:
             is_link = entry.is_symlink()
+            plain = plain and not is_link
             if is_link and not really_within(real_root, path):
                 log.info("skipping %s: symlink points outside its root", path)
                 continue
             if entry.is_dir(follow_symlinks=True):
                 real = path.resolve() if is_link else ancestors[-1] / entry.name
+                folders.append((entry.name, path))
                 if real in ancestors:
                     continue
-                yield from _walk(path, prefix + (entry.name,), real_root, ancestors + (real,))
+                yield from _walk(path, prefix + (entry.name,), real_root, ancestors + (real,),
+                                 listings)
             elif entry.is_file(follow_symlinks=True):
+                files.append((entry.name, path))
                 yield prefix + (entry.name,), path
         except OSError as exc:
+            plain = False
             log.debug("cannot inspect %s: %s", path, exc)
+    if plain:
+        listings.store(directory, before, Listing(tuple(files), tuple(folders)))
 
 
 def top_level_dirs(root: Path) -> frozenset[str]:
