@@ -118,8 +118,10 @@ def scan_root(root: Path, origin: Origin) -> list[SkillFile]:
 def scan_agent_skills_root(root: Path) -> list[SkillFile]:
     """Shallow `<dir>/SKILL.md` entries of a read-only agent-skills root (id `<dir>/index`)."""
     try:
-        real_root = root.resolve()
         names = sorted(os.listdir(root))
+        if not names:
+            return []
+        real_root = root.resolve()
     except (OSError, RuntimeError):
         return []
     out = []
