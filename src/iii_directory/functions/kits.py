@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from ..context import Context
-from ..kits.apply import GivenDecision
+from ..kits.events import KITS_ON_CHANGE
 from ..kits.records import (
     CheckUpdatesResult,
     DiffResult,
@@ -22,19 +22,23 @@ from ..kits.records import (
     ListResult,
     PlanResult,
 )
-from ..kits.service import KITS_ON_CHANGE, KitsService, Session, engine_caller
 from ..models import Empty, OptionalText, Request
 from ..table import FunctionSpec, Surface, TriggerTypeSpec, tool_label
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the kit flows are imported by the first kits call, not to register
+    from ..kits.service import KitsService, Session
     from ..runtime import Runtime
 
 
 def _session(ctx: Context) -> Session:
+    from ..kits.service import Session, engine_caller
+
     return Session(settings=ctx.settings, call=engine_caller(ctx.call))
 
 
 def _service(ctx: Context) -> KitsService:
+    from ..kits.service import KitsService
+
     return ctx.directory.service(KitsService)
 
 
@@ -143,6 +147,8 @@ async def download_kit(ctx: Context, req: DownloadKitRequest) -> FlowResult:
 
 
 async def apply(ctx: Context, req: ApplyRequest) -> FlowResult:
+    from ..kits.apply import GivenDecision
+
     decisions = None
     if req.decisions is not None:
         decisions = {
@@ -194,11 +200,15 @@ async def check_updates(ctx: Context, req: CheckUpdatesRequest) -> CheckUpdatesR
 
 async def start_update_checks(directory: Runtime) -> None:
     """Schedule the boot-time and six-hourly update check (kits.md §9.1)."""
+    from ..kits.service import KitsService
+
     service = directory.service(KitsService)
     service.spawn(service.scheduled_checks(), "scheduled-checks", daemon=True)
 
 
 async def stop(directory: Runtime) -> None:
+    from ..kits.service import KitsService
+
     await directory.service(KitsService).stop()
 
 
