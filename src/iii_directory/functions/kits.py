@@ -6,8 +6,10 @@ Request models and handlers only; the flows live in `iii_directory.kits.service`
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING
 
+import anyio
 from pydantic import Field
 
 from ..context import Context
@@ -200,9 +202,10 @@ async def check_updates(ctx: Context, req: CheckUpdatesRequest) -> CheckUpdatesR
 
 async def start_update_checks(directory: Runtime) -> None:
     """Schedule the boot-time and six-hourly update check (kits.md §9.1)."""
-    from ..kits.service import KitsService
-
-    service = directory.service(KitsService)
+    # The kit flows are imported on a worker thread: on the event loop their ~0.2-0.4 s of module
+    # code ran right after registration and held up the worker's first calls.
+    flows = await anyio.to_thread.run_sync(importlib.import_module, "iii_directory.kits.service")
+    service = directory.service(flows.KitsService)
     service.spawn(service.scheduled_checks(), "scheduled-checks", daemon=True)
 
 
