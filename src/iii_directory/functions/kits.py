@@ -6,8 +6,12 @@ Request models and handlers only; the flows live in `iii_directory.kits.service`
 
 from __future__ import annotations
 
+import asyncio
 import importlib
-from typing import TYPE_CHECKING
+import sys
+import weakref
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from pydantic import Field
@@ -200,19 +204,50 @@ async def check_updates(ctx: Context, req: CheckUpdatesRequest) -> CheckUpdatesR
 # Background
 
 
-async def start_update_checks(directory: Runtime) -> None:
-    """Schedule the boot-time and six-hourly update check (kits.md §9.1)."""
-    # The kit flows are imported on a worker thread: on the event loop their ~0.2-0.4 s of module
-    # code ran right after registration and held up the worker's first calls.
-    flows = await anyio.to_thread.run_sync(importlib.import_module, "iii_directory.kits.service")
+FLOWS_MODULE = "iii_directory.kits.service"
+FLOWS_IMPORT_DELAY_S = 5.0
+"""How long after start the kit flows are imported for the update schedule, when nothing has
+imported them yet. Importing them (~0.2-0.4 s of module code, even on a worker thread it shares
+the GIL) right after registration slowed a cold worker's first calls; the first scheduled check
+runs 15 s after start anyway, and keeps that time."""
+
+_deferred: weakref.WeakKeyDictionary[Any, asyncio.Task[None]] = weakref.WeakKeyDictionary()
+
+
+def _flows_loaded() -> ModuleType | None:
+    return sys.modules.get(FLOWS_MODULE)
+
+
+def _schedule(directory: Runtime, flows: ModuleType, waited_s: float) -> None:
     service = directory.service(flows.KitsService)
+    service.first_check_delay_s = max(0.0, service.first_check_delay_s - waited_s)
     service.spawn(service.scheduled_checks(), "scheduled-checks", daemon=True)
 
 
-async def stop(directory: Runtime) -> None:
-    from ..kits.service import KitsService
+async def start_update_checks(directory: Runtime) -> None:
+    """Schedule the boot-time and six-hourly update check (kits.md §9.1): at once when the kit
+    flows are loaded, else after `FLOWS_IMPORT_DELAY_S`, importing them on a worker thread."""
+    flows = _flows_loaded()
+    if flows is not None:
+        _schedule(directory, flows, 0.0)
+        return
 
-    await directory.service(KitsService).stop()
+    async def deferred() -> None:
+        await anyio.sleep(FLOWS_IMPORT_DELAY_S)
+        module = await anyio.to_thread.run_sync(importlib.import_module, FLOWS_MODULE)
+        _schedule(directory, module, FLOWS_IMPORT_DELAY_S)
+
+    _deferred[directory] = asyncio.get_running_loop().create_task(deferred(), name="kits:import")
+
+
+async def stop(directory: Runtime) -> None:
+    pending = _deferred.pop(directory, None)
+    if pending is not None and not pending.done():
+        pending.cancel()
+    flows = _flows_loaded()
+    if flows is None:  # never imported: no kit service ran
+        return
+    await directory.service(flows.KitsService).stop()
 
 
 
