@@ -37,7 +37,7 @@ OptionalText = Annotated[str | None, AfterValidator(_blank_to_none)]
 class Request(BaseModel):
     """Base of every request model: strict JSON types, unknown keys ignored."""
 
-    model_config = ConfigDict(extra="ignore", strict=True, populate_by_name=True)
+    model_config = ConfigDict(extra="ignore", strict=True, populate_by_name=True, defer_build=True)
 
 
 class Response(BaseModel):
@@ -47,7 +47,7 @@ class Response(BaseModel):
     every other field is always serialised (as `null` when `None`).
     """
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
     omit_when_none: ClassVar[frozenset[str]] = frozenset()
 
     @classmethod

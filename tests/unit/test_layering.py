@@ -51,6 +51,7 @@ LAYERS: dict[str, int] = {
     # one module per surface, then the assembled directory, the worker and the entry points
     "iii_directory.functions": 200,
     "iii_directory.directory": 210,
+    "iii_directory.registration_cache": 215,
     "iii_directory.worker": 220,
     "iii_directory.cli": 230,
     "iii_directory.bench": 240,

@@ -106,3 +106,51 @@ def test_serve_url_falls_back_to_iii_url(roots: dict[str, Path], tmp_path: Path)
     done = subprocess.run([sys.executable, "-m", "iii_directory", "serve"], capture_output=True, text=True,
                           env=env, cwd=str(tmp_path), timeout=60)
     assert done.returncode == 2 and "ftp://wrong" in done.stderr
+
+
+async def _serve_once(engine: TestEngine, roots: dict[str, Path], tmp_path: Path, log: Path) -> dict[str, tuple]:
+    """Start `serve`, wait for its registrations, stop it; the registered frames by function id."""
+    with log.open("wb") as sink:
+        process = await anyio.open_process(
+            [sys.executable, "-m", "iii_directory", "serve", "--url", engine.url],
+            stdout=sink, stderr=subprocess.STDOUT, env=_env(roots["home"]), cwd=str(tmp_path))
+        try:
+            content = await _wait_log(log, " functions, ", timeout=60)
+            count = int(content.split("registered ", 1)[1].split(" functions", 1)[0])
+            conn = engine.worker("iii-directory")
+            assert conn is not None
+
+            def owned() -> dict[str, tuple]:
+                return {key[1]: (e.description, e.request_format, e.response_format, e.metadata)
+                        for key, e in engine.functions.items() if e.owner is conn}
+
+            await engine.wait_for(lambda: len(owned()) == count, timeout=30)
+            frames = owned()
+            async with engine.client() as client:  # a handler still answers (its models build on use)
+                info = await client.call("directory::engine::functions::info",
+                                         {"function_id": "directory::kits::apply"})
+                assert info["worker_name"] == "iii-directory"
+            process.send_signal(signal.SIGTERM)
+            with anyio.fail_after(20):
+                await process.wait()
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+    return frames
+
+
+async def test_a_second_serve_registers_the_same_frames_from_the_registration_cache(
+        settings: Settings, roots: dict[str, Path], tmp_path: Path) -> None:
+    async with TestEngine(functions_debounce_s=0.05) as engine:
+        engine.configuration.put(config_id(), settings.model_dump(mode="json"))
+        first = await _serve_once(engine, roots, tmp_path, tmp_path / "first.log")
+        cache = roots["home"] / ".cache" / "iii-directory"
+        stored = list(cache.glob("registration-*.json"))
+        assert len(stored) == 1, list(cache.iterdir()) if cache.exists() else "no cache folder"
+        written = stored[0].stat().st_mtime_ns
+        await engine.wait_for(lambda: engine.worker("iii-directory") is None, timeout=30)
+        second = await _serve_once(engine, roots, tmp_path, tmp_path / "second.log")
+    assert len(first) >= 40
+    assert second == first
+    assert stored[0].stat().st_mtime_ns == written  # read back, not generated and written again

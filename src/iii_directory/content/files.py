@@ -12,6 +12,7 @@ Walking roots and classifying paths is `roots.py`'s job.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from datetime import UTC, datetime
@@ -22,8 +23,10 @@ from ..errors import DirectoryError
 MAX_FILE_BYTES = 262_144
 
 
+@functools.lru_cache(maxsize=8192)
 def rfc3339(timestamp: float) -> str:
-    """`2026-01-02T03:04:05.123456+00:00` (fractional seconds only when non-zero)."""
+    """`2026-01-02T03:04:05.123456+00:00` (fractional seconds only when non-zero). Pure, so
+    remembered: list rows format the same unchanged mtimes on every call."""
     return datetime.fromtimestamp(timestamp, tz=UTC).isoformat()
 
 

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from .listing_cache import LISTINGS, Listing, ListingCache
+
 if TYPE_CHECKING:
     from ..config import Settings
 
@@ -227,54 +229,109 @@ def walk_markdown(root: Path, *, suffix: str = ".md") -> list[Found]:
 
     Symlinks: one whose target leaves the root is never followed. One that stays inside is
     followed like what it names (a linked file or folder is listed under the link's path too),
-    except a folder link back to the root or to a folder on its own path, which would loop."""
-    try:
-        real_root = root.resolve()
-    except (OSError, RuntimeError):
-        return []
-    if not real_root.is_dir():
-        return []
+    except a folder link back to the root or to a folder on its own path, which would loop.
+    The root is resolved only when a symlink has to be judged (a walk without links needs no
+    real paths)."""
     found: list[Found] = []
-    for rel_parts, path in _walk(root, (), real_root, (real_root,)):
+    for rel_parts, path in _walk(root, (), _RealRoot(root), None):
         if rel_parts[-1].endswith(suffix):
             found.append(Found("/".join(rel_parts), rel_parts, path))
     found.sort(key=lambda f: f.rel.encode("utf-8"))
     return found
 
 
+class _RealRoot:
+    """A walk's root and its resolved path, resolved the first time a symlink needs it."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._real: Path | None = None
+
+    def get(self) -> Path:
+        """The resolved root (OSError when it cannot be resolved)."""
+        if self._real is None:
+            try:
+                self._real = self.root.resolve()
+            except RuntimeError as exc:
+                raise OSError(str(exc)) from None
+        return self._real
+
+    def chain(self, prefix: tuple[str, ...]) -> tuple[Path, ...]:
+        """The resolved paths of the root and of each folder on `prefix` below it, for a path
+        reached without passing a symlink."""
+        real = self.get()
+        out = [real]
+        for name in prefix:
+            real = real / name
+            out.append(real)
+        return tuple(out)
+
+
 def _walk(
-    directory: Path, prefix: tuple[str, ...], real_root: Path, ancestors: tuple[Path, ...]
+    directory: Path, prefix: tuple[str, ...], real_root: _RealRoot,
+    ancestors: tuple[Path, ...] | None, listings: ListingCache | None = None,
 ) -> Iterator[tuple[tuple[str, ...], Path]]:
-    """`ancestors` holds the resolved paths of `directory` and every folder above it."""
+    """`ancestors` holds the resolved paths of `directory` and every folder above it, or is None
+    while no symlink lies on the way from the root (then they are `real_root.chain(prefix)`,
+    computed only if needed). A folder without symlinks or non-UTF-8 names is listed through
+    `listings` (reused while unchanged)."""
+    listings = LISTINGS if listings is None else listings
+    cached = listings.cached(directory)
+    if cached is not None:
+        for name, path in cached.files:
+            yield prefix + (name,), path
+        for name, path in cached.folders:
+            below = None if ancestors is None else ancestors + (ancestors[-1] / name,)
+            yield from _walk(path, prefix + (name,), real_root, below, listings)
+        return
+    before = listings.before(directory)
     try:
-        entries = list(os.scandir(directory))
+        entries = listings.scan(directory)
     except OSError as exc:
         log.debug("cannot list %s: %s", directory, exc)
         return
+    plain = True
+    files: list[tuple[str, Path]] = []
+    folders: list[tuple[str, Path]] = []
     for entry in entries:
         if not utf8_name(entry.name):
             log.info("skipping non-UTF-8 name under %s", directory)
+            plain = False
             continue
         path = Path(entry.path)
         try:
             is_link = entry.is_symlink()
-            if is_link and not really_within(real_root, path):
+            plain = plain and not is_link
+            if is_link and not really_within(real_root.get(), path):
                 log.info("skipping %s: symlink points outside its root", path)
                 continue
             if entry.is_dir(follow_symlinks=True):
-                real = path.resolve() if is_link else ancestors[-1] / entry.name
-                if real in ancestors:
-                    continue
-                yield from _walk(path, prefix + (entry.name,), real_root, ancestors + (real,))
+                folders.append((entry.name, path))
+                if is_link:
+                    chain = real_root.chain(prefix) if ancestors is None else ancestors
+                    real = path.resolve()
+                    if real in chain:
+                        continue
+                    below: tuple[Path, ...] | None = chain + (real,)
+                else:
+                    below = None if ancestors is None else ancestors + (ancestors[-1] / entry.name,)
+                yield from _walk(path, prefix + (entry.name,), real_root, below, listings)
             elif entry.is_file(follow_symlinks=True):
+                files.append((entry.name, path))
                 yield prefix + (entry.name,), path
-        except OSError as exc:
+        except (OSError, RuntimeError) as exc:
+            plain = False
             log.debug("cannot inspect %s: %s", path, exc)
+    if plain:
+        listings.store(directory, before, Listing(tuple(files), tuple(folders)))
 
 
 def top_level_dirs(root: Path) -> frozenset[str]:
     """Names of the directories directly under `root` (a symlink counts only when its target
     stays inside the root); empty when the root is missing."""
+    cached = LISTINGS.cached(root)
+    if cached is not None:
+        return frozenset(name for name, _ in cached.folders)
     try:
         real_root = root.resolve()
         entries = list(os.scandir(root))

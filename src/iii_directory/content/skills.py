@@ -19,6 +19,7 @@ the index rendering in `skills_index`.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from collections.abc import Mapping, Sequence
@@ -38,7 +39,6 @@ from .roots import (
     Kind,
     agent_skills_roots,
     classify,
-    lexically_within,
     local_skills_root,
     really_within,
     relative_parts,
@@ -88,14 +88,24 @@ def on_disk_id(parts: Sequence[str]) -> str:
     return "/".join([*parts[:-1], stem])
 
 
+@functools.lru_cache(maxsize=16384)
+def skill_id_of(parts: tuple[str, ...]) -> tuple[str | None, bool]:
+    """`(on-disk id, valid)` of a markdown file at root-relative `parts`; `(None, False)` when
+    the path does not hold a skill (§3.2). A pure function of `parts`, so remembered."""
+    if classify(parts) is not Kind.SKILL:
+        return None, False
+    skill_id = on_disk_id(parts)
+    return skill_id, is_valid_id(skill_id)
+
+
 def scan_root(root: Path, origin: Origin) -> list[SkillFile]:
     """The skills of one root (§3.3), sorted by id."""
     files: dict[str, SkillFile] = {}
     for found in walk_markdown(root):
-        if classify(found.parts) is not Kind.SKILL:
+        skill_id, valid = skill_id_of(found.parts)
+        if skill_id is None:
             continue
-        skill_id = on_disk_id(found.parts)
-        if not is_valid_id(skill_id):
+        if not valid:
             log.info("skills: invalid id %r from %s; skipped", skill_id, found.path)
             continue
         if skill_id in files:
@@ -108,8 +118,10 @@ def scan_root(root: Path, origin: Origin) -> list[SkillFile]:
 def scan_agent_skills_root(root: Path) -> list[SkillFile]:
     """Shallow `<dir>/SKILL.md` entries of a read-only agent-skills root (id `<dir>/index`)."""
     try:
-        real_root = root.resolve()
         names = sorted(os.listdir(root))
+        if not names:
+            return []
+        real_root = root.resolve()
     except (OSError, RuntimeError):
         return []
     out = []
@@ -144,8 +156,18 @@ class SkillsView:
     """The Directory's `RowFactsCache`; None parses every file for its row."""
     by_id: Mapping[str, SkillFile] = field(init=False, repr=False)
 
+    _agent_prefixes: tuple[tuple[Path, str, str], ...] = field(init=False, repr=False)
+    """Each agent root with its absolute path and that path plus a separator, computed once."""
+    _root_memo: dict[Path, Path | None | bool] = field(init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "by_id", {f.id: f for f in self.files})
+        prefixes = []
+        for root in self.agent_roots:
+            root_s = os.path.normcase(os.path.abspath(root))
+            prefixes.append((root, root_s, root_s.rstrip(os.sep) + os.sep))
+        object.__setattr__(self, "_agent_prefixes", tuple(prefixes))
+        object.__setattr__(self, "_root_memo", {})
 
     def lookup(self, skill_id: str) -> SkillFile | None:
         """Exact on-disk id, else the `<id>/index` overview (never a sibling)."""
@@ -167,14 +189,44 @@ class SkillsView:
         prefix = namespace + "/"
         return [f for f in self.files if f.id == namespace or f.id.startswith(prefix)]
 
+    def _root_in_agent_root(self, root: Path) -> Path | None | bool:
+        """For every file of the scanned `root` at once: the agent root holding all of `root`,
+        None when no agent root overlaps it, False when one lies inside it (ask per file).
+        Remembered per view (one view lives for one call)."""
+        memo = self._root_memo
+        if root in memo:
+            return memo[root]
+        root_s = os.path.normcase(os.path.abspath(root))
+        inside_root = root_s.rstrip(os.sep) + os.sep
+        answer: Path | None | bool = None
+        for agent_root, agent_s, agent_inside in self._agent_prefixes:
+            if _within(root_s, agent_s, agent_inside):
+                answer = agent_root
+                break
+            if _within(agent_s, root_s, inside_root):
+                answer = False
+                break
+        memo[root] = answer
+        return answer
+
     def in_agent_root(self, file: SkillFile) -> Path | None:
         """The agent-skills root a file lies in (by location), if any."""
         if file.origin is Origin.AGENT_SKILLS:
             return file.root
-        for root in self.agent_roots:
-            if lexically_within(root, file.path):
+        if not self._agent_prefixes:
+            return None
+        whole = self._root_in_agent_root(file.root)
+        if whole is not False:
+            return whole
+        path_s = os.path.normcase(os.path.abspath(file.path))
+        for root, root_s, inside in self._agent_prefixes:
+            if path_s == root_s or path_s.startswith(inside):
                 return root
         return None
+
+
+def _within(path_s: str, root_s: str, inside: str) -> bool:
+    return path_s == root_s or path_s.startswith(inside)
 
 
 def _kit_dirs_inside_local(local: Path, skills: Path, kits: frozenset[str]) -> set[str]:

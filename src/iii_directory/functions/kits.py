@@ -6,12 +6,18 @@ Request models and handlers only; the flows live in `iii_directory.kits.service`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import asyncio
+import importlib
+import sys
+import weakref
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
+import anyio
 from pydantic import Field
 
 from ..context import Context
-from ..kits.apply import GivenDecision
+from ..kits.events import KITS_ON_CHANGE
 from ..kits.records import (
     CheckUpdatesResult,
     DiffResult,
@@ -22,19 +28,23 @@ from ..kits.records import (
     ListResult,
     PlanResult,
 )
-from ..kits.service import KITS_ON_CHANGE, KitsService, Session, engine_caller
 from ..models import Empty, OptionalText, Request
 from ..table import FunctionSpec, Surface, TriggerTypeSpec, tool_label
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the kit flows are imported by the first kits call, not to register
+    from ..kits.service import KitsService, Session
     from ..runtime import Runtime
 
 
 def _session(ctx: Context) -> Session:
+    from ..kits.service import Session, engine_caller
+
     return Session(settings=ctx.settings, call=engine_caller(ctx.call))
 
 
 def _service(ctx: Context) -> KitsService:
+    from ..kits.service import KitsService
+
     return ctx.directory.service(KitsService)
 
 
@@ -143,6 +153,8 @@ async def download_kit(ctx: Context, req: DownloadKitRequest) -> FlowResult:
 
 
 async def apply(ctx: Context, req: ApplyRequest) -> FlowResult:
+    from ..kits.apply import GivenDecision
+
     decisions = None
     if req.decisions is not None:
         decisions = {
@@ -192,14 +204,50 @@ async def check_updates(ctx: Context, req: CheckUpdatesRequest) -> CheckUpdatesR
 # Background
 
 
-async def start_update_checks(directory: Runtime) -> None:
-    """Schedule the boot-time and six-hourly update check (kits.md §9.1)."""
-    service = directory.service(KitsService)
+FLOWS_MODULE = "iii_directory.kits.service"
+FLOWS_IMPORT_DELAY_S = 5.0
+"""How long after start the kit flows are imported for the update schedule, when nothing has
+imported them yet. Importing them (~0.2-0.4 s of module code, even on a worker thread it shares
+the GIL) right after registration slowed a cold worker's first calls; the first scheduled check
+runs 15 s after start anyway, and keeps that time."""
+
+_deferred: weakref.WeakKeyDictionary[Any, asyncio.Task[None]] = weakref.WeakKeyDictionary()
+
+
+def _flows_loaded() -> ModuleType | None:
+    return sys.modules.get(FLOWS_MODULE)
+
+
+def _schedule(directory: Runtime, flows: ModuleType, waited_s: float) -> None:
+    service = directory.service(flows.KitsService)
+    service.first_check_delay_s = max(0.0, service.first_check_delay_s - waited_s)
     service.spawn(service.scheduled_checks(), "scheduled-checks", daemon=True)
 
 
+async def start_update_checks(directory: Runtime) -> None:
+    """Schedule the boot-time and six-hourly update check (kits.md §9.1): at once when the kit
+    flows are loaded, else after `FLOWS_IMPORT_DELAY_S`, importing them on a worker thread."""
+    flows = _flows_loaded()
+    if flows is not None:
+        _schedule(directory, flows, 0.0)
+        return
+
+    async def deferred() -> None:
+        await anyio.sleep(FLOWS_IMPORT_DELAY_S)
+        module = await anyio.to_thread.run_sync(importlib.import_module, FLOWS_MODULE)
+        _schedule(directory, module, FLOWS_IMPORT_DELAY_S)
+
+    _deferred[directory] = asyncio.get_running_loop().create_task(deferred(), name="kits:import")
+
+
 async def stop(directory: Runtime) -> None:
-    await directory.service(KitsService).stop()
+    pending = _deferred.pop(directory, None)
+    if pending is not None and not pending.done():
+        pending.cancel()
+    flows = _flows_loaded()
+    if flows is None:  # never imported: no kit service ran
+        return
+    await directory.service(flows.KitsService).stop()
 
 
 

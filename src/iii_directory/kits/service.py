@@ -31,6 +31,7 @@ from .apply import (
     plan_missing,
 )
 from .clock import Clock, stamp, utc_now
+from .events import KITS_ON_CHANGE
 from .compose import POLL_INTERVAL_S, Caller, Compose, kit_root, read_declared
 from .lock import Lock, LockedKit, file_state, load_lock, lock_path, read_lock, write_lock
 from ..content.markers import all_markers
@@ -75,7 +76,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-KITS_ON_CHANGE = "directory::kits::on-change"
 AGENTS_ON_CHANGE = "directory::agents::on-change"
 SKILLS_ON_CHANGE = "directory::skills::on-change"
 NEXT_INSTALLED = "Next: call directory::kits::list to see installed kits."

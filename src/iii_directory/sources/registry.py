@@ -30,7 +30,6 @@ URL, so a repointed `registry_url` never serves an old answer.
 from __future__ import annotations
 
 import asyncio
-
 import json
 import logging
 import re
@@ -40,13 +39,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import httpx
 
 from .. import __version__
 from ..errors import DirectoryError, invalid_input, not_found
 from ..exclusions import is_excluded
 
 if TYPE_CHECKING:
+    import httpx  # imported by the first request (~0.1 s of the worker's start-up)
+
     from ..config import Settings
     from ..runtime import Runtime
 
@@ -391,6 +391,8 @@ class RegistryClient:
     def _http(self) -> httpx.AsyncClient:
         """One pooled client per event loop: connections are reused across requests (a new
         client per request made every search pay a TCP + TLS handshake per registry call)."""
+        import httpx
+
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop or self._client.is_closed:
             self._client = httpx.AsyncClient(
@@ -442,6 +444,8 @@ class RegistryClient:
 
         Raises `unreachable` on connection errors and timeouts and `too_large` on oversized
         answers; status handling is the caller's."""
+        import httpx
+
         timeout_s = settings.download_timeout_ms / 1000.0
         url = settings.registry_url + path
         headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}

@@ -1,0 +1,123 @@
+"""Directory listings reused while the directory is provably unchanged (a performance cache).
+
+Every `skills::list`, `skills::get` and search call walks the skill roots again, so that it sees
+every edit. Listing each folder (`scandir`, one `Path` per entry) was the largest share of the
+worker's time in the soak. A folder's listing — its regular files and its sub-folders, by name —
+changes only through an entry being added, removed or renamed, and each of those moves the
+folder's own mtime and ctime. So a listing is reused while one `stat` of the folder returns the
+signature (device, inode, mtime, ctime) it was read under, with the rules of `stat_cache`:
+
+* stored only when the signature before and after the `scandir` is the same, and only when
+  the folder's mtime and ctime are at least `SETTLE_NS` (2 s) old, so a second change within
+  one timestamp tick cannot hide behind an equal signature;
+* never stored for a folder holding a symlink (whether a link's target exists or is a folder
+  can change without touching the folder) or a name that is not UTF-8 (those are logged and
+  skipped on every walk);
+* at most `capacity` folders (least recently used dropped first).
+
+A file's contents are not part of a listing: readers still `stat` and read the files.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .stat_cache import SETTLE_NS
+
+DEFAULT_CAPACITY = 4096
+
+FolderSignature = tuple[int, int, int, int]
+
+
+def folder_signature(st: os.stat_result) -> FolderSignature:
+    """`(st_dev, st_ino, st_mtime_ns, st_ctime_ns)` of a folder."""
+    return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The plain entries of one folder: regular files and sub-folders as (name, path)."""
+
+    files: tuple[tuple[str, Path], ...]
+    folders: tuple[tuple[str, Path], ...]
+
+
+class ListingCache:
+    """Folder path → its `Listing`, valid for one folder signature. Thread-safe.
+
+    `clock` (nanoseconds since the epoch, default `time.time_ns`) is injectable so tests decide
+    what is settled without sleeping."""
+
+    def __init__(self, capacity: int = DEFAULT_CAPACITY,
+                 clock: Callable[[], int] = time.time_ns) -> None:
+        self.capacity = capacity
+        self.clock = clock
+        self.scans = 0
+        """How many times a folder was actually listed (tests and benchmarks read it)."""
+        self._entries: OrderedDict[str, tuple[FolderSignature, Listing]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def cached(self, folder: Path) -> Listing | None:
+        """The stored listing of `folder` when its signature still matches, else None."""
+        key = str(folder)
+        with self._lock:
+            hit = self._entries.get(key)
+        if hit is None:
+            return None
+        try:
+            sig = folder_signature(os.stat(folder))
+        except OSError:
+            return None
+        if sig != hit[0]:
+            return None
+        with self._lock:
+            if key in self._entries:
+                self._entries.move_to_end(key)
+        return hit[1]
+
+    def scan(self, folder: Path) -> list[os.DirEntry[str]]:
+        """`scandir(folder)` as a list (OSError propagates); the caller offers the plain
+        listing back through `store` together with the signature read here."""
+        self.scans += 1
+        return list(os.scandir(folder))
+
+    def before(self, folder: Path) -> FolderSignature | None:
+        """The folder's signature ahead of a scan (None: it cannot be stat-ed)."""
+        try:
+            return folder_signature(os.stat(folder))
+        except OSError:
+            return None
+
+    def store(self, folder: Path, before: FolderSignature | None, listing: Listing) -> None:
+        """Remember `listing` when the folder was settled and unchanged across the scan."""
+        if before is None or max(before[2], before[3]) > self.clock() - SETTLE_NS:
+            return
+        try:
+            after = folder_signature(os.stat(folder))
+        except OSError:
+            return
+        if after != before:
+            return
+        key = str(folder)
+        with self._lock:
+            self._entries[key] = (before, listing)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.capacity:
+                self._entries.popitem(last=False)
+
+
+LISTINGS = ListingCache()
+"""The process-wide cache `roots.walk_markdown` uses (entries are validated on every use)."""
