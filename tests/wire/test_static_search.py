@@ -91,7 +91,7 @@ async def test_the_static_lane_vouches_for_a_request_without_a_shared_content_wo
         wire: Any) -> None:
     """`schedule the report for every weekday morning` shares no content word with any id, so
     the evidence floor refuses it in lexical mode; with the static lane, one worker holds its
-    whole static head and the static calibrated score clears even odds (`static_lane.vouches`),
+    whole static head and the static calibrated score clears even odds (`answerability.vouches`),
     so it is answered — and small talk still is not."""
     for function_id, description in TIMER:
         wire.engine.add_function(function_id, echo, description=description,

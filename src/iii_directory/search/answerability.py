@@ -11,7 +11,7 @@ scale:
 | `coverage` | that document's IDF-weighted coverage of the request's informative (not ordinary) terms: `Σ idf(matched) / Σ idf(request terms)`, a term the catalog never uses weighing the most (`idf = ln((N − df + 0.5)/(df + 0.5) + 1)`) |
 | `cosine`, `margin` | the best cosine and its margin over the catalog's background similarity to the request (the median cosine of its dense top 64), hybrid only |
 | `action` | whether the request's action class agrees with the action of a leading candidate (`vocabulary.function_actions`): any document with the best lexical evidence (siblings that match the same terms tie), else the lane's first; None when the request names no known verb |
-| `extra` | the best static cosine (`static_lane.static_cosine`) on lanes the static lane fused (`--mode static`, BM25-only hosts) |
+| `extra` | the best static cosine (`static_evidence.static_cosine`) on lanes the static lane fused (`--mode static`, BM25-only hosts) |
 
 Before the signals, three classes are refused outright: a request no more than half of whose
 words are words (`known_share` ≤ `MIN_KNOWN_SHARE`, 0.5); a request that names an excluded
@@ -41,6 +41,7 @@ import _rank
 
 from .corpus import DocumentSet, index_terms, query_terms
 from .exclusions import is_excluded_id
+from .static_evidence import VOUCH_HEAD, VOUCH_SCORE, head_share_of, static_cosine
 from .vocabulary import ACTIONS, ID_WORD, LEADING_VERB_WINDOW, function_actions, normal_term, normal_terms, request_actions
 
 Ranking = list[tuple[str, float]]
@@ -467,9 +468,7 @@ def answerable_lanes(queries: Sequence[object], documents: DocumentSet, lanes: S
     """`lanes` with the lane of every capability the decision says no to emptied (`queries`
     are `query.Query` objects: `text`, `terms`; `dense` their dense rankings in hybrid). Without
     dense rankings, the best static cosine of a capability whose lane the static lane fused in
-    this call (`static_lane.static_cosine`) is the `extra` signal."""
-    from .static_lane import static_cosine, vouches
-
+    this call (`static_evidence.static_cosine`) is the `extra` signal."""
     out = []
     for position, (query, lane) in enumerate(zip(queries, lanes)):
         if lane:
@@ -484,3 +483,19 @@ def answerable_lanes(queries: Sequence[object], documents: DocumentSet, lanes: S
                 lane = []
         out.append(lane)
     return out
+
+
+def vouches(query: object, found: Signals) -> bool:
+    """The static lane answers for a capability the decision refused (`answerable` said no,
+    `found` its `Signals`): not a hard refusal, one worker holds all of the first `VOUCH_HEAD`
+    (4) static hits of this call (`static_evidence`), the request names a known action
+    (`found.action` is not None: agreeing or not — small talk that shares a topic with a worker
+    names none), and the static family's calibrated score (`score`, which weighs the best static
+    cosine) reaches `VOUCH_SCORE` (0, even odds) — above the family threshold, but without the
+    lexical evidence floor. On dev, extra and extra2 the capabilities this answers all held a
+    relevant function in their lane; near misses and chatter that score ≥ 0 spread their static
+    head over two or three workers (README, "Static lane")."""
+    share = head_share_of(query)
+    if share is None or found.refused or found.action is None or share < VOUCH_HEAD:
+        return False
+    return family(found) == "static" and score(found) >= VOUCH_SCORE

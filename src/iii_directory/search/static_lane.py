@@ -56,7 +56,7 @@ weights fitted on all three sets: MRR@1 dev .739 → .652, extra2 .686 → .671 
 recall@12 +.01 to +.07), so answered lanes keep the rule above for their first place.
 
 A capability the answerability decision refuses is answered anyway when the static lane
-`vouches` for it (one worker holds the whole static head, the request names an action, the
+vouches for it (`answerability.vouches`) (one worker holds the whole static head, the request names an action, the
 static family's calibrated score ≥ 0): recall@12 dev .877 → .888, extra2 .744 → .759, held-out
 .756 → .760, no false positive added on any set, chatter or near misses.
 """
@@ -64,7 +64,6 @@ static family's calibrated score ≥ 0): recall@12 dev .877 → .888, extra2 .74
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 import math
 import os
@@ -79,7 +78,9 @@ import anyio
 import _rank
 
 from .corpus import Corpus, namespace_of
+from . import static_evidence
 from .lanes import ACTION_BONUS, Ranking, action_agreement, exact_lane, weighted_rrf
+from .static_evidence import VOUCH_HEAD
 
 log = logging.getLogger(__name__)
 
@@ -92,8 +93,6 @@ ALONE_COSINE = 0.58
 ALONE_HEAD = 4
 CORROBORATION_DEPTH = 32
 TAIL_DEPTH = 6
-VOUCH_HEAD = 4
-VOUCH_SCORE = 0.0
 LEARNED_TEMPERATURE = 7.0
 STATIC_WEIGHTS: tuple[float, ...] = (0.224, 0.806, 0.907, 0.577, 0.254, 0.957, 0.251, 0.350,
                                      0.968, 0.734, 0.702, 0.632, 0.311)
@@ -180,38 +179,6 @@ def static_tail(lane: Ranking, ranking: Ranking) -> Ranking:
         return []
     held = {doc_id for doc_id, _ in lane}
     return [(d, cos) for d, cos in ranking if d not in held][:TAIL_DEPTH]
-
-
-_STATIC_COSINES: contextvars.ContextVar[dict[Any, tuple[float, int]]] = contextvars.ContextVar(
-    "static_cosines", default={})
-"""The best static cosine and the `head_share` of each query whose lane
-`StaticLane.fuse_lanes` fused last in this context (the search call's task), for the
-answerability decision (`static_cosine`, `vouches`)."""
-
-
-def static_cosine(query: Any) -> float | None:
-    """The best static cosine of `query` (a `query.Query`) in the lanes this call fused, or
-    None when the static lane did not serve it."""
-    seen = _STATIC_COSINES.get().get(query)
-    return seen[0] if seen is not None else None
-
-
-def vouches(query: Any, found: Any) -> bool:
-    """The static lane answers for a capability the decision refused (`answerability.answerable`
-    said no, `found` its `Signals`): not a hard refusal, one worker holds all of the first
-    `VOUCH_HEAD` (4) static hits, the request names a known action (`found.action` is not None:
-    agreeing or not — small talk that shares a topic with a worker names none), and the static
-    family's calibrated score (`answerability.score`, which weighs the best static cosine)
-    reaches `VOUCH_SCORE` (0, even odds) — above the family threshold, but without the lexical
-    evidence floor. On dev, extra and extra2 the capabilities this answers all held a relevant
-    function in their lane; near misses and chatter that score ≥ 0 spread their static head over
-    two or three workers (README, "Static lane")."""
-    seen = _STATIC_COSINES.get().get(query)
-    if seen is None or found.refused or found.action is None or seen[1] < VOUCH_HEAD:
-        return False
-    from .answerability import family, score
-
-    return family(found) == "static" and score(found) >= VOUCH_SCORE
 
 
 def compiled_kernels() -> bool:
@@ -367,10 +334,10 @@ class StaticLane:
         rankings = await self.rankings(corpus, [q.dense_text for q in queries],
                                        call.settings.function_search_mode)
         if rankings is None:
-            _STATIC_COSINES.set({})
+            static_evidence.clear()
             return [lane for lane, _ in lanes], []
-        _STATIC_COSINES.set({query: (ranking[0][1], head_share(ranking))
-                             for query, ranking in zip(queries, rankings) if ranking})
+        static_evidence.record((query, ranking[0][1], head_share(ranking))
+                               for query, ranking in zip(queries, rankings) if ranking)
         from .fusion import Request
 
         descriptions = corpus.descriptions

@@ -103,27 +103,28 @@ def test_the_learned_order_keeps_the_leader_and_reorders_the_rest() -> None:
 
 
 def test_a_refusal_the_static_lane_vouches_for() -> None:
-    from iii_directory.search.answerability import Signals, answerable
+    from iii_directory.search import static_evidence
+    from iii_directory.search.answerability import Signals, answerable, vouches
 
     query = object()
     # no content term a document's id names: under the evidence floor, so the decision says no
     strong = Signals(words=6, known_share=1.0, coverage=0.5, rare_matched=0.0, action=False,
                      extra=0.7)
     assert not answerable(strong)
-    sl._STATIC_COSINES.set({query: (0.7, sl.VOUCH_HEAD)})
-    assert sl.vouches(query, strong)
-    assert not sl.vouches(object(), strong)  # the static lane did not serve that capability
+    static_evidence.record([(query, 0.7, static_evidence.VOUCH_HEAD)])
+    assert vouches(query, strong)
+    assert not vouches(object(), strong)  # the static lane did not serve that capability
     weak = Signals(words=6, known_share=1.0, coverage=0.5, rare_matched=0.0, action=False,
                    extra=0.4)
-    assert not sl.vouches(query, weak)  # the calibrated score stays below even odds
+    assert not vouches(query, weak)  # the calibrated score stays below even odds
     no_verb = Signals(words=6, known_share=1.0, coverage=0.5, rare_matched=0.0, action=None,
                       extra=0.7)
-    assert not sl.vouches(query, no_verb)
+    assert not vouches(query, no_verb)
     refused = Signals(words=6, known_share=1.0, coverage=0.5, rare_matched=0.0, action=False,
                       extra=0.7, refused="intrinsic")
-    assert not sl.vouches(query, refused)
-    sl._STATIC_COSINES.set({query: (0.7, sl.VOUCH_HEAD - 1)})  # the head spans two workers
-    assert not sl.vouches(query, strong)
+    assert not vouches(query, refused)
+    static_evidence.record([(query, 0.7, static_evidence.VOUCH_HEAD - 1)])  # the head spans two workers
+    assert not vouches(query, strong)
     assert sl.head_share(ranking("a::x", "a::y", "b::z", "a::w")) == 3
     assert sl.head_share([]) == 0
 
