@@ -232,6 +232,7 @@ from iii_directory.cli import main  # noqa: E402
 sys.exit(main())
 PY
   cp -r tests pyproject.toml "$dir/iiidir/project/"
+  mkdir -p "$dir/iiidir/project/benchmarks" && cp -r benchmarks/data "$dir/iiidir/project/benchmarks/"  # held-out catalog
   find "$dir/iiidir/project" -name __pycache__ -prune -exec rm -rf {} +
 }
 
