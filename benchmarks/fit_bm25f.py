@@ -39,8 +39,9 @@ from pathlib import Path
 
 import _bm25f
 from _bm25f import Fields
+from fit_fusion import load_corpus
 from iii_directory.search import corpus as corpus_module
-from iii_directory.search.corpus import Corpus, DocumentSet, tool_from_schema
+from iii_directory.search.corpus import Corpus, DocumentSet
 from iii_directory.search.lanes import lexical_ranking
 from iii_directory.search.query import make_query
 
@@ -66,13 +67,6 @@ def graded(path: Path, split: str | None) -> Graded:
             if query is not None and any(g >= 2 for g in grades.values()):
                 out.append((query.terms, grades))
     return out
-
-
-def load_corpus(path: Path) -> Corpus:
-    records = json.loads(path.read_text())
-    return Corpus.build(
-        [tool_from_schema(r["function_id"], r.get("description"), r.get("request_schema"))
-         for r in records if not (r.get("metadata") or {}).get("internal")])
 
 
 def quality(corpus: Corpus, fields: Fields, data: Graded) -> tuple[float, float]:

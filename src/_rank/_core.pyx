@@ -445,23 +445,8 @@ cdef class BM25Index:
         cdef list doc_terms = []  # the term ids of every document, concatenated
         cdef list lengths = []
         cdef Py_ssize_t position = 0
-        cdef object tid
         for document in documents:
-            if isinstance(document, (str, bytes)) or not _is_sequence(document):
-                raise TypeError(f"document {position} must be a sequence of str terms, "
-                                f"got {type(document).__name__}")
-            count = 0
-            for term in document:
-                if not isinstance(term, str):
-                    raise TypeError(f"document {position} has a non-string term of type "
-                                    f"{type(term).__name__}")
-                tid = vocab.get(term)
-                if tid is None:
-                    tid = len(vocab)
-                    vocab[term] = tid
-                doc_terms.append(tid)
-                count += 1
-            lengths.append(count)
+            lengths.append(_intern_terms(document, position, vocab, doc_terms))
             position += 1
         if position != n:
             raise ValueError("documents changed length while the index was built")
@@ -688,13 +673,12 @@ cdef class BM25FIndex(BM25Index):
         if n >= 2147483647:
             raise ValueError("too many documents for one index (at most 2**31 - 2)")
         cdef Py_ssize_t n_fields = len(field_weights)
-        cdef Py_ssize_t position = 0, f, i, count
+        cdef Py_ssize_t position = 0, f, i, count, n_terms
         cdef list totals = [0] * n_fields
         cdef list field_lengths = []  # the term count of every field of every document
         cdef dict vocab = {}
         cdef list doc_terms = []
         cdef list lengths = []
-        cdef object tid
         for document in documents:
             if isinstance(document, (str, bytes)) or not _is_sequence(document):
                 raise TypeError(f"document {position} must be a sequence of fields, "
@@ -704,23 +688,10 @@ cdef class BM25FIndex(BM25Index):
                                  f"expected {n_fields}")
             count = 0
             for f in range(n_fields):
-                terms = document[f]
-                if isinstance(terms, (str, bytes)) or not _is_sequence(terms):
-                    raise TypeError(f"document {position} must be a sequence of str terms, "
-                                    f"got {type(terms).__name__}")
-                before = count
-                for term in terms:
-                    if not isinstance(term, str):
-                        raise TypeError(f"document {position} has a non-string term of type "
-                                        f"{type(term).__name__}")
-                    tid = vocab.get(term)
-                    if tid is None:
-                        tid = len(vocab)
-                        vocab[term] = tid
-                    doc_terms.append(tid)
-                    count += 1
-                field_lengths.append(count - before)
-                totals[f] += count - before
+                n_terms = _intern_terms(document[f], position, vocab, doc_terms)
+                field_lengths.append(n_terms)
+                totals[f] += n_terms
+                count += n_terms
             lengths.append(count)
             position += 1
         if position != n:
@@ -743,6 +714,28 @@ cdef class BM25FIndex(BM25Index):
         self._n_terms = len(vocab)
         self._build(doc_terms, lengths, gains)
         self._vocab = vocab  # set last: an index whose build failed answers nothing
+
+
+cdef Py_ssize_t _intern_terms(object terms, Py_ssize_t position, dict vocab,
+                              list doc_terms) except -1:
+    """Append the term ids of `terms` (a term sequence of document `position`) to `doc_terms`,
+    giving each unseen term the next id in `vocab`; the number of terms."""
+    if isinstance(terms, (str, bytes)) or not _is_sequence(terms):
+        raise TypeError(f"document {position} must be a sequence of str terms, "
+                        f"got {type(terms).__name__}")
+    cdef Py_ssize_t count = 0
+    cdef object tid
+    for term in terms:
+        if not isinstance(term, str):
+            raise TypeError(f"document {position} has a non-string term of type "
+                            f"{type(term).__name__}")
+        tid = vocab.get(term)
+        if tid is None:
+            tid = len(vocab)
+            vocab[term] = tid
+        doc_terms.append(tid)
+        count += 1
+    return count
 
 
 cdef bint _is_sequence(object value):

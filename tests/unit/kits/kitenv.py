@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kitfake import FakeComposeEngine, KitCatalog
+from kitfake import FakeComposeEngine, KitCatalog, team_v11
 
 from iii_directory.directory import Directory
 from iii_directory.errors import DirectoryError
@@ -109,3 +109,15 @@ class KitEnv:
         applied = await self.call("directory::kits::apply", {"plan_id": planned["plan"]["plan_id"]})
         assert applied["status"] == "applied", applied
         return applied
+
+    async def update_pending(self) -> Path:
+        """`install_v1`, then acme/team 1.1.0 published and the update schedule set to check at
+        once (hourly after): the path of the update cache, removed so its return marks a check."""
+        await self.install_v1()
+        await self.service.drain()
+        cache = self.project / ".iii" / "directory" / "kit-updates.json"
+        cache.unlink()
+        self.catalog.publish("acme/team", team_v11())
+        self.service.first_check_delay_s = 0.0
+        self.service.update_interval_s = 3600.0
+        return cache

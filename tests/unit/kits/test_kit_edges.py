@@ -282,13 +282,7 @@ async def test_the_update_schedule_checks_installed_kits(kits: KitEnv) -> None:
 
     from iii_directory.functions.kits import start_update_checks, stop
 
-    await kits.install_v1()
-    await kits.service.drain()
-    cache = kits.project / ".iii" / "directory" / "kit-updates.json"
-    cache.unlink()
-    kits.catalog.publish("acme/team", team_v11())
-    kits.service.first_check_delay_s = 0.0
-    kits.service.update_interval_s = 3600.0
+    cache = await kits.update_pending()
     await start_update_checks(kits.directory)
     with anyio.fail_after(10):
         while not cache.exists():

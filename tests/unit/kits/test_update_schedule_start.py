@@ -5,20 +5,13 @@ from __future__ import annotations
 import anyio
 import pytest
 from kitenv import KitEnv
-from kitfake import team_v11
 
 from iii_directory.functions import kits as surface
 
 
 async def test_the_schedule_imports_the_flows_later_and_keeps_its_first_check_time(
         kits: KitEnv, monkeypatch: pytest.MonkeyPatch) -> None:
-    await kits.install_v1()
-    await kits.service.drain()
-    cache = kits.project / ".iii" / "directory" / "kit-updates.json"
-    cache.unlink()
-    kits.catalog.publish("acme/team", team_v11())
-    kits.service.first_check_delay_s = 0.0
-    kits.service.update_interval_s = 3600.0
+    cache = await kits.update_pending()
     monkeypatch.setattr(surface, "_flows_loaded", lambda: None)  # as in a fresh `serve`
     monkeypatch.setattr(surface, "FLOWS_IMPORT_DELAY_S", 0.0)
     await surface.start_update_checks(kits.directory)
