@@ -6,6 +6,8 @@ ad-hoc embeddings (search.md §5.2, §5.3).
   search serves lexical results.
 * Every catalog activation requests an index for its fingerprint; documents are embedded only
   when their text is not in the vector cache; only the latest requested fingerprint publishes.
+  A lone call that finds the index about to be published (a warm start, or few cache misses)
+  waits for it up to `WARM_INDEX_WAIT_S` (`wait_warm_index`); any other call serves lexical.
 * Query ranking: the top 64 documents by cosine, sorted by cosine descending then id ascending.
   A query against a stale or absent index raises `DenseUnavailable`; the caller falls back.
 * Ad-hoc documents (registry contracts, skills, triggers) are ranked by brute force over vectors
@@ -48,6 +50,10 @@ ADHOC_MATRICES = 8
 page in use; a changed set is a new key)."""
 QUERY_TIMEOUT_S = 3.0
 """Budget of a call's capability embeddings; past it they are dropped and the call is lexical."""
+WARM_INDEX_WAIT_S = 1.0
+"""How long a lone call waits for the index of a warm start (`DenseLane.wait_warm_index`)."""
+WARM_MISSES = 16
+"""Catalog documents missing from the vector cache that still count as a warm index."""
 
 
 class DenseUnavailable(Exception):
@@ -134,6 +140,12 @@ class DenseLane:
         self.cache: VectorCache | None = None
         self.index: DocumentIndex | None = None
         self.requested: str | None = None
+        self.warm_start = False
+        """The encoder was preloaded, which `serve` does only over an existing disk vector cache:
+        the first index is expected to need few or no embeddings."""
+        self.failed_index: str | None = None
+        """The fingerprint whose last index build failed (no one waits for it)."""
+        self._published = anyio.Event()
         self.encoded_documents = 0
         """Catalog documents sent to the encoder (cache misses), for tests and the bench."""
         self._build_lock = anyio.Lock()
@@ -178,6 +190,7 @@ class DenseLane:
         adopted = preload_slot.take(model_dir)  # a `serve` may have started it at its first line
         if adopted is not None:
             thread, opening = adopted
+            self.warm_start = True
         else:
             thread = encoder_thread()  # built where it will run: one malloc arena for both
             opening = thread.submit(open_encoder, model_dir, self._cache_root())
@@ -264,13 +277,22 @@ class DenseLane:
                 built = await self.pipeline.in_thread(self._build, fingerprint, tuple(ids), vectors)
             except Exception as exc:  # noqa: BLE001 - keep serving lexical results
                 log.warning("dense index build failed: %s", exc)
+                self.failed_index = fingerprint  # waiters stop expecting it
+                self._wake()
                 return False
             if self.requested != fingerprint:
                 return False
             self.index = built
+            self.failed_index = None
+            self._wake()
             log.info("dense index ready: %d documents (%d embedded)", len(ids),
                      self.encoded_documents)
             return True
+
+    def _wake(self) -> None:
+        """Wake the callers of `wait_warm_index` (an index was published, or a build failed)."""
+        self._published.set()
+        self._published = anyio.Event()
 
     async def load_done_ready(self) -> bool:
         """Wait for a model load in progress; whether the lane is ready."""
@@ -278,6 +300,36 @@ class DenseLane:
             return False
         await self._loaded.wait()
         return self.ready
+
+    def index_expected_soon(self, fingerprint: str, texts: Sequence[str]) -> bool:
+        """The index of `fingerprint` is about to be published without much encoding: the
+        encoder came from a warm start (`warm_start`), or it is ready, the index is requested and
+        at most `WARM_MISSES` of the catalog's document `texts` miss the vector cache; never
+        after the last build of that index failed."""
+        if (self.state not in ("loading", "ready") or self.requested not in (None, fingerprint)
+                or self.failed_index == fingerprint):
+            return False
+        if self.warm_start:
+            return True
+        if self.state == "loading" or self.requested != fingerprint:
+            return False
+        assert self.pipeline is not None
+        return sum(v is None for v in self.pipeline.cached(texts, DOCUMENT)) <= WARM_MISSES
+
+    async def wait_warm_index(self, fingerprint: str, texts: Sequence[str],
+                              timeout: float | None = None) -> bool:
+        """Wait up to `timeout` (default `WARM_INDEX_WAIT_S`) for the index of `fingerprint`
+        while `index_expected_soon`; whether it is published. Rule: only a lone call waits (the
+        caller decides), so a worker's first search after a warm restart answers hybrid instead
+        of lexical, and a crowd of calls never waits."""
+        with anyio.move_on_after(WARM_INDEX_WAIT_S if timeout is None else timeout):
+            while not self.has_index(fingerprint) and self.index_expected_soon(fingerprint, texts):
+                published = self._published
+                if self.state == "loading":
+                    await self._loaded.wait()
+                else:
+                    await published.wait()
+        return self.has_index(fingerprint)
 
     def has_index(self, fingerprint: str) -> bool:
         return self.ready and self.index is not None and self.index.fingerprint == fingerprint
