@@ -69,3 +69,20 @@ def test_a_malformed_catalog_is_a_coded_error(tmp_path: Path, records: object, n
     error = coded_error(call(tmp_path, "directory::search_functions", '{"capabilities": ["x"]}',
                              "--catalog", str(catalog)))
     assert names in error["message"] and str(catalog) in error["message"]
+
+
+def test_a_reader_that_goes_away_ends_the_call_quietly(tmp_path: Path) -> None:
+    """`iii-directory call … | head`: the closed pipe ends the process with 141 and no traceback."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("III_")}
+    env.update({"HOME": str(home), "LOG_LEVEL": "warning", "IIIDIR_STATIC_LANE": "off"})
+    payload = json.dumps({"capabilities": ["send an email to a customer"]})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "iii_directory", "call", "directory::search_functions", payload],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # the reader is gone before anything was written
+    stderr = process.stderr.read().decode("utf-8", "replace")
+    assert process.wait(timeout=90) == 141, stderr
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
