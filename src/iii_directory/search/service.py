@@ -294,19 +294,18 @@ class SearchService:
         """Embed every searched, non-exact capability of the call in one batch."""
         if call.settings.function_search_mode == "lexical" or self.dense.state not in ("ready", "loading"):
             return queries
-        if not self.dense.ready and (call.concurrent or call.ctx.standalone
-                                     or not self.dense.index_expected_soon(
-                                         call.corpus.fingerprint, call.corpus.index_inputs()[1])):
-            return queries
         wanted = [i for i, q in enumerate(queries)
                   if q is not None and exact_lane(q.text, call.corpus.documents) is None]
         if not wanted:
             return queries
-        texts = [queries[i].dense_text for i in wanted]  # type: ignore[union-attr]
         fingerprint = call.corpus.fingerprint
-        if (not call.concurrent and not call.ctx.standalone and not self.dense.has_index(fingerprint)
-                and self.dense.index_expected_soon(fingerprint, call.corpus.index_inputs()[1])):
-            await self.dense.wait_warm_index(fingerprint, call.corpus.index_inputs()[1])
+        if not call.concurrent and not call.ctx.standalone and not self.dense.has_index(fingerprint):
+            documents = call.corpus.index_inputs()[1]
+            if self.dense.index_expected_soon(fingerprint, documents):
+                await self.dense.wait_warm_index(fingerprint, documents)
+        if not self.dense.ready:
+            return queries
+        texts = [queries[i].dense_text for i in wanted]  # type: ignore[union-attr]
         if not self.dense.has_index(fingerprint) and not call.ctx.standalone:
             # cold start: serve what is ready; unknown capabilities warm in the background
             call.vectors = self.dense.ready_queries(texts)
