@@ -356,7 +356,8 @@ class StaticLane:
 
         descriptions = corpus.descriptions
         describe: Callable[[str], str] = lambda function_id: descriptions.get(function_id, "")
-        words = self._index[3] if self._index is not None else None
+        built = self._index
+        words = built[3] if built is not None and built[0] == corpus.fingerprint else None
         fused = []
         tails = []
         for query, (lexical, _), ranking in zip(queries, lanes, rankings):
