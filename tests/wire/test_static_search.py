@@ -109,3 +109,39 @@ async def test_the_static_lane_vouches_for_a_request_without_a_shared_content_wo
     assert ids(response)[0] == "timer::repeat"
     chatter = await wire.call(SEARCH, {"capabilities": ["what a lovely sunny morning it was"]})
     assert chatter["workers"] == []
+
+
+async def test_the_static_expansion_finds_a_function_through_a_nearby_catalog_word(
+        wire: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`watermark at 200 pixels wide` matches one word of one function, so its lexical lane is
+    empty; the static expansion adds the catalog word nearest `wide` (`width`) and BM25 then
+    finds `image::watermark` (`search/static_expansion.py`). Without the expansion (no neighbour
+    can reach cosine 1.01) the lane stays empty."""
+    for function_id, description in [
+        ("image::watermark", "Stamp a watermark of a given width on an image."),
+        ("files::read", "Read a file's contents."),
+        ("mail::send", "Send an email message to recipients."),
+        ("mail::search", "Search the mailbox for messages."),
+        ("sms::send", "Send an SMS text message to a phone number."),
+        ("sms::status", "Check the delivery status of a sent SMS."),
+        ("weather::forecast", "Get the weather forecast for a city."),
+    ]:
+        wire.engine.add_function(function_id, echo, description=description,
+                                 request_format={"type": "object", "properties": {"at": {}}})
+    from iii_directory.search import static_expansion, static_lane
+
+    # the worker's own `directory::*` functions fill the static head, so the static cut alone
+    # would answer this request too: that path is turned off to see the expansion's
+    monkeypatch.setattr(static_lane, "ALONE_COSINE", 1.01)
+    service = wire.directory.service(SearchService)
+    service.static.enabled = True
+    with anyio.fail_after(10):
+        while "sms::send" not in ids(await wire.call(SEARCH, {"capabilities": ["send an sms"]})):
+            await anyio.sleep(0.05)
+    request = {"capabilities": ["watermark at 200 pixels wide"]}
+    response = await wire.call(SEARCH, request)
+    assert response["search_mode"] == "lexical"
+    assert ids(response)[0] == "image::watermark"
+    monkeypatch.setattr(static_expansion, "NEIGHBOUR_COSINE", 1.01)
+    request = {"capabilities": ["watermark it at 200 pixels wide"]}  # not a cached answer
+    assert (await wire.call(SEARCH, request))["workers"] == []

@@ -40,3 +40,8 @@ def head_share_of(query: Any) -> int | None:
     """How many of the first `VOUCH_HEAD` static hits of `query` one worker holds, or None."""
     seen = _SEEN.get().get(query)
     return seen[1] if seen is not None else None
+
+
+def queries() -> list[Any]:
+    """The queries this call recorded evidence for (benchmarks read the evidence by text)."""
+    return list(_SEEN.get())

@@ -19,7 +19,9 @@ single-term fallback) and the static ranking of the catalog (cosine to `Tool.den
 * but a lexical lane whose leader's worker holds none of the first `CORROBORATION_DEPTH` (32)
   static hits is dropped (the static lane's vote on answerability: two shared words are weak
   evidence when the vectors place the worker nowhere near the request);
-* lexical lane empty: the static cut alone only when its best cosine reaches `ALONE_COSINE`
+* lexical lane empty: first its static expansion (`static_expansion`: BM25 again with the
+  catalog words nearest the request's unknown words, `expanded_lane`) stands in for it; still
+  empty: the static cut alone only when its best cosine reaches `ALONE_COSINE`
   (0.58) and one worker holds two of its first four hits; otherwise the lane stays empty.
   Static cosines are compressed (no-match requests reach 0.55 on our sets), so the cosine alone
   never makes a lane answer.
@@ -79,7 +81,8 @@ import _rank
 
 from .corpus import Corpus, namespace_of
 from . import static_evidence
-from .lanes import ACTION_BONUS, Ranking, action_agreement, exact_lane, weighted_rrf
+from .lanes import ACTION_BONUS, Ranking, action_agreement, exact_lane, lexical_lane, weighted_rrf
+from .static_expansion import CatalogWords, expanded_terms
 from .static_evidence import VOUCH_HEAD
 
 log = logging.getLogger(__name__)
@@ -166,6 +169,16 @@ def learned_order(lane: Ranking, lexical: Ranking, ranking: Ranking, request: An
     return [(leader, 1.0 + ACTION_BONUS)] + rest
 
 
+def expanded_lane(encoder: Any, words: CatalogWords, documents: Any, query: Any) -> Ranking:
+    """The lexical lane of `query` with its static expansion (`static_expansion`): BM25 over
+    its terms and the catalog words nearest its unknown words — for a lane whose own lexical
+    lane came out empty; empty when nothing expands."""
+    neighbours = words.neighbours(encoder, query.text)
+    if not neighbours:
+        return []
+    return lexical_lane(documents, expanded_terms(query.terms, neighbours))[0]
+
+
 def head_share(ranking: Ranking, head: int = VOUCH_HEAD) -> int:
     """How many of the first `head` static hits the most frequent worker holds."""
     workers = Counter(ns for ns in (namespace_of(d) for d, _ in ranking[:head]) if ns)
@@ -205,7 +218,8 @@ class StaticLane:
         """True / False force the lane on / off; None follows `IIIDIR_STATIC_LANE`."""
         self.encoder: Any = None
         self.error: str | None = None
-        self._index: tuple[str, list[str], Any] | None = None
+        self._index: tuple[str, list[str], Any, CatalogWords] | None = None
+        """(catalog fingerprint, ids, static index, the catalog's words for expansion)."""
         self._build_lock = anyio.Lock()
         self._load_lock = threading.Lock()
         self._announced = False
@@ -257,16 +271,16 @@ class StaticLane:
             self._announced = True
             await anyio.to_thread.run_sync(self._load)
 
-    def _build(self, corpus: Corpus) -> tuple[str, list[str], Any]:
+    def _build(self, corpus: Corpus) -> tuple[str, list[str], Any, CatalogWords]:
         from _rank.static import StaticIndex
 
         encoder = self._load()
         ids, texts = corpus.index_inputs()
         index = StaticIndex(encoder.dimension)
         index.add(encoder.encode(texts))
-        return corpus.fingerprint, ids, index
+        return corpus.fingerprint, ids, index, CatalogWords.build(encoder, corpus.documents)
 
-    async def _build_current(self, corpus: Corpus) -> tuple[str, list[str], Any] | None:
+    async def _build_current(self, corpus: Corpus) -> tuple[str, list[str], Any, CatalogWords] | None:
         """Build the index of `corpus` in a worker thread unless it is already the current one
         (one build at a time; callers waiting on the lock reuse its result)."""
         async with self._build_lock:
@@ -287,7 +301,7 @@ class StaticLane:
         finally:
             self._building = None
 
-    async def index(self, corpus: Corpus) -> tuple[str, list[str], Any] | None:
+    async def index(self, corpus: Corpus) -> tuple[str, list[str], Any, CatalogWords] | None:
         """The static index of `corpus`. A catalog of up to `AWAIT_BUILD_FUNCTIONS` functions is
         indexed while the search waits (512 functions: about 0.1 s); a larger one in the
         background, and searches stay lexical (None) until it is ready."""
@@ -319,7 +333,7 @@ class StaticLane:
         built = await self.index(corpus)
         if built is None:
             return None
-        _, ids, index = built
+        _, ids, index, _ = built
         encoder = self.encoder
         return [[(ids[row], cos) for row, cos in index.search(encoder.encode_one(text), STATIC_K)]
                 for text in texts]
@@ -342,9 +356,13 @@ class StaticLane:
 
         descriptions = corpus.descriptions
         describe: Callable[[str], str] = lambda function_id: descriptions.get(function_id, "")
+        built = self._index
+        words = built[3] if built is not None and built[0] == corpus.fingerprint else None
         fused = []
         tails = []
         for query, (lexical, _), ranking in zip(queries, lanes, rankings):
+            if not lexical and words is not None:
+                lexical = expanded_lane(self.encoder, words, corpus.documents, query)
             lane = fuse_static(lexical, ranking)
             if lane and lexical:
                 lane = learned_order(lane, lexical, ranking, Request.of(query.terms),

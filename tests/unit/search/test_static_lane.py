@@ -127,6 +127,9 @@ def test_a_refusal_the_static_lane_vouches_for() -> None:
     assert not vouches(query, strong)
     assert sl.head_share(ranking("a::x", "a::y", "b::z", "a::w")) == 3
     assert sl.head_share([]) == 0
+    assert static_evidence.queries() == [query]  # what the benchmark scripts read back
+    static_evidence.clear()
+    assert static_evidence.queries() == []
 
 
 # -- when it serves --------------------------------------------------------------------------------
