@@ -14,6 +14,13 @@ Three figures, each beside the matching lexical one measured in the same run:
    answer whose `search_mode` is `hybrid` (searches are sent one after another until then).
 3. Peak RSS of one `iii-directory call directory::search_functions` CLI process (hybrid, warm
    cache; `ru_maxrss` of the child).
+
+The start-up figure is split in two: spawn → registered (interpreter start-up, imports, the
+connection and the configuration boot) and registered → first hybrid answer. `--startups N`
+measures only that figure, N times on one warm project (warmed by `--searches` hybrid
+searches), and prints every run and the medians::
+
+    python benchmarks/bench_search_memory.py --startups 5 --searches 20
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import argparse
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -37,6 +45,17 @@ import soak  # noqa: E402  (benchmarks/soak.py)
 
 MIB = 1024 * 1024
 SEARCH = "directory::search_functions"
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of process `pid` so far (Linux `/proc/<pid>/stat`); None
+    elsewhere. A start-up figure that a loaded host changes less than wall time."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def vm_hwm(pid: int) -> int | None:
@@ -64,8 +83,9 @@ async def sequential(workdir: Path, mode: str, searches: int, seed: int) -> dict
                 "rss": soak.rss_of(pid), "peak": vm_hwm(pid)}
 
 
-async def first_hybrid_answer(workdir: Path) -> dict[str, Any]:
-    """Seconds from spawning a worker on a warm project to its first hybrid answer."""
+async def first_hybrid_answer(workdir: Path, settle_s: float = 0.0) -> dict[str, Any]:
+    """Seconds from spawning a worker on a warm project to its first hybrid answer (the worker
+    then runs `settle_s` longer, so its background embeddings reach the disk cache)."""
     started = time.perf_counter()
     async with soak.SoakSession(workdir, mode="hybrid") as session:
         assert session.client is not None
@@ -79,7 +99,10 @@ async def first_hybrid_answer(workdir: Path) -> dict[str, Any]:
             await anyio.sleep(0.02)
         elapsed = time.perf_counter() - started
         pid = session.worker_pid
-        return {"seconds": elapsed, "registered_after": registered, "attempts": attempts,
+        cpu = cpu_seconds(pid)
+        await anyio.sleep(settle_s)
+        return {"seconds": elapsed, "registered_after": registered, "answer_after_registered": elapsed - registered,
+                "attempts": attempts, "worker_cpu": cpu,
                 "rss": soak.rss_of(pid), "peak": vm_hwm(pid)}
 
 
@@ -106,12 +129,39 @@ def cli_call(workdir: Path, mode: str) -> dict[str, Any]:
     return {"mode": answer["search_mode"], "peak_kib": report["peak_kib"], "seconds": report["seconds"]}
 
 
+def startups(count: int, searches: int, seed: int, json_path: str | None) -> int:
+    """`count` warm starts of `serve` on one project, each split spawn → registered → first
+    hybrid answer; prints every run and the medians."""
+    with tempfile.TemporaryDirectory(prefix="iii-search-startup-") as tmp:
+        workdir = Path(tmp) / "hybrid"
+        warm = anyio.run(sequential, workdir, "hybrid", searches, seed)
+        anyio.run(first_hybrid_answer, workdir, 15.0)  # every background embedding on disk
+        runs = [anyio.run(first_hybrid_answer, workdir) for _ in range(count)]
+    for run in runs:
+        print(f"start → registered {run['registered_after']:.2f} s → first hybrid answer "
+              f"+{run['answer_after_registered']:.2f} s = {run['seconds']:.2f} s "
+              f"(worker CPU {run['worker_cpu']:.2f} s, {run['attempts']} searches; RSS {run['rss'] / MIB:.0f} MiB)")
+    medians = {key: statistics.median(r[key] for r in runs)
+               for key in ("registered_after", "answer_after_registered", "seconds", "worker_cpu")}
+    print(f"median of {count}: registered {medians['registered_after']:.2f} s, first hybrid answer "
+          f"+{medians['answer_after_registered']:.2f} s = {medians['seconds']:.2f} s, worker CPU "
+          f"{medians['worker_cpu']:.2f} s (warm-up: {warm['searches']} searches, {warm['search_modes']})")
+    if json_path:
+        Path(json_path).write_text(json.dumps({"runs": runs, "medians": medians}, indent=2) + "\n",
+                                   encoding="utf-8")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--searches", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", help="also write the figures as JSON to this path")
+    parser.add_argument("--startups", type=int, default=0,
+                        help="only the start-up split: this many warm starts on one project")
     args = parser.parse_args(argv)
+    if args.startups:
+        return startups(args.startups, args.searches, args.seed, args.json)
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="iii-search-memory-") as tmp:
         root = Path(tmp)
@@ -130,7 +180,9 @@ def main(argv: list[str] | None = None) -> int:
               f"peak {mib(r['peak'])}; answers by search_mode {r['search_modes']}")
     first = results["first_hybrid_answer_warm"]
     print(f"start → first hybrid answer (135 skills, warm cache): {first['seconds']:.2f} s "
-          f"(registered after {first['registered_after']:.2f} s, {first['attempts']} searches); "
+          f"(registered after {first['registered_after']:.2f} s, answer "
+          f"+{first['answer_after_registered']:.2f} s, worker CPU {first['worker_cpu']:.2f} s, "
+          f"{first['attempts']} searches); "
           f"RSS {mib(first['rss'])}")
     for mode in ("lexical", "hybrid"):
         r = results[f"cli_{mode}"]

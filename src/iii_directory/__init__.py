@@ -3,12 +3,7 @@ kits, a workers-registry proxy and hybrid function search."""
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("iii-directory")
-except PackageNotFoundError:  # running from a source tree
-    __version__ = "0.0.0"
+from ._version import __version__
 
 WORKER_NAME = "iii-directory"
 DESCRIPTION = (

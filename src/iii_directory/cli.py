@@ -15,17 +15,19 @@ import json
 import logging
 import os
 import sys
-from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from . import DESCRIPTION, WORKER_NAME, __version__
-from .config import InvalidSettings, Settings, load_settings
-from .config_boot import SeedUnreadable, read_seed
 from .errors import DirectoryError
-from .protocol.frames import scrub_surrogates
+
+if TYPE_CHECKING:
+    from .config import Settings
+
+# The configuration (pydantic), the protocol (websockets) and the surfaces are imported by the
+# command that uses them, so `serve` starts its encoder preload before any of them (`main`).
 
 SUPPORTED_TARGETS = (
     "x86_64-unknown-linux-gnu",
@@ -42,6 +44,8 @@ log = logging.getLogger("iii_directory")
 
 def example_catalog_path() -> Path:
     """The example catalog shipped in the package (the default for `call --catalog`)."""
+    from importlib import resources
+
     return Path(str(resources.files("iii_directory") / "data" / "example_catalog.json"))
 
 
@@ -49,6 +53,9 @@ def standalone_settings(config_path: str | None) -> Settings:
     """Defaults + the `--config` file. `call` runs offline: the installable-workers lane of
     search asks the registry only when the configuration turns `registry_search` on
     explicitly."""
+    from .config import load_settings
+    from .config_boot import read_seed
+
     seed = dict(read_seed(config_path) or {})
     seed.setdefault("registry_search", False)
     return load_settings(seed)
@@ -131,6 +138,10 @@ async def run_call(function_id: str, payload: Any, config: str | None, catalog: 
 
 
 def cmd_call(args: argparse.Namespace) -> int:
+    from .config import InvalidSettings
+    from .config_boot import SeedUnreadable
+    from .protocol.frames import scrub_surrogates
+
     try:
         payload = _read_payload(args.payload)
         result = anyio.run(run_call, args.function_id, payload, args.config, args.catalog)
@@ -171,6 +182,15 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def start_preload(config: str | None) -> None:
+    """Start the `serve` encoder preload (`search/preload.py`) first thing: its native work
+    (checksum, ONNX session load) then overlaps the imports of the configuration, the protocol
+    and the surfaces instead of starting after them; `serve_main` finds it pending."""
+    from .search import preload
+
+    preload.start(config)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from .worker import serve_main
 
@@ -178,6 +198,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def manifest() -> dict[str, Any]:
+    from .config import Settings
+
     return {
         "name": WORKER_NAME,
         "version": __version__,
@@ -227,6 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
+    if args.func is cmd_serve:
+        start_preload(args.config)
     try:
         code = int(args.func(args))
         sys.stdout.flush()

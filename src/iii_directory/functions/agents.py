@@ -12,13 +12,11 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import anyio
 from pydantic import Field
 
-from ..content import agents as store
-from ..content.agent_sources import Source, SourceLookup
 from ..content.atomic import atomic_delete, atomic_write
 from ..content.files import modified_at
 from ..content.functions_field import rewrite_functions
@@ -30,6 +28,15 @@ from ..context import Context
 from ..errors import DirectoryError, invalid_input
 from ..models import Empty, OptionalText, Request, Response
 from ..table import FunctionSpec, Surface, tool_label
+from ..lazy import LazyModule
+
+if TYPE_CHECKING:
+    from ..content import agent_sources
+    from ..content import agents as store
+    from ..content.agent_sources import Source
+else:  # imported by the first agents call, not to register (src/iii_directory/lazy.py)
+    store = LazyModule("iii_directory.content.agents")
+    agent_sources = LazyModule("iii_directory.content.agent_sources")
 
 ON_CHANGE = "directory::agents::on-change"
 INFO_BATCH = 32
@@ -276,9 +283,9 @@ async def _existing(ctx: Context, agent_id: str) -> tuple[store.Catalog, store.P
     return catalog, profile
 
 
-async def _sources(ctx: Context) -> SourceLookup:
+async def _sources(ctx: Context) -> agent_sources.SourceLookup:
     """`kits.lock` and the completion markers of this call, read off the event loop."""
-    return await anyio.to_thread.run_sync(SourceLookup, project_root(), ctx.settings.path("skills_folder"))
+    return await anyio.to_thread.run_sync(agent_sources.SourceLookup, project_root(), ctx.settings.path("skills_folder"))
 
 
 def _source_model(source: Source) -> AgentSource:

@@ -30,21 +30,18 @@ from ..content.visibility import InstalledWorkers, compose_route, parse_installe
 from ..context import Context
 from ..errors import DirectoryError
 from ..models import Request, Response
-from ..sources.bundle import DownloadResult
-from ..sources.downloads import (
-    RegistrySource,
-    RepoSource,
-    download_registry,
-    download_repo,
-    validate_download_request,
-)
 from ..content.markers import has_marker
 from ..sources.registry import worker_name_problem
+from ..lazy import LazyModule
 from ..table import BindingSpec, FunctionSpec, Surface, tool_label
 
 if TYPE_CHECKING:
+    from ..sources import downloads
+    from ..sources.bundle import DownloadResult
     from ..config import Settings
     from ..runtime import Runtime
+else:  # imported by the first download, not to register (src/iii_directory/lazy.py)
+    downloads = LazyModule("iii_directory.sources.downloads")
 
 log = logging.getLogger(__name__)
 
@@ -153,12 +150,12 @@ def _output(result: DownloadResult) -> DownloadOutput:
     return DownloadOutput.model_validate(result.response())
 
 
-async def _run(ctx: Context, source: RepoSource | RegistrySource) -> DownloadOutput:
-    if isinstance(source, RepoSource):
-        result = await download_repo(ctx.directory, ctx.settings, source.repo, source.skill,
+async def _run(ctx: Context, source: downloads.RepoSource | downloads.RegistrySource) -> DownloadOutput:
+    if isinstance(source, downloads.RepoSource):
+        result = await downloads.download_repo(ctx.directory, ctx.settings, source.repo, source.skill,
                                      source.branch)
     else:
-        result = await download_registry(ctx.directory, ctx.settings, source.worker,
+        result = await downloads.download_registry(ctx.directory, ctx.settings, source.worker,
                                          source.version, source.tag)
     for trigger_type, payload in result.events():
         ctx.emit(trigger_type, payload)
@@ -166,7 +163,7 @@ async def _run(ctx: Context, source: RepoSource | RegistrySource) -> DownloadOut
 
 
 async def download(ctx: Context, req: DownloadInput) -> DownloadOutput:
-    source = validate_download_request(
+    source = downloads.validate_download_request(
         repo=req.repo, skill=req.skill, branch=req.branch,
         worker=req.worker, version=req.version, tag=req.tag,
     )
@@ -175,13 +172,13 @@ async def download(ctx: Context, req: DownloadInput) -> DownloadOutput:
 
 async def download_from_registry(ctx: Context, req: RegistryDownloadInput) -> DownloadOutput:
     """Converted to the flexible form and validated the same way (§9.1)."""
-    source = validate_download_request(worker=req.worker, version=req.version, tag=req.tag)
+    source = downloads.validate_download_request(worker=req.worker, version=req.version, tag=req.tag)
     return await _run(ctx, source)
 
 
 async def download_from_repo(ctx: Context, req: RepoDownloadInput) -> DownloadOutput:
     """Converted to the flexible form and validated the same way (§9.1)."""
-    source = validate_download_request(repo=req.repo, skill=req.skill, branch=req.branch)
+    source = downloads.validate_download_request(repo=req.repo, skill=req.skill, branch=req.branch)
     return await _run(ctx, source)
 
 
@@ -218,7 +215,7 @@ class AutoDownloader:
             return False
         self.in_flight.add(worker)
         try:
-            result = await download_registry(self.directory, self.directory.settings, worker,
+            result = await downloads.download_registry(self.directory, self.directory.settings, worker,
                                              tag="latest")
         except DirectoryError as exc:
             if exc.code == "D310":

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import ClassVar, TypeVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 import anyio
 from pydantic import Field
 
-from ..content import prompts as store
 from ..content.atomic import atomic_delete, atomic_write
 from ..content.files import body_is_empty, modified_at, read_capped
 from ..content.roots import SYSTEM_PROMPTS_SEGMENT, EscapesRoot, contained_target
@@ -22,6 +21,12 @@ from ..context import Context
 from ..errors import DirectoryError, invalid_input
 from ..models import Empty, Request, Response
 from ..table import FunctionSpec, Surface, tool_label
+from ..lazy import LazyModule
+
+if TYPE_CHECKING:
+    from ..content import prompts as store
+else:  # imported by the first prompts call, not to register (src/iii_directory/lazy.py)
+    store = LazyModule("iii_directory.content.prompts")
 
 ON_CHANGE = "directory::system-prompts::on-change"
 

@@ -16,6 +16,7 @@ from ..models import Request, Response
 from ..search import preload
 from ..search.catalog import CatalogFetchError
 from ..search.service import SearchService
+from ..sources.registry import RegistryClient
 from ..table import BindingSpec, FunctionSpec, Surface
 
 log = logging.getLogger(__name__)
@@ -160,12 +161,22 @@ async def start_search(directory: Runtime) -> None:
     """Start loading the embedding model in the background (unless the configured mode is
     `lexical`), then take the boot snapshot of the catalog while it loads: the session build
     runs in native code without the GIL, so the two overlap and the first hybrid answer comes
-    as soon as the encoder and the on-disk vector cache are open."""
+    as soon as the encoder and the on-disk vector cache are open. With `registry_search` on,
+    the registry client is warmed (httpx imported, TLS context built) in the background too."""
     service = directory.service(SearchService)
     if directory.settings.function_search_mode == "lexical":
         preload.discard()  # a speculative `serve` preload (search/preload.py) is not needed
     service.start_model()
+    if directory.settings.registry_search:  # the first search's registry calls find it ready
+        service.spawn(_warm_registry(directory))
     await service.boot()
+
+
+async def _warm_registry(directory: Runtime) -> None:
+    try:
+        await directory.service(RegistryClient).warm()
+    except Exception as exc:  # noqa: BLE001 - the first request does the same work again
+        log.debug("registry client warm-up failed: %s", exc)
 
 
 async def stop_search(directory: Runtime) -> None:

@@ -9,12 +9,11 @@ anything touches disk, land atomically with a self-write mark, and fan out
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import anyio
 from pydantic import Field
 
-from ..content import skill_writes, skills
 from ..content.files import modified_at
 from ..content.ids import normalize_skill_id
 from ..content.skills_index import render_index
@@ -24,6 +23,13 @@ from ..content.watch import start_watcher, stop_watcher
 from ..context import Context
 from ..models import Empty, OptionalText, Request, Response
 from ..table import FunctionSpec, Surface, TriggerTypeSpec, tool_label
+from ..lazy import LazyModule
+from ..content import skills
+
+if TYPE_CHECKING:
+    from ..content import skill_writes
+else:  # imported by the first skill write, not to register (src/iii_directory/lazy.py)
+    skill_writes = LazyModule("iii_directory.content.skill_writes")
 
 SKILLS_ON_CHANGE = "directory::skills::on-change"
 PROMPTS_ON_CHANGE = "directory::system-prompts::on-change"
@@ -43,7 +49,7 @@ _TITLE_TEXT = (
     "Frontmatter `title:` when present and non-empty, otherwise the first `# H1` line in the "
     "body, otherwise the bare `id`."
 )
-Edited = TypeVar("Edited", skill_writes.Written, skill_writes.Deleted)
+Edited = TypeVar("Edited", "skill_writes.Written", "skill_writes.Deleted")
 
 _DMI_TEXT = "Whether model-facing indexes should omit this skill from invocation candidates."
 

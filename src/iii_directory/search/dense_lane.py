@@ -94,10 +94,28 @@ def open_encoder(model_dir: str | None, cache_dir: Path | None = None) -> Any:
     """An `_rank.dense.Encoder` for the packaged model (`None`) or a directory holding
     `model.onnx` + `tokenizer.json`. With `cache_dir`, its optimized ONNX graph is saved there
     and later processes load that instead of optimizing again (a lower start-up peak, see
-    `_rank.dense.Encoder`)."""
+    `_rank.dense.Encoder`). Its `release_memory()` also hands back the resident pages of the
+    saved graph's mapped weights file (`mapped_pages.release_file_pages`), so the pages of every
+    word-embedding row ever read do not stay in the worker's RSS."""
     from _rank import dense
 
-    return dense.Encoder(model_dir, max_length=TOKEN_CAP, optimized_dir=cache_dir)
+    encoder = dense.Encoder(model_dir, max_length=TOKEN_CAP, optimized_dir=cache_dir)
+    saved = getattr(encoder, "optimized_path", None)
+    if saved is not None:
+        encoder.release_memory = _releasing(encoder.release_memory, Path(saved) / dense.OPTIMIZED_WEIGHTS)
+    return encoder
+
+
+def _releasing(release: Any, weights: Path) -> Any:
+    """`release()`, then `release_file_pages(weights)` (both on the encoder thread, between
+    batches, so no session run reads the pages while they are dropped)."""
+    from .mapped_pages import release_file_pages
+
+    def release_memory() -> None:
+        release()
+        release_file_pages(weights)
+
+    return release_memory
 
 
 def vector_index(vectors: Any) -> Any:

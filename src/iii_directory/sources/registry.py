@@ -353,6 +353,17 @@ def _ssl_context() -> ssl.SSLContext:
     return _SSL_CONTEXT
 
 
+def warm_up() -> None:
+    """Import httpx (and httpcore, which its transport imports) and build the process's TLS
+    context: the work of a worker's first registry request that is not network (~0.1 s idle,
+    three times that on a loaded host). `serve` runs it on a thread right after registering, so
+    the first search does not do it after its index wait."""
+    import httpcore  # noqa: F401  (httpx imports it when the first client is built)
+    import httpx  # noqa: F401
+
+    _ssl_context()
+
+
 class _Flight:
     """The outcome of one in-flight registry GET, shared by callers asking for the same key."""
 
@@ -401,6 +412,11 @@ class RegistryClient:
             )
             self._client_loop = loop
         return self._client
+
+    async def warm(self) -> None:
+        """`warm_up()` on a worker thread, then the pooled client of this event loop."""
+        await anyio.to_thread.run_sync(warm_up)
+        self._http()
 
     async def aclose(self) -> None:
         client, self._client = self._client, None

@@ -364,3 +364,18 @@ async def test_a_shared_failure_reaches_every_waiter(
             tg.start_soon(one)
     assert len(errors) == 5 and {e.code for e in errors} == {"D320"}
     assert len([r for r in registry.requests if r.path == "/w"]) == 1
+
+
+async def test_warm_builds_the_pooled_client_the_first_request_then_uses(
+        client: RegistryClient, reg_settings: Settings, registry: MockRegistry) -> None:
+    import sys
+
+    await client.warm()
+    assert "httpx" in sys.modules and "httpcore" in sys.modules
+    warmed = client._client
+    assert warmed is not None and not warmed.is_closed
+    registry.set("/w", json={"workers": [{"name": "resend", "description": "mail", "version": "1.0.0"}]})
+    page = await client.list_workers(reg_settings, search="mail")
+    assert [row["name"] for row in page["workers"]] == ["resend"]
+    assert client._client is warmed  # the request reused it: no second TLS context or pool
+    await client.aclose()

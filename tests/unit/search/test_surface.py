@@ -68,3 +68,19 @@ async def test_switching_to_a_model_mode_starts_loading(settings: Settings, mode
     await service.settle()
     assert not service.dense.ready
     await directory.stop()
+
+
+@pytest.mark.parametrize("registry_search", [True, False])
+async def test_start_hook_warms_the_registry_client_only_when_search_asks_the_registry(
+        settings: Settings, registry_search: bool) -> None:
+    from iii_directory.sources.registry import RegistryClient
+
+    lexical = settings.model_copy(update={"function_search_mode": "lexical",
+                                          "registry_search": registry_search})
+    directory = Directory(settings=lexical, engine=PeerEngine(CATALOG))
+    await directory.start()
+    await directory.service(SearchService).settle()
+    client = directory.service(RegistryClient)
+    assert (client._client is not None) is registry_search
+    await client.aclose()
+    await directory.stop()

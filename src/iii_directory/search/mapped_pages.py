@@ -1,0 +1,89 @@
+"""Handing back the resident pages of a read-only file mapping (Linux `madvise`).
+
+The encoder loads its saved optimized graph with the weights in an external file that
+onnxruntime maps read-only (`_rank.dense.Encoder`, `weights.bin`, ~90 MB of float32). The
+matrix weights are copied into packed buffers when the session is built; what stays mapped is
+read on use — mostly the 30,522 × 384 word-embedding table, one 1.5 KB row per distinct token
+ever embedded. Those pages count in the worker's RSS and only grow: a cold `serve` that embedded
+its skills, triggers and registry contracts held 45 MiB of them after 200 searches (24 MiB
+warm). They are clean copies of the file, so `MADV_DONTNEED` drops them from this process at no
+risk (the kernel keeps them in its page cache while memory allows; a later read faults the
+touched rows back, a few per query). `release_file_pages` does that for every mapping of one
+file that holds no page of its own (`clean_mappings`); a no-op where `/proc/self/smaps` or
+`madvise` do not exist.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+MADV_DONTNEED = 4
+"""Linux `MADV_DONTNEED` (the same value on every Linux architecture)."""
+
+_MADVISE: object = None
+
+
+def _madvise() -> object:
+    global _MADVISE
+    if _MADVISE is None:
+        try:
+            import ctypes
+
+            function = ctypes.CDLL(None, use_errno=True).madvise
+            function.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+            function.restype = ctypes.c_int
+            _MADVISE = function
+        except (OSError, AttributeError):
+            _MADVISE = False
+    return _MADVISE
+
+
+def clean_mappings(path: Path, smaps: str = "/proc/self/smaps") -> list[tuple[int, int]]:
+    """`(start, end)` of every mapping of `path` in `smaps` that holds no page of its own: not
+    writable, or private and writable (onnxruntime maps its weights `rw-p`) with no anonymous
+    (copied-on-write) page. Dropping such a mapping's pages loses nothing."""
+    try:
+        target = os.path.realpath(path)
+        with open(smaps, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return []
+    found: list[tuple[int, int]] = []
+    current: tuple[int, int, str] | None = None  # start, end, permissions of a mapping of path
+
+    def close() -> None:
+        if current is not None and "w" not in current[2]:
+            found.append((current[0], current[1]))
+
+    for line in lines:
+        fields = line.split(maxsplit=5)
+        if fields and "-" in fields[0] and len(fields) >= 5 and ":" in fields[3]:
+            close()
+            current = None
+            if len(fields) == 6 and fields[5] == target:
+                start, _, end = fields[0].partition("-")
+                current = (int(start, 16), int(end, 16), fields[1])
+        elif current is not None and fields and fields[0] == "Anonymous:":
+            if current[2].endswith("p") and int(fields[1]) == 0:
+                current = (current[0], current[1], current[2].replace("w", "-"))
+    close()
+    return found
+
+
+def release_file_pages(path: Path) -> int:
+    """Drop this process's resident pages of every clean mapping of `path`; returns the
+    bytes advised (0 when nothing is mapped or the platform cannot)."""
+    madvise = _madvise()
+    if not madvise:
+        return 0
+    advised = 0
+    for start, end in clean_mappings(path):
+        if madvise(start, end - start, MADV_DONTNEED) == 0:  # type: ignore[operator]
+            advised += end - start
+        else:
+            log.debug("madvise(%s) failed: errno %d", path, __import__("ctypes").get_errno())
+    return advised

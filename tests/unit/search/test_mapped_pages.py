@@ -1,0 +1,95 @@
+"""`mapped_pages`: the resident pages of a read-only file mapping are handed back, the data
+reads the same afterwards, and writable mappings are never touched."""
+
+from __future__ import annotations
+
+import mmap
+import sys
+from pathlib import Path
+
+import pytest
+
+from iii_directory.search.mapped_pages import clean_mappings, release_file_pages
+
+linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/self/smaps is Linux")
+PAGE = mmap.PAGESIZE
+
+
+def resident_kib(path: Path) -> int:
+    """Rss of this process's mappings of `path` (from /proc/self/smaps)."""
+    total, inside = 0, False
+    target = str(path.resolve())
+    with open("/proc/self/smaps", encoding="utf-8") as handle:
+        for line in handle:
+            head = line.split()
+            if head and "-" in head[0] and len(head) >= 5 and ":" in head[3]:
+                inside = len(head) >= 6 and head[5] == target
+            elif inside and line.startswith("Rss:"):
+                total += int(head[1])
+    return total
+
+
+@linux
+def test_release_drops_the_resident_pages_and_the_data_reads_back(tmp_path: Path) -> None:
+    data = bytes(range(256)) * (256 * PAGE // 256)  # 256 pages
+    weights = tmp_path / "weights.bin"
+    weights.write_bytes(data)
+    with weights.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
+        assert sum(view[i] for i in range(0, len(data), PAGE)) >= 0  # touch every page
+        before = resident_kib(weights)
+        assert before >= 200 * PAGE // 1024
+        assert release_file_pages(weights) == len(data)
+        assert resident_kib(weights) < before // 4
+        assert view[:] == data  # faulted back from the file: nothing lost
+
+
+def test_only_mappings_of_that_file_without_pages_of_their_own_are_listed(tmp_path: Path) -> None:
+    target, other = tmp_path / "a.bin", tmp_path / "b.bin"
+    smaps = tmp_path / "smaps"
+
+    def entry(span: str, perms: str, name: Path | str, anonymous: int) -> str:
+        return (f"{span} {perms} 00000000 08:01 1 {name}\nSize: 8 kB\nRss: 8 kB\n"
+                f"Anonymous: {anonymous} kB\nVmFlags: rd mr\n")
+
+    smaps.write_text(
+        entry("7f0000000000-7f0000002000", "r--p", target, 0)
+        + entry("7f0000002000-7f0000003000", "rw-p", target, 0)   # onnxruntime's weights
+        + entry("7f0000003000-7f0000004000", "rw-p", target, 4)   # a written page: kept
+        + entry("7f0000004000-7f0000005000", "rw-s", target, 0)   # shared writable: kept
+        + entry("7f0000005000-7f0000006000", "r--p", other, 0)
+        + entry("7f0000006000-7f0000007000", "rw-p", "", 4),
+        encoding="utf-8")
+    assert clean_mappings(target, str(smaps)) == [(0x7F0000000000, 0x7F0000002000),
+                                                  (0x7F0000002000, 0x7F0000003000)]
+
+
+def test_nothing_mapped_releases_nothing(tmp_path: Path) -> None:
+    assert release_file_pages(tmp_path / "absent.bin") == 0
+    assert clean_mappings(tmp_path / "absent.bin", str(tmp_path / "no-smaps")) == []
+
+
+@linux
+def test_the_dense_lane_encoder_release_trims_then_hands_back_the_weights(tmp_path: Path) -> None:
+    from iii_directory.search.dense_lane import _releasing
+
+    weights = tmp_path / "weights.bin"
+    weights.write_bytes(b"\x01" * (64 * PAGE))
+    calls: list[str] = []
+    release = _releasing(lambda: calls.append("trim"), weights)
+    with weights.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
+        assert sum(view[i] for i in range(0, len(view), PAGE)) == 64
+        before = resident_kib(weights)
+        release()
+        assert calls == ["trim"] and resident_kib(weights) < before
+
+
+@linux
+def test_a_private_writable_mapping_is_released_until_a_page_of_it_is_written(tmp_path: Path) -> None:
+    weights = tmp_path / "weights.bin"
+    weights.write_bytes(b"\x02" * (32 * PAGE))
+    with weights.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_COPY) as view:
+        assert sum(view[i] for i in range(0, len(view), PAGE)) == 64  # rw-p, nothing written
+        assert release_file_pages(weights) == 32 * PAGE
+        view[0] = 9  # now it holds a page of its own: never dropped again
+        assert release_file_pages(weights) == 0
+        assert view[0] == 9 and view[PAGE] == 2
