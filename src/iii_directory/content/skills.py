@@ -476,6 +476,23 @@ class RowFactsCache(StatCache[_RowFacts]):
         super().__init__()
 
 
+def row_facts_of(view: SkillsView, file: SkillFile) -> _RowFacts | None:
+    """The row facts of one visible file (from the view's row-facts cache while the file is
+    unchanged), None when it cannot be read: what the search's skills lane needs of a
+    `list_row`, without the size, timestamp and origin."""
+    try:
+        st = os.stat(file.path)
+    except OSError:
+        st = None
+    try:
+        if st is None or view.row_facts is None:
+            return _row_facts(file.path)
+        return view.row_facts.derive(file.path, st, _row_facts)
+    except DirectoryError as exc:
+        log.info("skills: %s", exc.message)
+        return None
+
+
 def list_row(view: SkillsView, file: SkillFile) -> SkillRow:
     """The row of one visible file; an unreadable file still yields a row (§4.2). One `stat`
     gives the size, the mtime and the key of the row-facts cache."""

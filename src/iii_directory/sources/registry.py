@@ -339,6 +339,30 @@ def build_card(record: Mapping[str, Any], name: str, *, readme: bool) -> dict[st
 _SSL_CONTEXT: ssl.SSLContext | None = None
 
 
+def mark_sniffio_absent() -> None:
+    """When `sniffio` is not installed, record it as absent in `sys.modules` (a `None` entry
+    makes `import sniffio` fail at once). httpcore asks `import sniffio` on every lock it takes
+    (several per request); without the entry each ask searched the whole `sys.path` again, a
+    millisecond or more of CPU per registry request under load. Installed, it is left alone."""
+    import importlib.util
+    import sys
+
+    if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
+        sys.modules.setdefault("sniffio", None)  # type: ignore[arg-type]
+
+
+def prepare_http() -> None:
+    """Do once, ahead, what the first registry request would otherwise do on the event loop
+    while every caller waits: import httpx and httpcore (click comes with httpx), load the CA
+    certificates and mark sniffio absent. Blocking; the search service runs it on a worker
+    thread right after start. Idempotent."""
+    import httpcore  # noqa: F401 - the import is the work
+    import httpx  # noqa: F401
+
+    mark_sniffio_absent()
+    _ssl_context()
+
+
 def _ssl_context() -> ssl.SSLContext:
     """One verifying TLS context for the process (loading CA certificates is the slow part of
     creating an httpx client)."""
@@ -378,6 +402,10 @@ class _Flight:
         return self._value
 
 
+def _list_key(search: str | None, cursor: str | None) -> str:
+    return f"worker-list:{search or ''}:{cursor or ''}"
+
+
 class RegistryClient:
     """Registry access for one `Directory` (create it with `directory.service(RegistryClient)`)."""
 
@@ -395,6 +423,7 @@ class RegistryClient:
 
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop or self._client.is_closed:
+            mark_sniffio_absent()
             self._client = httpx.AsyncClient(
                 verify=_ssl_context(), follow_redirects=True, max_redirects=5, trust_env=True,
                 limits=httpx.Limits(max_connections=16, max_keepalive_connections=8),
@@ -553,10 +582,24 @@ class RegistryClient:
 
     # -- registry endpoints ----------------------------------------------------------------
 
+    def cached_list(self, settings: Settings, search: str | None = None,
+                    cursor: str | None = None) -> dict[str, Any] | None:
+        """What `list_workers` would answer from the cache right now, or None (no request is
+        made). Lets the search's registry lane skip a task per cached variant."""
+        return self._cached(settings, _list_key(search, cursor))
+
+    def cached_record(self, settings: Settings, name: str) -> dict[str, Any] | None:
+        """What `worker_record(settings, name)` (latest version) would answer from the cache
+        right now, or None (no request is made)."""
+        if info_name_error(name) is not None:
+            return None
+        kind, value = version_selector(None, None)
+        return self._cached(settings, f"worker-info:{name}:{kind}={value}")
+
     async def list_workers(self, settings: Settings, search: str | None = None,
                            cursor: str | None = None) -> dict[str, Any]:
         """`GET /w[?search=…&cursor=…]` normalised to `{workers, pagination}`."""
-        key = f"worker-list:{search or ''}:{cursor or ''}"
+        key = _list_key(search, cursor)
         params = {}
         if search:
             params["search"] = search
