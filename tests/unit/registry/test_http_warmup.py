@@ -37,3 +37,43 @@ def test_prepare_http_loads_the_client_stack_once(monkeypatch: pytest.MonkeyPatc
     assert "httpx" in sys.modules and "httpcore" in sys.modules
     registry.prepare_http()  # idempotent: the same context stays
     assert registry._SSL_CONTEXT is context
+
+
+async def test_gets_run_on_threads_of_the_clients_own_limiter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A registry GET is a blocking request on a worker thread (no event-loop turns per
+    request step under load), entered through the client's own limiter, not anyio's default
+    one the file handlers use; the answer and the cache are as before."""
+    import threading
+
+    import anyio
+
+    from iii_directory.config import Settings
+    from iii_directory.directory import Directory
+    from iii_directory.port import StandaloneEngine
+    from iii_directory.table import FunctionTable
+    from iii_directory.testing.registry import MockRegistry
+
+    threads: list[bool] = []
+    real = registry.RegistryClient._get_blocking
+
+    def spy(self, *args):
+        threads.append(threading.current_thread() is threading.main_thread())
+        return real(self, *args)
+
+    monkeypatch.setattr(registry.RegistryClient, "_get_blocking", spy)
+    with MockRegistry() as server:
+        server.add_worker("resend", version="1.0.0", description="Email delivery.")
+        settings = Settings(registry_url=server.url, download_timeout_ms=5000)
+        directory = Directory(settings=settings, engine=StandaloneEngine(), table=FunctionTable.merge([]))
+        client = directory.service(registry.RegistryClient)
+        page = await client.list_workers(settings, search="email")
+        assert [w["name"] for w in page["workers"]] == ["resend"]
+        assert threads == [False]
+        limiter = client._get_limiter()
+        assert limiter is not anyio.to_thread.current_default_thread_limiter()
+        assert limiter.total_tokens == registry.GET_THREADS
+        assert client._get_limiter() is limiter  # one per event loop
+        await client.list_workers(settings, search="email")  # cached: no request, no thread
+        assert threads == [False] and server.count("/w") == 1
+        await client.aclose()
+        assert client._blocking is None
