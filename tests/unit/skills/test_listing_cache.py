@@ -10,7 +10,7 @@ import pytest
 
 from iii_directory.config import Settings
 from iii_directory.content import roots
-from iii_directory.content.listing_cache import ListingCache
+from iii_directory.content.listing_cache import Listing, ListingCache
 from iii_directory.content.skills import RowFactsCache, build_view, list_rows
 
 HOUR_NS = 3600 * 10**9
@@ -118,3 +118,26 @@ def test_a_file_under_an_agent_root_inside_the_skills_root_is_read_only(tmp_path
     origins = {f.id: row_origin(view, f) for f in view.files}
     assert origins["vendor/tool/index"] == "read_only"
     assert origins["alpha/page"] == "skills"
+
+
+def test_a_folder_with_fine_stamps_settles_after_a_tenth_of_a_second(tmp_path: Path) -> None:
+    import os
+
+    from iii_directory.content.stat_cache import FINE_SETTLE_NS
+
+    folder = tmp_path / "ns"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\n")
+    st = os.stat(folder)
+    stamp = max(st.st_mtime_ns, st.st_ctime_ns)
+    if not (st.st_mtime_ns % 1_000_000_000 or st.st_ctime_ns % 1_000_000_000):
+        pytest.skip("this file system stores whole seconds")
+    young = ListingCache(clock=lambda: stamp + FINE_SETTLE_NS - 1)
+    young.store(folder, young.before(folder), Listing((("a.md", folder / "a.md"),), ()))
+    assert young.cached(folder) is None  # not yet settled: listed again next time
+    old = ListingCache(clock=lambda: stamp + FINE_SETTLE_NS)
+    listing = Listing((("a.md", folder / "a.md"),), ())
+    old.store(folder, old.before(folder), listing)
+    assert old.cached(folder) is listing
+    (folder / "b.md").write_text("# B\n")  # a change moves the folder's stamps: not reused
+    assert old.cached(folder) is None
