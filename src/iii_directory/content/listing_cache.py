@@ -102,22 +102,24 @@ class ListingCache:
         except OSError:
             return None
 
-    def store(self, folder: Path, before: FolderSignature | None, listing: Listing) -> None:
-        """Remember `listing` when the folder was settled and unchanged across the scan."""
+    def store(self, folder: Path, before: FolderSignature | None, listing: Listing) -> bool:
+        """Remember `listing` when the folder was settled and unchanged across the scan;
+        returns whether it was stored."""
         if before is None or max(before[2], before[3]) > self.clock() - settle_ns(before[2], before[3]):
-            return
+            return False
         try:
             after = folder_signature(os.stat(folder))
         except OSError:
-            return
+            return False
         if after != before:
-            return
+            return False
         key = str(folder)
         with self._lock:
             self._entries[key] = (before, listing)
             self._entries.move_to_end(key)
             while len(self._entries) > self.capacity:
                 self._entries.popitem(last=False)
+        return True
 
 
 LISTINGS = ListingCache()

@@ -98,10 +98,20 @@ def skill_id_of(parts: tuple[str, ...]) -> tuple[str | None, bool]:
     return skill_id, is_valid_id(skill_id)
 
 
+_SCANS: dict[tuple[str, Origin], tuple[list[Any], list[SkillFile]]] = {}
+"""Root → (the walk it was scanned from, the scan): `walk_markdown` hands back the very same
+list while the root's folders are unchanged, and the scan is a function of it alone."""
+
+
 def scan_root(root: Path, origin: Origin) -> list[SkillFile]:
     """The skills of one root (§3.3), sorted by id."""
+    walked = walk_markdown(root)
+    key = (str(root), origin)
+    memo = _SCANS.get(key)
+    if memo is not None and memo[0] is walked:
+        return list(memo[1])
     files: dict[str, SkillFile] = {}
-    for found in walk_markdown(root):
+    for found in walked:
         skill_id, valid = skill_id_of(found.parts)
         if skill_id is None:
             continue
@@ -112,7 +122,11 @@ def scan_root(root: Path, origin: Origin) -> list[SkillFile]:
             log.info('skills: duplicate id "%s" also produced by %s; skipped', skill_id, found.path)
             continue
         files[skill_id] = SkillFile(skill_id, found.path, root, origin)
-    return [files[k] for k in sorted(files)]
+    scanned = [files[k] for k in sorted(files)]
+    if len(_SCANS) >= 64:
+        _SCANS.clear()
+    _SCANS[key] = (walked, scanned)
+    return list(scanned)
 
 
 def scan_agent_skills_root(root: Path) -> list[SkillFile]:

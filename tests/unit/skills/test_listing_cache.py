@@ -141,3 +141,30 @@ def test_a_folder_with_fine_stamps_settles_after_a_tenth_of_a_second(tmp_path: P
     assert old.cached(folder) is listing
     (folder / "b.md").write_text("# B\n")  # a change moves the folder's stamps: not reused
     assert old.cached(folder) is None
+
+
+def test_an_unchanged_tree_reuses_its_walk_and_scan(tmp_path: Path, settled_cache: ListingCache) -> None:
+    from iii_directory.content.skills import Origin, scan_root
+
+    _tree(tmp_path)
+    first = roots.walk_markdown(tmp_path)
+    assert roots.walk_markdown(tmp_path) is first  # every folder's listing still the same
+    scanned = scan_root(tmp_path, Origin.SKILLS)
+    again = scan_root(tmp_path, Origin.SKILLS)
+    assert again == scanned and again is not scanned  # the caller gets its own list
+    assert all(a is b for a, b in zip(again, scanned, strict=True))
+    (tmp_path / "beta" / "new.md").write_text("# new\n")  # moves beta's stamps
+    changed = roots.walk_markdown(tmp_path)
+    assert changed is not first and "beta/new.md" in [f.rel for f in changed]
+    assert "beta/new" in [f.id for f in scan_root(tmp_path, Origin.SKILLS)]
+
+
+def test_a_walk_through_an_unsettled_folder_is_not_remembered(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    _tree(tmp_path)
+    young = ListingCache(clock=lambda: 0)  # nothing ever settles: no listing is cached
+    monkeypatch.setattr(roots, "LISTINGS", young)
+    first = roots.walk_markdown(tmp_path)
+    second = roots.walk_markdown(tmp_path)
+    assert second == first and second is not first
+    assert young.scans == 6
