@@ -22,11 +22,11 @@ from __future__ import annotations
 import functools
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 INDEX_NAMES = frozenset({"SKILL.md", "SKILLS.md"})
+T = TypeVar("T")
 
 
 class Origin(str, Enum):
@@ -328,11 +329,19 @@ async def load_view(ctx: Context, *, fresh: bool = False) -> SkillsView:
     """The visible set of this call: installed workers from the cache (`fresh=True` re-fetches,
     as `index` does), then the scan off the event loop. With `filter_unregistered` off the
     engine is not asked."""
+    return await in_view(ctx, lambda view: view, fresh=fresh)
+
+
+async def in_view(ctx: Context, work: Callable[[SkillsView], T], *, fresh: bool = False) -> T:
+    """`work(view)` on the visible set of this call, computed like `load_view`, with the scan
+    and the work in one worker thread: one thread hop per call instead of two (under 50
+    callers each hop waits for the interpreter lock behind the event loop)."""
     installed = None
     if ctx.settings.filter_unregistered:
         installed = await ctx.directory.service(InstalledWorkers).get(ctx, fresh=fresh)
     row_facts = ctx.directory.service(RowFactsCache)
-    return await anyio.to_thread.run_sync(build_view, ctx.settings, installed, row_facts)
+    return await anyio.to_thread.run_sync(
+        lambda: work(build_view(ctx.settings, installed, row_facts)))
 
 
 # --- reading -----------------------------------------------------------------------------------

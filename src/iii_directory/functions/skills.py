@@ -242,11 +242,9 @@ class SkillsIndexOutput(Response):
 
 
 async def list_skills(ctx: Context, req: ListSkillsInput) -> ListSkillsOutput:
-    view = await skills.load_view(ctx)
-    rows = await anyio.to_thread.run_sync(
-        lambda: skills.list_rows(view, search=req.search, prefix=req.prefix, type=req.type,
-                                 search_body=req.search_body is True)
-    )
+    rows = await skills.in_view(ctx, lambda view: skills.list_rows(
+        view, search=req.search, prefix=req.prefix, type=req.type,
+        search_body=req.search_body is True))
     include = req.include_description is not False
     origin = req.include_origin is True
     return ListSkillsOutput(skills=[
