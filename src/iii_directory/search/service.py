@@ -86,7 +86,6 @@ class SearchService:
         self.reranker: Reranker | None = None
         self._reload_lock = anyio.Lock()
         self._model_started = False
-        self._registry_warmed = False
         self._booting: anyio.Event | None = None
         self._candidates: tuple[str, dict[str, Candidate]] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -165,7 +164,6 @@ class SearchService:
             await self._booting.wait()
             return
         booting = self._booting = anyio.Event()
-        self.start_registry_warmup()
         try:
             try:
                 await self.refresh()
@@ -200,25 +198,6 @@ class SearchService:
         self._model_started = True
         if self.loaded:
             self._request_index(self.corpus)
-
-    def start_registry_warmup(self) -> None:
-        """Prepare the registry client on a worker thread, once, when searches will use the
-        registry (`sources.registry.prepare_http`): its imports and CA certificates used to run
-        on the event loop inside the first searches of a cold worker, stalling every caller."""
-        settings = self.directory.settings
-        if self._registry_warmed or not settings.registry_search or not settings.registry_url:
-            return
-        self._registry_warmed = True
-
-        async def warm() -> None:
-            from ..sources.registry import prepare_http
-
-            try:
-                await anyio.to_thread.run_sync(prepare_http)
-            except Exception as exc:  # noqa: BLE001 - the first request reports real trouble
-                log.debug("registry client warm-up failed: %s", exc)
-
-        self.spawn(warm())
 
     def start_model(self) -> None:
         """Load the model in the background, once, when the configured mode can use it."""

@@ -353,18 +353,6 @@ def mark_sniffio_absent() -> None:
         sys.modules.setdefault("sniffio", None)  # type: ignore[arg-type]
 
 
-def prepare_http() -> None:
-    """Do once, ahead, what the first registry request would otherwise do on the event loop
-    while every caller waits: import httpx and httpcore (click comes with httpx), load the CA
-    certificates and mark sniffio absent. Blocking; the search service runs it on a worker
-    thread right after start. Idempotent."""
-    import httpcore  # noqa: F401 - the import is the work
-    import httpx  # noqa: F401
-
-    mark_sniffio_absent()
-    _ssl_context()
-
-
 def _ssl_context() -> ssl.SSLContext:
     """One verifying TLS context for the process (loading CA certificates is the slow part of
     creating an httpx client)."""

@@ -1,4 +1,4 @@
-"""The registry client's one-off preparation (`prepare_http`, `mark_sniffio_absent`)."""
+"""The registry client's transport: sniffio marked absent once, GETs on its own threads."""
 
 from __future__ import annotations
 
@@ -27,16 +27,6 @@ def test_a_present_module_is_never_replaced(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setitem(sys.modules, "sniffio", marker)
     registry.mark_sniffio_absent()
     assert sys.modules["sniffio"] is marker
-
-
-def test_prepare_http_loads_the_client_stack_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(registry, "_SSL_CONTEXT", None)
-    registry.prepare_http()
-    context = registry._SSL_CONTEXT
-    assert context is not None
-    assert "httpx" in sys.modules and "httpcore" in sys.modules
-    registry.prepare_http()  # idempotent: the same context stays
-    assert registry._SSL_CONTEXT is context
 
 
 async def test_gets_run_on_threads_of_the_clients_own_limiter(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -370,21 +370,3 @@ async def test_calls_arriving_before_the_boot_snapshot_share_one_catalog_fetch(
     assert len(answers) == 20
     assert len(started) == 1
     assert all(a["workers"] == answers[0]["workers"] for a in answers)
-
-
-async def test_the_registry_client_is_prepared_in_the_background_once(directory: Directory) -> None:
-    import sys
-
-    service = directory.service(SearchService)
-    directory.apply_settings(directory.settings.model_copy(update={"registry_search": False}))
-    service.start_registry_warmup()
-    assert not service._tasks  # no registry searches: nothing to prepare
-    directory.apply_settings(directory.settings.model_copy(update={"registry_search": True}))
-    service.start_registry_warmup()
-    tasks = list(service._tasks)
-    assert len(tasks) == 1
-    service.start_registry_warmup()  # once per service
-    assert len(service._tasks) <= 1
-    for task in tasks:
-        await task
-    assert "httpx" in sys.modules and "httpcore" in sys.modules
