@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import platform
@@ -294,6 +295,28 @@ async def _watch_signals(worker: Worker) -> None:
         await anyio.sleep_forever()
 
 
+GC_YOUNG_THRESHOLD = 10_000
+"""Net container allocations between two collections of the youngest generation (CPython's
+default is 700) once `serve` has started."""
+
+
+def settle_heap() -> None:
+    """Tune the cyclic garbage collector for serving, once start-up is done: every object alive
+    now (modules, the function table, settings, registration frames) moves to the permanent
+    generation (`gc.freeze`), so the full collections a busy worker runs no longer walk them,
+    and the youngest generation is collected every `GC_YOUNG_THRESHOLD` allocations instead of
+    700 — a search call allocates thousands of short-lived containers, which reference counting
+    frees anyway. Measured in the 50-caller soak: the collector took ~8 % of the worker's CPU."""
+    gc.freeze()
+    _, middle, oldest = gc.get_threshold()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, middle, oldest)
+
+
+async def _settle_heap_when_ready(worker: Worker) -> None:
+    await worker.ready.wait()
+    settle_heap()
+
+
 def serve_main(url: str | None, config: str | None) -> int:
     """Run `iii-directory serve`; returns the process exit code."""
     target = resolve_url(url)
@@ -321,6 +344,7 @@ def serve_main(url: str | None, config: str | None) -> int:
         worker = Worker(target, config_path=config, registration_cache=default_cache())
         async with anyio.create_task_group() as tg:
             tg.start_soon(_watch_signals, worker)
+            tg.start_soon(_settle_heap_when_ready, worker)
             try:
                 await worker.run()
             finally:

@@ -8,8 +8,9 @@ folder's own mtime and ctime. So a listing is reused while one `stat` of the fol
 signature (device, inode, mtime, ctime) it was read under, with the rules of `stat_cache`:
 
 * stored only when the signature before and after the `scandir` is the same, and only when
-  the folder's mtime and ctime are at least `SETTLE_NS` (2 s) old, so a second change within
-  one timestamp tick cannot hide behind an equal signature;
+  the folder's mtime and ctime are at least `stat_cache.settle_ns` old (2 s; 100 ms where
+  the stamps show sub-second resolution), so a second change within one timestamp tick cannot
+  hide behind an equal signature;
 * never stored for a folder holding a symlink (whether a link's target exists or is a folder
   can change without touching the folder) or a name that is not UTF-8 (those are logged and
   skipped on every walk);
@@ -28,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .stat_cache import SETTLE_NS
+from .stat_cache import settle_ns
 
 DEFAULT_CAPACITY = 4096
 
@@ -101,22 +102,24 @@ class ListingCache:
         except OSError:
             return None
 
-    def store(self, folder: Path, before: FolderSignature | None, listing: Listing) -> None:
-        """Remember `listing` when the folder was settled and unchanged across the scan."""
-        if before is None or max(before[2], before[3]) > self.clock() - SETTLE_NS:
-            return
+    def store(self, folder: Path, before: FolderSignature | None, listing: Listing) -> bool:
+        """Remember `listing` when the folder was settled and unchanged across the scan;
+        returns whether it was stored."""
+        if before is None or max(before[2], before[3]) > self.clock() - settle_ns(before[2], before[3]):
+            return False
         try:
             after = folder_signature(os.stat(folder))
         except OSError:
-            return
+            return False
         if after != before:
-            return
+            return False
         key = str(folder)
         with self._lock:
             self._entries[key] = (before, listing)
             self._entries.move_to_end(key)
             while len(self._entries) > self.capacity:
                 self._entries.popitem(last=False)
+        return True
 
 
 LISTINGS = ListingCache()

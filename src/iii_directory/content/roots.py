@@ -232,12 +232,35 @@ def walk_markdown(root: Path, *, suffix: str = ".md") -> list[Found]:
     except a folder link back to the root or to a folder on its own path, which would loop.
     The root is resolved only when a symlink has to be judged (a walk without links needs no
     real paths)."""
+    key = (str(root), suffix)
+    memo = _WALKS.get(key)
+    if memo is not None and all(LISTINGS.cached(folder) is listing for folder, listing in memo[0]):
+        return memo[1]
+    trace: list[tuple[Path, Listing]] = []
     found: list[Found] = []
-    for rel_parts, path in _walk(root, (), _RealRoot(root), None):
+    for rel_parts, path in _walk(root, (), _RealRoot(root), None, trace=trace):
         if rel_parts[-1].endswith(suffix):
             found.append(Found("/".join(rel_parts), rel_parts, path))
     found.sort(key=lambda f: f.rel.encode("utf-8"))
+    if trace and not any(step is _UNTRACEABLE for step in trace):
+        if len(_WALKS) >= MAX_WALKS:
+            _WALKS.clear()
+        _WALKS[key] = (tuple(trace), found)
+    else:
+        _WALKS.pop(key, None)
     return found
+
+
+MAX_WALKS = 64
+_WALKS: dict[tuple[str, str], tuple[tuple[tuple[Path, Listing], ...], list[Found]]] = {}
+"""Root → (every folder of its last walk with the cached listing it came from, the result).
+A walk is a function of its folders' listings alone (names and entry kinds; contents are read
+by the callers), so while every one of those folders still has the very same listing in
+`LISTINGS` — each validated by a fresh `stat` of the folder — the result is reused without
+rebuilding it. A walk that met a folder whose listing is not cached (unsettled, holding a
+symlink or a non-UTF-8 name, unreadable) is not remembered. Callers must not mutate it."""
+
+_UNTRACEABLE: tuple[Path, Listing] = (Path(), Listing((), ()))
 
 
 class _RealRoot:
@@ -270,6 +293,7 @@ class _RealRoot:
 def _walk(
     directory: Path, prefix: tuple[str, ...], real_root: _RealRoot,
     ancestors: tuple[Path, ...] | None, listings: ListingCache | None = None,
+    trace: list[tuple[Path, Listing]] | None = None,
 ) -> Iterator[tuple[tuple[str, ...], Path]]:
     """`ancestors` holds the resolved paths of `directory` and every folder above it, or is None
     while no symlink lies on the way from the root (then they are `real_root.chain(prefix)`,
@@ -278,17 +302,21 @@ def _walk(
     listings = LISTINGS if listings is None else listings
     cached = listings.cached(directory)
     if cached is not None:
+        if trace is not None:
+            trace.append((directory, cached))
         for name, path in cached.files:
             yield prefix + (name,), path
         for name, path in cached.folders:
             below = None if ancestors is None else ancestors + (ancestors[-1] / name,)
-            yield from _walk(path, prefix + (name,), real_root, below, listings)
+            yield from _walk(path, prefix + (name,), real_root, below, listings, trace)
         return
     before = listings.before(directory)
     try:
         entries = listings.scan(directory)
     except OSError as exc:
         log.debug("cannot list %s: %s", directory, exc)
+        if trace is not None:
+            trace.append(_UNTRACEABLE)
         return
     plain = True
     files: list[tuple[str, Path]] = []
@@ -315,15 +343,17 @@ def _walk(
                     below: tuple[Path, ...] | None = chain + (real,)
                 else:
                     below = None if ancestors is None else ancestors + (ancestors[-1] / entry.name,)
-                yield from _walk(path, prefix + (entry.name,), real_root, below, listings)
+                yield from _walk(path, prefix + (entry.name,), real_root, below, listings, trace)
             elif entry.is_file(follow_symlinks=True):
                 files.append((entry.name, path))
                 yield prefix + (entry.name,), path
         except (OSError, RuntimeError) as exc:
             plain = False
             log.debug("cannot inspect %s: %s", path, exc)
-    if plain:
-        listings.store(directory, before, Listing(tuple(files), tuple(folders)))
+    listing = Listing(tuple(files), tuple(folders))
+    stored = plain and listings.store(directory, before, listing)
+    if trace is not None:  # a walk is remembered only when every folder's listing is cached
+        trace.append((directory, listing) if stored else _UNTRACEABLE)
 
 
 def top_level_dirs(root: Path) -> frozenset[str]:

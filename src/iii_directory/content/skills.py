@@ -22,11 +22,11 @@ from __future__ import annotations
 import functools
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 INDEX_NAMES = frozenset({"SKILL.md", "SKILLS.md"})
+T = TypeVar("T")
 
 
 class Origin(str, Enum):
@@ -98,10 +99,20 @@ def skill_id_of(parts: tuple[str, ...]) -> tuple[str | None, bool]:
     return skill_id, is_valid_id(skill_id)
 
 
+_SCANS: dict[tuple[str, Origin], tuple[list[Any], list[SkillFile]]] = {}
+"""Root → (the walk it was scanned from, the scan): `walk_markdown` hands back the very same
+list while the root's folders are unchanged, and the scan is a function of it alone."""
+
+
 def scan_root(root: Path, origin: Origin) -> list[SkillFile]:
     """The skills of one root (§3.3), sorted by id."""
+    walked = walk_markdown(root)
+    key = (str(root), origin)
+    memo = _SCANS.get(key)
+    if memo is not None and memo[0] is walked:
+        return list(memo[1])
     files: dict[str, SkillFile] = {}
-    for found in walk_markdown(root):
+    for found in walked:
         skill_id, valid = skill_id_of(found.parts)
         if skill_id is None:
             continue
@@ -112,7 +123,11 @@ def scan_root(root: Path, origin: Origin) -> list[SkillFile]:
             log.info('skills: duplicate id "%s" also produced by %s; skipped', skill_id, found.path)
             continue
         files[skill_id] = SkillFile(skill_id, found.path, root, origin)
-    return [files[k] for k in sorted(files)]
+    scanned = [files[k] for k in sorted(files)]
+    if len(_SCANS) >= 64:
+        _SCANS.clear()
+    _SCANS[key] = (walked, scanned)
+    return list(scanned)
 
 
 def scan_agent_skills_root(root: Path) -> list[SkillFile]:
@@ -314,11 +329,19 @@ async def load_view(ctx: Context, *, fresh: bool = False) -> SkillsView:
     """The visible set of this call: installed workers from the cache (`fresh=True` re-fetches,
     as `index` does), then the scan off the event loop. With `filter_unregistered` off the
     engine is not asked."""
+    return await in_view(ctx, lambda view: view, fresh=fresh)
+
+
+async def in_view(ctx: Context, work: Callable[[SkillsView], T], *, fresh: bool = False) -> T:
+    """`work(view)` on the visible set of this call, computed like `load_view`, with the scan
+    and the work in one worker thread: one thread hop per call instead of two (under 50
+    callers each hop waits for the interpreter lock behind the event loop)."""
     installed = None
     if ctx.settings.filter_unregistered:
         installed = await ctx.directory.service(InstalledWorkers).get(ctx, fresh=fresh)
     row_facts = ctx.directory.service(RowFactsCache)
-    return await anyio.to_thread.run_sync(build_view, ctx.settings, installed, row_facts)
+    return await anyio.to_thread.run_sync(
+        lambda: work(build_view(ctx.settings, installed, row_facts)))
 
 
 # --- reading -----------------------------------------------------------------------------------
@@ -474,6 +497,23 @@ class RowFactsCache(StatCache[_RowFacts]):
 
     def __init__(self, directory: object | None = None) -> None:
         super().__init__()
+
+
+def row_facts_of(view: SkillsView, file: SkillFile) -> _RowFacts | None:
+    """The row facts of one visible file (from the view's row-facts cache while the file is
+    unchanged), None when it cannot be read: what the search's skills lane needs of a
+    `list_row`, without the size, timestamp and origin."""
+    try:
+        st = os.stat(file.path)
+    except OSError:
+        st = None
+    try:
+        if st is None or view.row_facts is None:
+            return _row_facts(file.path)
+        return view.row_facts.derive(file.path, st, _row_facts)
+    except DirectoryError as exc:
+        log.info("skills: %s", exc.message)
+        return None
 
 
 def list_row(view: SkillsView, file: SkillFile) -> SkillRow:

@@ -10,7 +10,8 @@ is the one it was derived from:
   moves ctime (which no user call can set back), so a changed file never matches;
 * a value is stored only when the identity seen before and after deriving it is the same (a
   file replaced mid-read is not remembered), and only when the file's mtime and ctime are at
-  least `SETTLE_NS` (2 s) old, so a second write within one timestamp tick of the first
+  least `SETTLE_NS` (2 s) old — 100 ms where the stamps show sub-second resolution
+  (`settle_ns`) — so a second write within one timestamp tick of the first
   (same size, reused inode) cannot hide behind an equal signature ("racy" entries are re-read
   every time, as git does for its index);
 * at most `capacity` entries (least recently used dropped first); the values are small.
@@ -38,9 +39,27 @@ def signature(st: os.stat_result) -> Signature:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+FINE_SETTLE_NS = 100_000_000
+"""The settle time where timestamps show sub-second resolution (see `settle_ns`)."""
+
+
+def settle_ns(mtime_ns: int, ctime_ns: int) -> int:
+    """How old a file's (or folder's) timestamps must be before an equal signature proves it
+    unchanged: `SETTLE_NS` (2 s), or `FINE_SETTLE_NS` (100 ms) when either stamp has a
+    non-zero fraction of a second. Such a file system stamps a change at its clock tick (ns to
+    100 ns on ext4, XFS, btrfs, tmpfs, APFS, NTFS; 10 ms on exFAT; the kernel's coarse clock
+    moves every 1–10 ms), so a change made 100 ms after the last one gets a later stamp; one
+    that stores whole seconds (FAT: 2 s, HFS+, ext3) shows no fraction and keeps 2 s. Files
+    written just before a burst of calls (a deploy, a soak's seeds, every write of a busy
+    worker) were otherwise re-read and re-parsed by every call for 2 s."""
+    if mtime_ns % 1_000_000_000 or ctime_ns % 1_000_000_000:
+        return FINE_SETTLE_NS
+    return SETTLE_NS
+
+
 def settled(st: os.stat_result, now_ns: int) -> bool:
-    """True when the file's mtime and ctime are both at least `SETTLE_NS` before `now_ns`."""
-    return max(st.st_mtime_ns, st.st_ctime_ns) <= now_ns - SETTLE_NS
+    """True when the file's mtime and ctime are both at least `settle_ns` before `now_ns`."""
+    return max(st.st_mtime_ns, st.st_ctime_ns) <= now_ns - settle_ns(st.st_mtime_ns, st.st_ctime_ns)
 
 
 class StatCache(Generic[Value]):

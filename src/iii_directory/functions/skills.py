@@ -248,11 +248,9 @@ class SkillsIndexOutput(Response):
 
 
 async def list_skills(ctx: Context, req: ListSkillsInput) -> ListSkillsOutput:
-    view = await skills.load_view(ctx)
-    rows = await anyio.to_thread.run_sync(
-        lambda: skills.list_rows(view, search=req.search, prefix=req.prefix, type=req.type,
-                                 search_body=req.search_body is True)
-    )
+    rows = await skills.in_view(ctx, lambda view: skills.list_rows(
+        view, search=req.search, prefix=req.prefix, type=req.type,
+        search_body=req.search_body is True))
     include = req.include_description is not False
     origin = req.include_origin is True
     return ListSkillsOutput(skills=[
@@ -265,13 +263,26 @@ async def get_skill(ctx: Context, req: GetSkillInput) -> GetSkillOutput:
     workers = ctx.directory.service(InstalledWorkers)
     filtering = ctx.settings.filter_unregistered
     installed = await workers.get(ctx) if filtering else None
-    view = await anyio.to_thread.run_sync(skills.build_view, ctx.settings, installed)
-    if view.lookup(skill_id) is None and not filtering:
-        installed = await workers.get(ctx)
-    resolved = skills.resolve_get(view, skill_id, installed)
-    file = resolved.file
     reader = skills.read_raw_document if req.raw else skills.read_skill
-    document = await anyio.to_thread.run_sync(reader, file.path)
+
+    def read(view: skills.SkillsView, known: frozenset[str] | None) -> tuple[Any, Any, str]:
+        resolved = skills.resolve_get(view, skill_id, known)
+        return resolved, reader(resolved.file.path), modified_at(resolved.file.path)
+
+    def scan_and_read() -> tuple[skills.SkillsView, tuple[Any, Any, str] | None]:
+        """The view, and when the id is on disk (or the installed set is already known) the
+        resolved document too: one thread hop for the common case instead of two."""
+        view = skills.build_view(ctx.settings, installed)
+        if view.lookup(skill_id) is None and not filtering:
+            return view, None  # the worker-overview fallbacks need the installed set first
+        return view, read(view, installed)
+
+    view, found = await anyio.to_thread.run_sync(scan_and_read)
+    if found is None:
+        installed = await workers.get(ctx)
+        found = await anyio.to_thread.run_sync(read, view, installed)
+    resolved, document, stamp = found
+    file = resolved.file
     display = view.display_id(file.id)
     body = document.meta.body
     if resolved.note is not None:
@@ -285,7 +296,7 @@ async def get_skill(ctx: Context, req: GetSkillInput) -> GetSkillOutput:
         path=str(file.path),
         body=body,
         raw=document.raw if req.raw else None,
-        modified_at=modified_at(file.path),
+        modified_at=stamp,
     )
 
 

@@ -8,6 +8,7 @@ skills, the registered triggers) with its BM25 index built once.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import threading
@@ -147,6 +148,14 @@ def query_terms(terms: Iterable[str]) -> list[str]:
     return [t for t in index_terms(terms) if not t.isdigit() and t not in FILLER_TERMS]
 
 
+@functools.lru_cache(maxsize=16384)
+def document_terms(lexical: str) -> tuple[str, ...]:
+    """`index_terms(tokenize(lexical))`: the terms BM25 indexes for one document text. A pure
+    function of the text, so remembered (the side lanes re-index the same skill and trigger
+    documents whenever one of them changes; tokenizing them again was most of that cost)."""
+    return tuple(index_terms(_rank.tokenize(lexical)))
+
+
 @dataclass
 class DocumentSet:
     """Documents in a fixed order with their BM25 index, built once."""
@@ -157,7 +166,7 @@ class DocumentSet:
 
     def __post_init__(self) -> None:
         self.index = _rank.BM25Index(
-            [index_terms(_rank.tokenize(d.lexical)) for d in self.documents], BM25_K1, BM25_B)
+            [list(document_terms(d.lexical)) for d in self.documents], BM25_K1, BM25_B)
         self.positions = {}
         for position, document in enumerate(self.documents):
             self.positions.setdefault(document.id, position)

@@ -121,9 +121,17 @@ async def _search(call: SearchCall, queries: Sequence[Query]) -> list[dict[str, 
         except Exception as exc:  # noqa: BLE001 - a failed variant is skipped
             log.debug("registry list %r failed: %s", text, exc)
 
-    async with anyio.create_task_group() as group:
-        for position, text in enumerate(variants):
-            group.start_soon(fetch_list, position, text)
+    missing: list[tuple[int, str]] = []
+    for position, text in enumerate(variants):
+        cached = client.cached_list(settings, search=text)
+        if cached is not None:
+            pages[position] = listed_workers(cached)
+        else:
+            missing.append((position, text))
+    if missing:  # only variants the cache lacks cost a task (and a request)
+        async with anyio.create_task_group() as group:
+            for position, text in missing:
+                group.start_soon(fetch_list, position, text)
 
     installed = call.corpus.raw_namespaces
     lists = [[w for w in page if w.name not in installed] for page in pages if page]
@@ -139,9 +147,17 @@ async def _search(call: SearchCall, queries: Sequence[Query]) -> list[dict[str, 
         except Exception as exc:  # noqa: BLE001 - a failed card is skipped
             log.debug("registry card %s failed: %s", name, exc)
 
-    async with anyio.create_task_group() as group:
-        for position, worker in enumerate(candidates):
-            group.start_soon(fetch_record, position, worker.name)
+    absent: list[tuple[int, str]] = []
+    for position, worker in enumerate(candidates):
+        record = client.cached_record(settings, worker.name)
+        if record is not None:
+            records[position] = record
+        else:
+            absent.append((position, worker.name))
+    if absent:
+        async with anyio.create_task_group() as group:
+            for position, name in absent:
+                group.start_soon(fetch_record, position, name)
 
     pool: dict[str, Contract] = {}
     workers: dict[str, Listed] = {}

@@ -67,16 +67,25 @@ def visible_skills(settings: Any, installed: frozenset[str] | None,
     """Skill candidates: the visible set (with the given installed set), minus documents that
     disable model invocation. `row_facts` is the Directory's `RowFactsCache` (None: parse
     every file)."""
-    from ..content.skills import build_view, list_row
+    from ..content.skills import build_view, row_facts_of
 
     view = build_view(settings, installed, row_facts)
     entries = []
     for file in view.files:
-        row = list_row(view, file)
-        if row.disable_model_invocation:
-            continue
-        entries.append(SkillEntry(row.id, row.title, row.description))
+        display = view.display_id(file.id)
+        facts = row_facts_of(view, file)
+        if facts is None:  # unreadable: ranked by its id, as its list row shows it
+            entries.append(_entry(display, display, ""))
+        elif not facts.disable_model_invocation:
+            entries.append(_entry(display, facts.title or display, facts.description))
     return entries
+
+
+@functools.lru_cache(maxsize=16384)
+def _entry(skill_id: str, title: str, description: str) -> SkillEntry:
+    """One `SkillEntry` per distinct content, so the ranking documents built from unchanged
+    entries are found by identity (`skill_document`)."""
+    return SkillEntry(skill_id, title, description)
 
 
 INLINE_SCAN_S = 0.001
@@ -137,12 +146,16 @@ async def load_skills(call: SearchCall) -> list[SkillEntry]:
     return await anyio.to_thread.run_sync(scan)
 
 
+@functools.lru_cache(maxsize=16384)
+def skill_document(entry: SkillEntry) -> Document:
+    """The ranking document of one skill entry; a pure function of the (frozen) entry, so
+    remembered: every search call builds the documents of every visible skill."""
+    searchable = searchable_text(entry.id, entry.document, ())
+    return Document(entry.id, searchable, bm25_document(entry.id, searchable))
+
+
 def skill_documents(entries: Sequence[SkillEntry], cache: DocumentSetCache) -> DocumentSet:
-    documents = []
-    for entry in entries:
-        searchable = searchable_text(entry.id, entry.document, ())
-        documents.append(Document(entry.id, searchable, bm25_document(entry.id, searchable)))
-    return cache.get(tuple(documents))
+    return cache.get(tuple(skill_document(entry) for entry in entries))
 
 
 async def fetch_skills(call: SearchCall) -> list[SkillEntry] | None:
@@ -159,7 +172,7 @@ async def rank_skills(call: SearchCall, entries: list[SkillEntry] | None,
     if entries is None:
         return SideResult(None)
     documents = skill_documents(entries, call.ctx.directory.service(DocumentSetCache))
-    candidates = {e.id: skill_candidate(e.id, e.document) for e in entries}
+    candidates = {e.id: skill_candidate(e.id, e.document) for e in entries} if call.judge_active else {}
     return await _side_result(call, "skills", entries, documents, queries, candidates)
 
 
@@ -238,7 +251,7 @@ async def rank_triggers(call: SearchCall, entries: list[TriggerEntry] | None,
     if entries is None:
         return SideResult(None)
     documents = trigger_documents(entries, call.ctx.directory.service(DocumentSetCache))
-    candidates = {e.id: trigger_candidate(e.id, e.document) for e in entries}
+    candidates = {e.id: trigger_candidate(e.id, e.document) for e in entries} if call.judge_active else {}
     return await _side_result(call, "triggers", entries, documents, queries, candidates)
 
 

@@ -30,10 +30,12 @@ URL, so a repointed `registry_url` never serves an old answer.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import re
 import ssl
+import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -339,6 +341,18 @@ def build_card(record: Mapping[str, Any], name: str, *, readme: bool) -> dict[st
 _SSL_CONTEXT: ssl.SSLContext | None = None
 
 
+def mark_sniffio_absent() -> None:
+    """When `sniffio` is not installed, record it as absent in `sys.modules` (a `None` entry
+    makes `import sniffio` fail at once). httpcore asks `import sniffio` on every lock it takes
+    (several per request); without the entry each ask searched the whole `sys.path` again, a
+    millisecond or more of CPU per registry request under load. Installed, it is left alone."""
+    import importlib.util
+    import sys
+
+    if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
+        sys.modules.setdefault("sniffio", None)  # type: ignore[arg-type]
+
+
 def _ssl_context() -> ssl.SSLContext:
     """One verifying TLS context for the process (loading CA certificates is the slow part of
     creating an httpx client)."""
@@ -389,6 +403,14 @@ class _Flight:
         return self._value
 
 
+GET_THREADS = 16
+"""Registry GETs run at once (each on a worker thread of the client's own limiter)."""
+
+
+def _list_key(search: str | None, cursor: str | None) -> str:
+    return f"worker-list:{search or ''}:{cursor or ''}"
+
+
 class RegistryClient:
     """Registry access for one `Directory` (create it with `directory.service(RegistryClient)`)."""
 
@@ -396,6 +418,9 @@ class RegistryClient:
         self._cache: dict[str, tuple[float, Any]] = {}
         self._inflight: dict[str, _Flight] = {}
         self._client: httpx.AsyncClient | None = None
+        self._blocking: httpx.Client | None = None
+        self._blocking_lock = threading.Lock()
+        self._limiter: tuple[object, anyio.CapacityLimiter] | None = None
         self._client_loop: object | None = None
         directory.settings_listeners.append(self._on_settings)
 
@@ -406,6 +431,7 @@ class RegistryClient:
 
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop or self._client.is_closed:
+            mark_sniffio_absent()
             self._client = httpx.AsyncClient(
                 verify=_ssl_context(), follow_redirects=True, max_redirects=5, trust_env=True,
                 limits=httpx.Limits(max_connections=16, max_keepalive_connections=8),
@@ -420,8 +446,57 @@ class RegistryClient:
 
     async def aclose(self) -> None:
         client, self._client = self._client, None
+        blocking, self._blocking = self._blocking, None
+        if blocking is not None:
+            blocking.close()
         if client is not None and self._client_loop is asyncio.get_running_loop():
             await client.aclose()
+
+    def _blocking_http(self) -> httpx.Client:
+        """The pooled blocking client the GET threads share (httpx clients are thread-safe)."""
+        import httpx
+
+        with self._blocking_lock:
+            if self._blocking is None or self._blocking.is_closed:
+                mark_sniffio_absent()
+                self._blocking = httpx.Client(
+                    verify=_ssl_context(), follow_redirects=True, max_redirects=5, trust_env=True,
+                    limits=httpx.Limits(max_connections=GET_THREADS, max_keepalive_connections=GET_THREADS),
+                )
+            return self._blocking
+
+    def _get_limiter(self) -> anyio.CapacityLimiter:
+        """The GET threads' own capacity limiter (one per event loop), so registry requests
+        never wait behind the file handlers' threads, nor those behind them."""
+        loop = asyncio.get_running_loop()
+        if self._limiter is None or self._limiter[0] is not loop:
+            self._limiter = (loop, anyio.CapacityLimiter(GET_THREADS))
+        return self._limiter[1]
+
+    def _get_blocking(self, url: str, params: Mapping[str, str] | None,
+                      headers: Mapping[str, str], timeout_s: float) -> tuple[int, bytes]:
+        """One GET on a worker thread: (status, body), `too_large` past the cap; httpx errors
+        propagate to `_request`, which maps them as for the async transport."""
+        import httpx
+
+        client = self._blocking_http()
+        request = client.build_request("GET", url, params=dict(params) if params else None,
+                                       headers=dict(headers), timeout=httpx.Timeout(timeout_s))
+        try:
+            response = client.send(request, stream=True)
+        except httpx.RemoteProtocolError:  # a pooled connection the server had closed
+            response = client.send(request, stream=True)
+        try:
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > MAX_RESPONSE_BYTES:
+                    raise too_large(response.status_code)
+                chunks.append(chunk)
+        finally:
+            response.close()
+        return response.status_code, b"".join(chunks)
 
     # -- cache ---------------------------------------------------------------------------
 
@@ -467,6 +542,10 @@ class RegistryClient:
         headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
         try:
             with anyio.fail_after(timeout_s):
+                if method == "GET":
+                    return await anyio.to_thread.run_sync(
+                        functools.partial(self._get_blocking, url, params, headers, timeout_s),
+                        limiter=self._get_limiter(), abandon_on_cancel=True)
                 client = self._http()
                 request = client.build_request(
                     method, url, params=dict(params) if params else None, headers=headers,
@@ -569,10 +648,24 @@ class RegistryClient:
 
     # -- registry endpoints ----------------------------------------------------------------
 
+    def cached_list(self, settings: Settings, search: str | None = None,
+                    cursor: str | None = None) -> dict[str, Any] | None:
+        """What `list_workers` would answer from the cache right now, or None (no request is
+        made). Lets the search's registry lane skip a task per cached variant."""
+        return self._cached(settings, _list_key(search, cursor))
+
+    def cached_record(self, settings: Settings, name: str) -> dict[str, Any] | None:
+        """What `worker_record(settings, name)` (latest version) would answer from the cache
+        right now, or None (no request is made)."""
+        if info_name_error(name) is not None:
+            return None
+        kind, value = version_selector(None, None)
+        return self._cached(settings, f"worker-info:{name}:{kind}={value}")
+
     async def list_workers(self, settings: Settings, search: str | None = None,
                            cursor: str | None = None) -> dict[str, Any]:
         """`GET /w[?search=…&cursor=…]` normalised to `{workers, pagination}`."""
-        key = f"worker-list:{search or ''}:{cursor or ''}"
+        key = _list_key(search, cursor)
         params = {}
         if search:
             params["search"] = search

@@ -131,3 +131,31 @@ def test_merge_across_batches() -> None:
     merged = merge_installables([first, second])
     assert [e["name"] for e in merged] == ["a", "b", "c"]
     assert [f["function_id"] for f in merged[0]["functions"]] == ["a::1", "a::2"]
+
+
+async def test_a_repeated_search_reads_the_registry_from_the_cache(directory: Directory,
+                                                                  registry: MockRegistry) -> None:
+    first = await search(directory, "send email message")
+    lists, cards = registry.count("/w"), registry.count("/w/resend")
+    assert lists > 0 and cards == 1
+    second = await search(directory, "send email message")
+    assert second.get("installable") == first.get("installable")
+    assert registry.count("/w") == lists and registry.count("/w/resend") == cards  # no request
+
+
+async def test_the_cache_peeks_answer_only_what_a_request_stored(directory: Directory,
+                                                                 registry: MockRegistry) -> None:
+    from iii_directory.sources.registry import RegistryClient
+
+    client = directory.service(RegistryClient)
+    settings = directory.settings
+    assert client.cached_list(settings, search="email") is None
+    assert client.cached_record(settings, "resend") is None
+    assert client.cached_record(settings, "Not A Name!") is None  # a bad name never matches
+    listed = await client.list_workers(settings, search="email")
+    record = await client.worker_record(settings, "resend")
+    assert client.cached_list(settings, search="email") == listed
+    assert client.cached_list(settings, search="mail") is None
+    assert client.cached_record(settings, "resend") == record
+    client.clear_cache()
+    assert client.cached_list(settings, search="email") is None

@@ -86,3 +86,67 @@ async def test_scans_go_to_a_thread_while_search_calls_overlap(tmp_path) -> None
     finally:
         side_lanes.visible_skills = real
     assert seen == [True, False]  # inline when alone, in a worker thread when calls overlap
+
+
+def _skills_settings(root):
+    from iii_directory.config import Settings
+
+    return Settings(skills_folder=str(root / "s"), local_skills_folder=str(root / "s" / "iii"),
+                    agents_folder=str(root / "a"), agents_skills_folder=str(root / "as"),
+                    global_agents_skills_folder=str(root / "g"), filter_unregistered=False)
+
+
+def test_visible_skills_are_the_list_rows_the_model_may_use(tmp_path) -> None:
+    from iii_directory.content.skills import RowFactsCache, build_view, list_rows
+    from iii_directory.search.side_lanes import visible_skills
+
+    folder = tmp_path / "s" / "mail"
+    folder.mkdir(parents=True)
+    (folder / "index.md").write_text("---\ntitle: Mail\n---\n# Mail\n\nSend and read mail.\n")
+    (folder / "hidden.md").write_text("---\ndisable-model-invocation: true\n---\n# Hidden\n\nNot for models.\n")
+    (folder / "broken.md").write_text("---\ntitle: [unclosed\n---\n# Broken\n\nBad frontmatter.\n")
+    (folder / "empty.md").write_text("---\ntitle: Empty\n---\n\n")
+    settings = _skills_settings(tmp_path)
+    facts = RowFactsCache()
+    entries = visible_skills(settings, None, facts)
+    rows = {row.id: row for row in list_rows(build_view(settings, None, facts))}
+    assert [e.id for e in entries] == [r.id for r in rows.values() if not r.disable_model_invocation]
+    for entry in entries:  # the same title and description as the list row shows
+        assert (entry.title, entry.description) == (rows[entry.id].title, rows[entry.id].description)
+    assert "mail/hidden" not in [e.id for e in entries]
+
+
+def test_visible_skills_see_every_edit_and_share_unchanged_entries(tmp_path) -> None:
+    from iii_directory.content.skills import RowFactsCache
+    from iii_directory.search.side_lanes import visible_skills
+
+    folder = tmp_path / "s" / "mail"
+    folder.mkdir(parents=True)
+    doc = folder / "index.md"
+    doc.write_text("---\ntitle: Mail\n---\n# Mail\n\nSend mail.\n")
+    settings = _skills_settings(tmp_path)
+    facts = RowFactsCache()
+    first = visible_skills(settings, None, facts)
+    assert visible_skills(settings, None, facts)[0] is first[0]  # unchanged: the same entry
+    doc.write_text("---\ntitle: Post\n---\n# Post\n\nSend letters.\n")  # an edit right away
+    edited = visible_skills(settings, None, facts)
+    assert (edited[0].title, edited[0].description) == ("Post", "Send letters.")
+    doc.write_text("---\ndisable-model-invocation: true\n---\n# Post\n\nSend letters.\n")
+    assert visible_skills(settings, None, facts) == []
+
+
+def test_skill_documents_reuse_the_documents_of_unchanged_entries() -> None:
+    from iii_directory.search.corpus import DocumentSetCache, document_terms, index_terms
+    from iii_directory.search.side_lanes import SkillEntry, skill_documents
+
+    import _rank
+
+    cache = DocumentSetCache()
+    a, b = SkillEntry("mail/index", "Mail", "Send mail."), SkillEntry("sms/index", "Texts", "Send a text.")
+    one = skill_documents([a, b], cache)
+    two = skill_documents([a], cache)
+    assert two.documents[0] is one.documents[0]
+    three = skill_documents([SkillEntry("mail/index", "Mail", "Send mail."), b], cache)
+    assert three is one  # equal entries, the same shared set
+    text = one.documents[0].lexical
+    assert list(document_terms(text)) == index_terms(_rank.tokenize(text))

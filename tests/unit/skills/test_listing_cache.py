@@ -10,7 +10,7 @@ import pytest
 
 from iii_directory.config import Settings
 from iii_directory.content import roots
-from iii_directory.content.listing_cache import ListingCache
+from iii_directory.content.listing_cache import Listing, ListingCache
 from iii_directory.content.skills import RowFactsCache, build_view, list_rows
 
 HOUR_NS = 3600 * 10**9
@@ -118,3 +118,53 @@ def test_a_file_under_an_agent_root_inside_the_skills_root_is_read_only(tmp_path
     origins = {f.id: row_origin(view, f) for f in view.files}
     assert origins["vendor/tool/index"] == "read_only"
     assert origins["alpha/page"] == "skills"
+
+
+def test_a_folder_with_fine_stamps_settles_after_a_tenth_of_a_second(tmp_path: Path) -> None:
+    import os
+
+    from iii_directory.content.stat_cache import FINE_SETTLE_NS
+
+    folder = tmp_path / "ns"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\n")
+    st = os.stat(folder)
+    stamp = max(st.st_mtime_ns, st.st_ctime_ns)
+    if not (st.st_mtime_ns % 1_000_000_000 or st.st_ctime_ns % 1_000_000_000):
+        pytest.skip("this file system stores whole seconds")
+    young = ListingCache(clock=lambda: stamp + FINE_SETTLE_NS - 1)
+    young.store(folder, young.before(folder), Listing((("a.md", folder / "a.md"),), ()))
+    assert young.cached(folder) is None  # not yet settled: listed again next time
+    old = ListingCache(clock=lambda: stamp + FINE_SETTLE_NS)
+    listing = Listing((("a.md", folder / "a.md"),), ())
+    old.store(folder, old.before(folder), listing)
+    assert old.cached(folder) is listing
+    (folder / "b.md").write_text("# B\n")  # a change moves the folder's stamps: not reused
+    assert old.cached(folder) is None
+
+
+def test_an_unchanged_tree_reuses_its_walk_and_scan(tmp_path: Path, settled_cache: ListingCache) -> None:
+    from iii_directory.content.skills import Origin, scan_root
+
+    _tree(tmp_path)
+    first = roots.walk_markdown(tmp_path)
+    assert roots.walk_markdown(tmp_path) is first  # every folder's listing still the same
+    scanned = scan_root(tmp_path, Origin.SKILLS)
+    again = scan_root(tmp_path, Origin.SKILLS)
+    assert again == scanned and again is not scanned  # the caller gets its own list
+    assert all(a is b for a, b in zip(again, scanned, strict=True))
+    (tmp_path / "beta" / "new.md").write_text("# new\n")  # moves beta's stamps
+    changed = roots.walk_markdown(tmp_path)
+    assert changed is not first and "beta/new.md" in [f.rel for f in changed]
+    assert "beta/new" in [f.id for f in scan_root(tmp_path, Origin.SKILLS)]
+
+
+def test_a_walk_through_an_unsettled_folder_is_not_remembered(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    _tree(tmp_path)
+    young = ListingCache(clock=lambda: 0)  # nothing ever settles: no listing is cached
+    monkeypatch.setattr(roots, "LISTINGS", young)
+    first = roots.walk_markdown(tmp_path)
+    second = roots.walk_markdown(tmp_path)
+    assert second == first and second is not first
+    assert young.scans == 6

@@ -117,3 +117,21 @@ def test_list_row_reflects_an_edit(tmp_path: Path, later: None) -> None:
     _age(doc)
     row = skills_module.list_row(view, file)
     assert (row.title, row.description) == ("Other", "Body two.")
+
+
+def test_settle_time_follows_the_resolution_the_stamps_show() -> None:
+    from types import SimpleNamespace
+
+    from iii_directory.content.stat_cache import FINE_SETTLE_NS, settle_ns
+
+    second = 1_000_000_000
+    assert settle_ns(1_700_000_000 * second + 123_456_789, 1_700_000_000 * second) == FINE_SETTLE_NS
+    assert settle_ns(1_700_000_000 * second, 1_700_000_001 * second + 5) == FINE_SETTLE_NS
+    assert settle_ns(1_700_000_000 * second, 1_700_000_002 * second) == SETTLE_NS  # FAT, HFS+, ext3
+    fine = SimpleNamespace(st_mtime_ns=1_700_000_000 * second + 1, st_ctime_ns=1_700_000_000 * second + 1)
+    assert not settled(fine, fine.st_mtime_ns + FINE_SETTLE_NS - 1)  # type: ignore[arg-type]
+    assert settled(fine, fine.st_mtime_ns + FINE_SETTLE_NS)  # type: ignore[arg-type]
+    whole = SimpleNamespace(st_mtime_ns=1_700_000_000 * second, st_ctime_ns=1_700_000_000 * second)
+    assert not settled(whole, whole.st_mtime_ns + FINE_SETTLE_NS)  # type: ignore[arg-type]
+    assert not settled(whole, whole.st_mtime_ns + SETTLE_NS - 1)  # type: ignore[arg-type]
+    assert settled(whole, whole.st_mtime_ns + SETTLE_NS)  # type: ignore[arg-type]

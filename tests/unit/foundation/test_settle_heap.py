@@ -1,0 +1,52 @@
+"""`serve` tunes the garbage collector once it has started (`worker.settle_heap`)."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+
+import pytest
+
+from iii_directory import worker
+
+
+@pytest.fixture
+def restore_gc() -> Iterator[None]:
+    threshold = gc.get_threshold()
+    yield
+    gc.unfreeze()
+    gc.set_threshold(*threshold)
+
+
+def test_settle_heap_freezes_start_up_objects_and_widens_the_young_generation(restore_gc: None) -> None:
+    gc.unfreeze()
+    born_at_start = [object(), {"a": [1, 2]}]
+    _, middle, oldest = gc.get_threshold()
+    worker.settle_heap()
+    assert gc.get_freeze_count() > 0  # what lived at start-up is out of the collector's walk
+    assert gc.get_threshold() == (worker.GC_YOUNG_THRESHOLD, middle, oldest)
+    assert worker.GC_YOUNG_THRESHOLD > 700
+    cycle: list[object] = []
+    cycle.append(cycle)  # garbage made later is still collected
+    del cycle
+    assert gc.collect() >= 1
+    assert born_at_start[1] == {"a": [1, 2]}
+
+
+async def test_the_heap_is_settled_only_once_the_worker_is_ready(restore_gc: None,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import anyio
+
+    calls: list[str] = []
+    monkeypatch.setattr(worker, "settle_heap", lambda: calls.append("settled"))
+
+    class Ready:
+        ready = anyio.Event()
+
+    stand_in = Ready()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(worker._settle_heap_when_ready, stand_in)
+        await anyio.wait_all_tasks_blocked()
+        assert calls == []
+        stand_in.ready.set()
+    assert calls == ["settled"]
