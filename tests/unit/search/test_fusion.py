@@ -9,8 +9,11 @@ import pytest
 
 from iii_directory.search.corpus import Document, DocumentSet
 from iii_directory.search.fusion import (
+    BASE_FEATURES,
     FEATURES,
+    VIEW_FEATURES,
     WEIGHTS,
+    WEIGHTS_WITHOUT_VIEWS,
     Request,
     features,
     id_words,
@@ -47,8 +50,48 @@ def lane(text: str, dense: list[tuple[str, float]]) -> list[tuple[str, float]]:
 
 
 def test_one_weight_per_feature() -> None:
-    assert len(WEIGHTS) == len(FEATURES) == 13
-    assert all(math.isfinite(w) for w in WEIGHTS)
+    assert len(WEIGHTS) == len(WEIGHTS_WITHOUT_VIEWS) == len(FEATURES) == 17
+    assert FEATURES == BASE_FEATURES + VIEW_FEATURES
+    assert all(math.isfinite(w) for w in WEIGHTS + WEIGHTS_WITHOUT_VIEWS)
+    # the lane without views is scored by weights fitted without the view features
+    assert all(WEIGHTS_WITHOUT_VIEWS[FEATURES.index(name)] == 0.0 for name in VIEW_FEATURES)
+
+
+def test_view_features_read_the_request_cosines_to_each_view() -> None:
+    dense = [("state::get", 0.6), ("state::set", 0.5), ("email::send", 0.1)]
+    text = "store the value under the key"
+    cosines = {"state::get": (0.2, 0.3), "state::set": (0.7, 0.4), "email::send": (0.0, 0.1)}
+
+    def views(ids):
+        return [cosines.get(i, (0.0, 0.0))[0] for i in ids], [cosines.get(i, (0.0, 0.0))[1] for i in ids]
+
+    names, rows = features(request(text), DOCS, lexical_ranking(DOCS, _rank.tokenize_query(text)),
+                           dense, DESCRIPTIONS.__getitem__, views)
+    row = dict(zip(FEATURES, rows[names.index("state::set")]))
+    assert (row["cos_desc"], row["cos_act"]) == (0.7, 0.4)
+    assert row["view_max"] == 0.7 and row["view_mean"] == pytest.approx((0.5 + 0.7 + 0.4) / 3)
+
+
+def test_without_views_the_view_features_repeat_the_cosine() -> None:
+    dense = [("state::get", 0.6), ("state::set", 0.5)]
+    names, rows = lane_features("store the value under the key", dense)
+    row = dict(zip(FEATURES, rows[names.index("state::set")]))
+    assert row["cos_desc"] == row["cos_act"] == row["view_max"] == row["view_mean"] == 0.5
+
+
+def test_a_view_that_matches_lifts_its_candidate() -> None:
+    """The encoder ties two siblings; the action view of one matches the request."""
+    dense = [("email::send", 0.5), ("state::get", 0.5)]
+    text = "zzz"
+    lex = lexical_ranking(DOCS, _rank.tokenize_query(text))
+
+    def views(ids):
+        return [0.3 for _ in ids], [0.9 if i == "state::get" else 0.1 for i in ids]
+
+    assert learned_lane(request(text), DOCS, lex, dense, DESCRIPTIONS.__getitem__)[0][0] \
+        == "email::send"
+    assert learned_lane(request(text), DOCS, lex, dense, DESCRIPTIONS.__getitem__,
+                        views)[0][0] == "state::get"
 
 
 def test_id_words_and_worker_names() -> None:
