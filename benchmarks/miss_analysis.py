@@ -9,7 +9,8 @@ does (`iii_directory.bench.run_mode`), with an answerability observer that recor
 capability, the lane the decision saw and its answer. Beside that, each capability is ranked
 offline the way the lane ranks it: its dense ranking over the catalog (the packaged MiniLM, top
 64), its raw BM25 hits (one matched term, depth 50) and the learned fusion over them
-(`fusion.learned_lane`), and whether the lane admits its dense ranking (`CATALOG.admit`).
+(`fusion.learned_lane`, with the catalog's extra views), and whether the lane admits its
+dense ranking (`CATALOG.admit`).
 
 Every relevant function (grade ≥ 2) of a match or multi case that the response's first twelve do
 not hold is put in one class, the first that applies:
@@ -44,7 +45,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fit_fusion import load_corpus  # noqa: E402
+from fit_fusion import corpus_views, load_corpus  # noqa: E402
 
 from iii_directory.search.fusion import (DENSE_CANDIDATES, LEXICAL_CANDIDATES,  # noqa: E402
                                          LEXICAL_DEPTH, Request, learned_lane)
@@ -106,8 +107,10 @@ def offline_ranks(corpus: Any, matrix: np.ndarray, encoder: Any, capability: str
     dense = [(ids[i], float(cosines[i])) for i in order]
     lexical = lexical_ranking(corpus.documents, query.terms)
     hits = corpus.documents.bm25(list(query.terms), 1, LEXICAL_DEPTH)
+    views = corpus_views(corpus, encoder)
     learned = learned_lane(Request.of(query.terms), corpus.documents, lexical, dense,
-                           corpus.descriptions.__getitem__)
+                           corpus.descriptions.__getitem__,
+                           lambda names: views.cosines(names, vector))
     return {"text": query.text, "dense": [d for d, _ in dense], "bm25": [h[0] for h in hits],
             "learned": [d for d, _ in learned], "admitted": CATALOG.admit(dense, lexical),
             "lexical": [d for d, _ in lexical]}
