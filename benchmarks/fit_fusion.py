@@ -12,7 +12,10 @@ each relevant candidate (grade ≥ 2) against each other candidate of the same c
 
 It prints the dense-only baseline, the cross-check (each set scored with weights fitted on the
 others: share of capabilities whose first candidate is relevant, share of relevant functions in
-the first twelve), and the weights fitted on all sets, ready to paste into `fusion.py`.
+the first twelve), and the weights fitted on all sets, ready to paste into `fusion.py`. Every lane
+gets the catalog's extra views (`views.py`), so the features are `fusion.VIEWED_FEATURES`;
+`--without cos_desc --without cos_act --without view_max --without view_mean` gives
+`fusion.WEIGHTS_WITHOUT_VIEWS` (its first thirteen weights).
 
 `--heldout` adds the transfer check across catalogs: our independent catalog
 (`benchmarks/data/heldout_catalog.json`, its cases in `heldout_cases.json`) scored with weights
@@ -35,7 +38,7 @@ import numpy as np
 
 import _bm25f
 from iii_directory.search.corpus import Corpus, tool_from_schema
-from iii_directory.search.fusion import FEATURES, Request, features
+from iii_directory.search.fusion import VIEWED_FEATURES as FEATURES, Request, features
 from iii_directory.search.lanes import lexical_ranking
 from iii_directory.search.query import make_query
 from iii_directory.search.views import Views, view_texts

@@ -14,7 +14,7 @@ id + slim description):
 
 and each request as its `dense_query` text and as its *content words* (`content`: the words of
 that text that are not in `STOPWORDS`). Candidate features added to the thirteen of
-`fusion.BASE_FEATURES` (the candidates stay the lane's: dense top 20 ∪ BM25 top 20):
+`fusion.FEATURES` (the candidates stay the lane's: dense top 20 ∪ BM25 top 20):
 `cos_desc`, `cos_act` (the request against those views), `cos_content` (the content words
 against the indexed view), `view_max` and `view_mean` (max / mean of the indexed view's,
 `desc`'s and `act`'s cosines); controls: `cos-copies` (four more columns that all hold `cos`: no
@@ -38,7 +38,7 @@ import numpy as np
 
 from fit_fusion import fit, graded_capabilities, load_corpus, quality
 from iii_directory.search.corpus import Corpus
-from iii_directory.search.fusion import BASE_FEATURES, FEATURES, Request, features
+from iii_directory.search.fusion import FEATURES, Request, features
 from iii_directory.search.lanes import lexical_ranking
 from iii_directory.search.query import make_query
 from iii_directory.search.views import action_view
@@ -125,7 +125,7 @@ def samples(corpus: Corpus, encoder: Any, graded: list[tuple[str, dict[str, int]
         act = act_view[at] @ vector
         views = np.column_stack([main, desc, act])
         evidence = np.asarray([candidate_evidence(corpus, query, name) for name in names])
-        base = np.asarray(rows, dtype=np.float64)[:, :len(BASE_FEATURES)]
+        base = np.asarray(rows, dtype=np.float64)[:, :len(FEATURES)]
         extra = np.column_stack([desc, act, main_view[at] @ content, views.max(1), views.mean(1),
                                  evidence] + [main] * len(COPIES))
         out.append((names, np.column_stack([base, extra]), grades))
@@ -133,7 +133,7 @@ def samples(corpus: Corpus, encoder: Any, graded: list[tuple[str, dict[str, int]
 
 
 def pick(data: list[Any], columns: tuple[str, ...]) -> list[Any]:
-    keep = list(range(len(BASE_FEATURES))) + [len(BASE_FEATURES) + EXTRA.index(c) for c in columns]
+    keep = list(range(len(FEATURES))) + [len(FEATURES) + EXTRA.index(c) for c in columns]
     return [(names, rows[:, keep], grades) for names, rows, grades in data]
 
 
@@ -174,7 +174,7 @@ def main() -> None:
         cells.append("eval->heldout %.3f/%.3f" % quality(weights, held))
         back = fit(held)
         cells += ["heldout->%s %.3f/%.3f" % (name, *quality(back, d)) for name, d in chosen.items()]
-        added = " ".join(f"{c} {w:+.3f}" for c, w in zip(columns, weights[len(BASE_FEATURES):]))
+        added = " ".join(f"{c} {w:+.3f}" for c, w in zip(columns, weights[len(FEATURES):]))
         print(f"{label:9s} " + "  ".join(cells) + (f"  [{added}]" if added else ""), flush=True)
 
 

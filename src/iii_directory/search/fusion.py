@@ -69,20 +69,23 @@ LEXICAL_CANDIDATES = 20
 LEXICAL_DEPTH = 50
 DENSE_WORKER_HEAD = 4
 
-BASE_FEATURES: tuple[str, ...] = ("cos", "dense_rr", "bm25", "bm25_rr", "matched", "action",
-                                  "worker_named", "id_words", "lexical_worker", "dense_worker",
-                                  "rrf", "pruned", "two_terms")
+FEATURES: tuple[str, ...] = ("cos", "dense_rr", "bm25", "bm25_rr", "matched", "action",
+                             "worker_named", "id_words", "lexical_worker", "dense_worker",
+                             "rrf", "pruned", "two_terms")
+"""The thirteen features every lane has (the static lane's fusion reads these too)."""
 VIEW_FEATURES: tuple[str, ...] = ("cos_desc", "cos_act", "view_max", "view_mean")
-FEATURES: tuple[str, ...] = BASE_FEATURES + VIEW_FEATURES
+VIEWED_FEATURES: tuple[str, ...] = FEATURES + VIEW_FEATURES
+"""The features of a lane whose catalog views are known (`views.py`)."""
 
 WEIGHTS: tuple[float, ...] = (0.337, 0.879, 0.781, 0.471, 0.247, 0.987, 0.159, 0.307, 0.935, 0.545,
                              0.952, 0.411, 0.182, 0.387, 0.337, 0.374, 0.354)
-"""Fitted by `benchmarks/fit_fusion.py` (see the module docstring); one weight per feature."""
+"""Fitted by `benchmarks/fit_fusion.py` (see the module docstring); one weight per feature of
+`VIEWED_FEATURES`."""
 
 WEIGHTS_WITHOUT_VIEWS: tuple[float, ...] = (0.394, 0.994, 0.775, 0.481, 0.249, 1.010, 0.180, 0.332,
-                                            0.948, 0.626, 1.052, 0.414, 0.192, 0.0, 0.0, 0.0, 0.0)
-"""The weights of a lane whose views are not known yet (`views.py`): fitted with the view
-features left out (`fit_fusion.py --without` the four view features)."""
+                                            0.948, 0.626, 1.052, 0.414, 0.192)
+"""The `FEATURES` weights of a lane whose views are not known yet: `fit_fusion.py` with the four
+view features left out (`--without`) reproduces them."""
 
 @lru_cache(maxsize=65536)
 def id_words(function_id: str) -> frozenset[str]:
@@ -119,9 +122,10 @@ class Request:
 def features(request: Request, documents: DocumentSet, pruned: Ranking, dense: Ranking,
              describe: Callable[[str], str], views: ViewCosines | None = None
              ) -> tuple[list[str], list[tuple[float, ...]]]:
-    """The candidates of one lane and their feature rows, in `FEATURES` order; `pruned` is the
-    lane's lexical ranking (`lanes.lexical_ranking`), `views` the request's cosines to the
-    candidates' description and action views (`views.py`; without them both are `cos`)."""
+    """The candidates of one lane and their feature rows, in `FEATURES` order — in
+    `VIEWED_FEATURES` order when `views` gives the request's cosines to the candidates'
+    description and action views (`views.py`); `pruned` is the lane's lexical ranking
+    (`lanes.lexical_ranking`)."""
     hits = documents.bm25(list(request.bm25_terms), 1, LEXICAL_DEPTH)
     best = hits[0][1] if hits else 1.0
     lexical = {doc_id: (score / best, rank, matched)
@@ -159,12 +163,11 @@ def features(request: Request, documents: DocumentSet, pruned: Ranking, dense: R
             1.0 if doc_id in in_pruned else 0.0,
             1.0 if matched >= 2 else 0.0,
         ))
-    view_cosines = views(candidates) if views is not None and candidates else None
-    for position, row in enumerate(rows):
-        cos = row[0]
-        desc, act = ((view_cosines[0][position], view_cosines[1][position])
-                     if view_cosines is not None else (cos, cos))
-        rows[position] = row + (desc, act, max(cos, desc, act), (cos + desc + act) / 3.0)
+    if views is not None and candidates:
+        descs, acts = views(candidates)
+        for position, (row, desc, act) in enumerate(zip(rows, descs, acts)):
+            cos = row[0]
+            rows[position] = row + (desc, act, max(cos, desc, act), (cos + desc + act) / 3.0)
     return candidates, rows
 
 
