@@ -12,7 +12,10 @@ each relevant candidate (grade ≥ 2) against each other candidate of the same c
 
 It prints the dense-only baseline, the cross-check (each set scored with weights fitted on the
 others: share of capabilities whose first candidate is relevant, share of relevant functions in
-the first twelve), and the weights fitted on all sets, ready to paste into `fusion.py`.
+the first twelve), and the weights fitted on all sets, ready to paste into `fusion.py`. Every lane
+gets the catalog's extra views (`views.py`), so the features are `fusion.VIEWED_FEATURES`;
+`--without cos_desc --without cos_act --without view_max --without view_mean` gives
+`fusion.WEIGHTS_WITHOUT_VIEWS` (its first thirteen weights).
 
 `--heldout` adds the transfer check across catalogs: our independent catalog
 (`benchmarks/data/heldout_catalog.json`, its cases in `heldout_cases.json`) scored with weights
@@ -35,9 +38,10 @@ import numpy as np
 
 import _bm25f
 from iii_directory.search.corpus import Corpus, tool_from_schema
-from iii_directory.search.fusion import FEATURES, Request, features
+from iii_directory.search.fusion import VIEWED_FEATURES as FEATURES, Request, features
 from iii_directory.search.lanes import lexical_ranking
 from iii_directory.search.query import make_query
+from iii_directory.search.views import Views, view_texts
 
 DENSE_K = 64
 L2 = 0.01
@@ -68,9 +72,21 @@ def load_corpus(path: Path) -> Corpus:
          for r in records if not (r.get("metadata") or {}).get("internal")])
 
 
+_VIEWS: dict[int, Views] = {}
+
+
+def corpus_views(corpus: Corpus, encoder: Any) -> Views:
+    """The description and action views of a corpus (`views.py`), embedded once."""
+    if id(corpus) not in _VIEWS:
+        _VIEWS[id(corpus)] = Views.of(corpus.tools, np.asarray(
+            encoder.encode(view_texts(corpus.tools)), dtype=np.float32))
+    return _VIEWS[id(corpus)]
+
+
 def samples(corpus: Corpus, matrix: np.ndarray, encoder: Any,
             graded: list[tuple[str, dict[str, int]]]) -> list[Sample]:
     ids = [tool.name for tool in corpus.tools]
+    views = corpus_views(corpus, encoder)
     out = []
     for capability, grades in graded:
         query = make_query(capability)
@@ -82,7 +98,8 @@ def samples(corpus: Corpus, matrix: np.ndarray, encoder: Any,
         dense = [(ids[i], float(cosines[i])) for i in order]
         names, rows = features(Request.of(query.terms), corpus.documents,
                                lexical_ranking(corpus.documents, query.terms), dense,
-                               corpus.descriptions.__getitem__)
+                               corpus.descriptions.__getitem__,
+                               lambda names, v=vector: views.cosines(names, v))
         out.append((names, np.asarray(rows, dtype=np.float64), grades))
     return out
 

@@ -149,6 +149,26 @@ async def test_hybrid_mode_over_the_wire(wire: Any) -> None:
     assert ids(response)[0] == "weather::forecast"
 
 
+async def test_hybrid_fusion_reads_the_catalogs_extra_views(wire: Any) -> None:
+    """The first learned lane queues the catalog's description and action views (search/views.py)
+    for embedding; later calls rank with them."""
+    add_peers(wire)
+    service = wire.directory.service(SearchService)
+    encoder = FakeEncoder(synonyms={"rain": "weather", "outlook": "forecast"})
+    service.use_encoder(encoder, index_factory=ExactIndex, persist=False)
+    await set_mode(wire, "hybrid")
+    await eventually(wire, "rain outlook", lambda r: r["search_mode"] == "hybrid"
+                     and "weather::forecast" in ids(r))
+    with anyio.fail_after(10):
+        while service.corpus.views.views is None:
+            await wire.call(SEARCH, {"capabilities": ["rain outlook"]})
+            await anyio.sleep(0.1)
+    assert {"forecast weather", "send sms"} <= set(encoder.texts)  # action views
+    assert "Send an SMS text message to a phone number." in encoder.texts  # a description view
+    response = await wire.call(SEARCH, {"capabilities": ["rain outlook"]})
+    assert response["search_mode"] == "hybrid" and ids(response)[0] == "weather::forecast"
+
+
 async def test_hybrid_admits_a_middling_dense_head_only_when_a_worker_repeats(wire: Any) -> None:
     # FakeEncoder cosine of "alpha beta" with each of these documents: 0.316 (between 0.30 and
     # the confident 0.40), one document per worker: the §5.5 floor alone would admit the lane.

@@ -14,6 +14,7 @@ from .dense_lane import DenseLane, DenseUnavailable
 from .judge import Candidate, Judge, JudgeFailure, JudgeSettings, Kind, LaneAsk
 from .lanes import Ranking, exact_lane
 from .query import Query, local_lanes, shortlist
+from .views import ViewCosines
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -64,6 +65,18 @@ class SearchCall:
         if self.settings.function_search_mode == "lexical" or self.vectors is None:
             return "lexical"
         return "hybrid"
+
+    def view_cosines(self, query: Query) -> ViewCosines | None:
+        """The request's cosines to the catalog's extra views (`views.py`) for the learned
+        fusion, or None while they are not all embedded (they are then queued) or the query was
+        not embedded."""
+        if self.vectors is None or query.vector is None:
+            return None
+        views = self.corpus.views.get(self.dense.pipeline)
+        if views is None:
+            return None
+        vector = self.vectors[query.vector]
+        return lambda ids: views.cosines(ids, vector)
 
     def query_vectors(self, queries: Sequence[Query]) -> Any:
         rows = [q.vector for q in queries]

@@ -21,6 +21,7 @@ import _rank
 
 from .exclusions import is_excluded
 from .text import bm25_document, searchable_text, slim_description
+from .views import ViewVectors
 from .vocabulary import normal_terms
 
 BM25_K1 = 1.2
@@ -243,6 +244,8 @@ class Corpus:
     descriptions: dict[str, str] = field(init=False)
     namespaces: frozenset[str] = field(init=False)
     raw_namespaces: frozenset[str] = field(init=False)
+    views: ViewVectors = field(init=False, repr=False, compare=False)
+    """The extra dense views of its functions (`views.py`), filled once embedded."""
 
     def __post_init__(self) -> None:
         self.fingerprint = fingerprint(self.tools)
@@ -250,6 +253,7 @@ class Corpus:
         self.by_id = {tool.name: tool for tool in self.tools}
         self.descriptions = {tool.name: tool.description for tool in self.tools}
         self.namespaces = frozenset(ns for ns in (namespace_of(t.name) for t in self.tools) if ns)
+        self.views = ViewVectors(self.tools)
         self.relist(self.raw_ids)
 
     def relist(self, raw_ids: Iterable[str]) -> None:

@@ -2,7 +2,7 @@
 
 A lane that admits its dense ranking ranks the union of its first `DENSE_CANDIDATES` (20) dense
 hits and first `LEXICAL_CANDIDATES` (20) BM25 hits (one matched term is enough here: admission
-already decided that the request is served) by a linear score over thirteen features of each
+already decided that the request is served) by a linear score over seventeen features of each
 candidate:
 
 | feature | meaning |
@@ -20,6 +20,10 @@ candidate:
 | `rrf` | its score in the weighted RRF of the coverage-pruned lexical lane and the dense cut, over the best |
 | `pruned` | 1 when it survives coverage pruning of the lexical lane |
 | `two_terms` | 1 when it matched at least two distinct request terms |
+| `cos_desc` | the request's cosine to its description alone (`views.py`) |
+| `cos_act` | the request's cosine to its id read as a phrase (`hr::time-off::request` → "request time off hr") |
+| `view_max` | the largest of `cos`, `cos_desc`, `cos_act` |
+| `view_mean` | their mean |
 
 The weights are fitted by `benchmarks/fit_fusion.py`: pairwise logistic regression (every
 relevant candidate of a capability against every other candidate of it; L2 0.01, 300 gradient
@@ -35,6 +39,15 @@ other two: a relevant function first for 0.828 (dev) / 0.741 (extra) / 0.757 (ex
 capabilities against 0.641 / 0.704 / 0.626 for the dense lane alone, and 1.000 / 0.975 / 0.958
 of the relevant functions in the first twelve.
 
+Multi-view features (issue 18): the last four read two more embeddings of each function
+(`views.py`). Lane level (`python benchmarks/fit_fusion.py --heldout`), first / recall@12
+without → with them: each eval-catalog set scored with weights fitted on the other two, dev
+.828 / 1.000 → .844 / .992, extra .741 / .975 → .765 / .975, extra2 .757 / .958 → .776 / .967;
+fitted on the eval catalog, the held-out catalog .759 / .973 → .774 / .973; fitted on the
+held-out catalog, dev .812 / .984 → .812 / .992, extra .728 / .988 → .741 / .975, extra2 .766 /
+.958 → .776 / .958. Until a catalog's views are embedded (or above `views.VIEW_LIMIT`
+functions) a lane is scored by `WEIGHTS_WITHOUT_VIEWS`, the thirteen-feature fit.
+
 The lane's scores are `exp(score − best score)` (the leader scores 1); selection does not apply
 the namespace floor to a learned lane (`select.select_batch`).
 """
@@ -48,6 +61,7 @@ from functools import lru_cache
 
 from .corpus import DocumentSet, namespace_of
 from .lanes import CATALOG, Ranking, fuse
+from .views import ViewCosines
 from .vocabulary import ID_WORD, function_actions, normal_term, normal_terms, request_actions
 
 DENSE_CANDIDATES = 20
@@ -58,10 +72,20 @@ DENSE_WORKER_HEAD = 4
 FEATURES: tuple[str, ...] = ("cos", "dense_rr", "bm25", "bm25_rr", "matched", "action",
                              "worker_named", "id_words", "lexical_worker", "dense_worker",
                              "rrf", "pruned", "two_terms")
+"""The thirteen features every lane has (the static lane's fusion reads these too)."""
+VIEW_FEATURES: tuple[str, ...] = ("cos_desc", "cos_act", "view_max", "view_mean")
+VIEWED_FEATURES: tuple[str, ...] = FEATURES + VIEW_FEATURES
+"""The features of a lane whose catalog views are known (`views.py`)."""
 
-WEIGHTS: tuple[float, ...] = (0.394, 0.994, 0.775, 0.481, 0.249, 1.010, 0.180, 0.332, 0.948, 0.626,
-                             1.052, 0.414, 0.192)
-"""Fitted by `benchmarks/fit_fusion.py` (see the module docstring); one weight per feature."""
+WEIGHTS: tuple[float, ...] = (0.337, 0.879, 0.781, 0.471, 0.247, 0.987, 0.159, 0.307, 0.935, 0.545,
+                             0.952, 0.411, 0.182, 0.387, 0.337, 0.374, 0.354)
+"""Fitted by `benchmarks/fit_fusion.py` (see the module docstring); one weight per feature of
+`VIEWED_FEATURES`."""
+
+WEIGHTS_WITHOUT_VIEWS: tuple[float, ...] = (0.394, 0.994, 0.775, 0.481, 0.249, 1.010, 0.180, 0.332,
+                                            0.948, 0.626, 1.052, 0.414, 0.192)
+"""The `FEATURES` weights of a lane whose views are not known yet: `fit_fusion.py` with the four
+view features left out (`--without`) reproduces them."""
 
 @lru_cache(maxsize=65536)
 def id_words(function_id: str) -> frozenset[str]:
@@ -96,9 +120,12 @@ class Request:
 
 
 def features(request: Request, documents: DocumentSet, pruned: Ranking, dense: Ranking,
-             describe: Callable[[str], str]) -> tuple[list[str], list[tuple[float, ...]]]:
-    """The candidates of one lane and their feature rows, in `FEATURES` order; `pruned` is the
-    lane's lexical ranking (`lanes.lexical_ranking`)."""
+             describe: Callable[[str], str], views: ViewCosines | None = None
+             ) -> tuple[list[str], list[tuple[float, ...]]]:
+    """The candidates of one lane and their feature rows, in `FEATURES` order — in
+    `VIEWED_FEATURES` order when `views` gives the request's cosines to the candidates'
+    description and action views (`views.py`); `pruned` is the lane's lexical ranking
+    (`lanes.lexical_ranking`)."""
     hits = documents.bm25(list(request.bm25_terms), 1, LEXICAL_DEPTH)
     best = hits[0][1] if hits else 1.0
     lexical = {doc_id: (score / best, rank, matched)
@@ -136,6 +163,11 @@ def features(request: Request, documents: DocumentSet, pruned: Ranking, dense: R
             1.0 if doc_id in in_pruned else 0.0,
             1.0 if matched >= 2 else 0.0,
         ))
+    if views is not None and candidates:
+        descs, acts = views(candidates)
+        for position, (row, desc, act) in enumerate(zip(rows, descs, acts)):
+            cos = row[0]
+            rows[position] = row + (desc, act, max(cos, desc, act), (cos + desc + act) / 3.0)
     return candidates, rows
 
 
@@ -145,13 +177,14 @@ def score(row: Sequence[float], weights: Sequence[float] = WEIGHTS) -> float:
 
 
 def learned_lane(request: Request, documents: DocumentSet, pruned: Ranking, dense: Ranking,
-                 describe: Callable[[str], str]) -> Ranking:
+                 describe: Callable[[str], str], views: ViewCosines | None = None) -> Ranking:
     """The candidates ranked by the learned score, scored `exp(score − best)`; ties keep
-    candidate order (dense first)."""
-    candidates, rows = features(request, documents, pruned, dense, describe)
+    candidate order (dense first). Without `views` the weights fitted without them score."""
+    candidates, rows = features(request, documents, pruned, dense, describe, views)
     if not candidates:
         return []
-    scored = sorted(((score(row), position, doc_id)
+    weights = WEIGHTS if views is not None else WEIGHTS_WITHOUT_VIEWS
+    scored = sorted(((score(row, weights), position, doc_id)
                      for position, (doc_id, row) in enumerate(zip(candidates, rows))),
                     key=lambda item: (-item[0], item[1]))
     best = scored[0][0]

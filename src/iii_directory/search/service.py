@@ -218,6 +218,8 @@ class SearchService:
                 await self.dense.load_done_ready()
             if self.dense.ready and not self.dense.has_index(self.corpus.fingerprint):
                 await self.dense.rebuild(self.corpus.fingerprint, *self.corpus.index_inputs())
+            if self.dense.ready:  # the fusion's extra views (search/views.py)
+                await self.corpus.views.build(self.dense.pipeline)
 
     def function_candidates(self, corpus: Corpus) -> dict[str, Candidate]:
         if self._candidates is None or self._candidates[0] != corpus.fingerprint:
@@ -383,7 +385,7 @@ class SearchService:
             admitted = d is not None and CATALOG.admit(d, lex)
             if admitted:
                 lanes.append(learned_lane(Request.of(query.terms), documents, lex, d,
-                                          self._describe(call)))
+                                          self._describe(call), call.view_cosines(query)))
             else:
                 lanes.append(hybrid_lane(lex, d, CATALOG, matched) if d is not None else lex)
             learned.append(admitted)

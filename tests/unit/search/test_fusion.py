@@ -10,7 +10,10 @@ import pytest
 from iii_directory.search.corpus import Document, DocumentSet
 from iii_directory.search.fusion import (
     FEATURES,
+    VIEW_FEATURES,
+    VIEWED_FEATURES,
     WEIGHTS,
+    WEIGHTS_WITHOUT_VIEWS,
     Request,
     features,
     id_words,
@@ -47,8 +50,46 @@ def lane(text: str, dense: list[tuple[str, float]]) -> list[tuple[str, float]]:
 
 
 def test_one_weight_per_feature() -> None:
-    assert len(WEIGHTS) == len(FEATURES) == 13
-    assert all(math.isfinite(w) for w in WEIGHTS)
+    assert len(WEIGHTS) == len(VIEWED_FEATURES) == 17
+    assert len(WEIGHTS_WITHOUT_VIEWS) == len(FEATURES) == 13
+    assert VIEWED_FEATURES == FEATURES + VIEW_FEATURES
+    assert all(math.isfinite(w) for w in WEIGHTS + WEIGHTS_WITHOUT_VIEWS)
+
+
+def test_view_features_read_the_request_cosines_to_each_view() -> None:
+    dense = [("state::get", 0.6), ("state::set", 0.5), ("email::send", 0.1)]
+    text = "store the value under the key"
+    cosines = {"state::get": (0.2, 0.3), "state::set": (0.7, 0.4), "email::send": (0.0, 0.1)}
+
+    def views(ids):
+        return [cosines.get(i, (0.0, 0.0))[0] for i in ids], [cosines.get(i, (0.0, 0.0))[1] for i in ids]
+
+    names, rows = features(request(text), DOCS, lexical_ranking(DOCS, _rank.tokenize_query(text)),
+                           dense, DESCRIPTIONS.__getitem__, views)
+    row = dict(zip(VIEWED_FEATURES, rows[names.index("state::set")]))
+    assert (row["cos_desc"], row["cos_act"]) == (0.7, 0.4)
+    assert row["view_max"] == 0.7 and row["view_mean"] == pytest.approx((0.5 + 0.7 + 0.4) / 3)
+
+
+def test_without_views_a_row_has_the_thirteen_features() -> None:
+    dense = [("state::get", 0.6), ("state::set", 0.5)]
+    _, rows = lane_features("store the value under the key", dense)
+    assert all(len(row) == len(FEATURES) for row in rows)
+
+
+def test_a_view_that_matches_lifts_its_candidate() -> None:
+    """The encoder ties two siblings; the action view of one matches the request."""
+    dense = [("email::send", 0.5), ("state::get", 0.5)]
+    text = "zzz"
+    lex = lexical_ranking(DOCS, _rank.tokenize_query(text))
+
+    def views(ids):
+        return [0.3 for _ in ids], [0.9 if i == "state::get" else 0.1 for i in ids]
+
+    assert learned_lane(request(text), DOCS, lex, dense, DESCRIPTIONS.__getitem__)[0][0] \
+        == "email::send"
+    assert learned_lane(request(text), DOCS, lex, dense, DESCRIPTIONS.__getitem__,
+                        views)[0][0] == "state::get"
 
 
 def test_id_words_and_worker_names() -> None:

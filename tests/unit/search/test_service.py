@@ -213,7 +213,9 @@ async def test_vector_cache_reuse_across_refresh_and_restart(settings: Settings,
     restarted_service = restarted.service(SearchService)
     await restarted_service.settle()
     assert restarted_service.dense.encoded_documents == 0
-    assert all("geocode" not in text for text in second.texts)
+    # geocode's index document is not embedded again; its extra views (search/views.py) are
+    # embedded at the first learned lane that needs them, which the first process never had
+    assert all(not text.startswith("maps::geocode") for text in second.texts)
 
 
 # -- catalog refresh -------------------------------------------------------------------------------

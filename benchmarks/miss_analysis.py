@@ -1,0 +1,239 @@
+"""Where hybrid search loses recall and first place (issue 18, failure analysis).
+
+    .venv/bin/python benchmarks/miss_analysis.py [--eval-dir ../shared/eval] [--set NAME ...] \
+        [--cases] [--json PATH]
+
+Sets: eval `dev` (never `test`), `benchmarks/data/extra_cases.json`, `extra2_cases.json` and the
+held-out catalog (`heldout`). Every case runs through the search handler in hybrid, as the bench
+does (`iii_directory.bench.run_mode`), with an answerability observer that records, per
+capability, the lane the decision saw and its answer. Beside that, each capability is ranked
+offline the way the lane ranks it: its dense ranking over the catalog (the packaged MiniLM, top
+64), its raw BM25 hits (one matched term, depth 50) and the learned fusion over them
+(`fusion.learned_lane`, with the catalog's extra views), and whether the lane admits its
+dense ranking (`CATALOG.admit`).
+
+Every relevant function (grade ≥ 2) of a match or multi case that the response's first twelve do
+not hold is put in one class, the first that applies:
+
+| class | meaning |
+|---|---|
+| `no-lane` | the capability got no lane the decision could see (empty lexical lane, not admitted) |
+| `refused` | its lane held the function, the decision said no |
+| `pool` | neither the dense top 20 nor the BM25 top 20 holds it (not a fusion candidate) |
+| `not-admitted` | a candidate, but the lane did not admit its dense ranking and kept its lexical one |
+| `fusion` | a candidate of an admitted lane that the learned score put below 12th |
+| `selection` | the lane ranked it in its first 12 and said yes; the batch's round robin, worker cap or grouping dropped it |
+
+and every case whose first result is not relevant in one of: `empty` (no result), `refused`
+(the first capability's lane held a relevant function and was refused), `lane-first` (the first
+capability's lane put a non-relevant function first; the dense and BM25 ranks of its best
+relevant function are printed), `order` (the lane's first was relevant, the response's first is
+not: grouping by worker or another capability's lane). Multi cases are counted apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fit_fusion import corpus_views, load_corpus  # noqa: E402
+
+from iii_directory.search.fusion import (DENSE_CANDIDATES, LEXICAL_CANDIDATES,  # noqa: E402
+                                         LEXICAL_DEPTH, Request, learned_lane)
+from iii_directory.search.lanes import CATALOG, lexical_ranking  # noqa: E402
+from iii_directory.search.query import make_query  # noqa: E402
+
+DENSE_K = 64
+TOP = 12
+
+
+def load_sets(eval_dir: Path) -> dict[str, tuple[Path, list[dict[str, Any]]]]:
+    data = ROOT / "benchmarks" / "data"
+    catalog = eval_dir / "catalog.json"
+    dev = [c for c in json.loads((eval_dir / "cases.json").read_text())["cases"]
+           if c["split"] == "dev"]
+    sets = {"dev": (catalog, dev)}
+    for name in ("extra", "extra2"):
+        sets[name] = (catalog, json.loads((data / f"{name}_cases.json").read_text())["cases"])
+    sets["heldout"] = (data / "heldout_catalog.json",
+                       json.loads((data / "heldout_cases.json").read_text())["cases"])
+    return sets
+
+
+def run_observed(catalog: list[dict[str, Any]], cases: list[dict[str, Any]]
+                 ) -> tuple[dict[str, list[str]], dict[str, dict[str, Any]]]:
+    """The hybrid run (case id → response ids) and, per capability text, the lane the decision
+    saw and its answer."""
+    import anyio
+
+    from iii_directory.bench import run_mode
+    from iii_directory.search import answerability
+
+    seen: dict[str, dict[str, Any]] = {}
+
+    def observer(text: str, found: Any, lane: Any, decision: bool) -> None:
+        seen[text] = {"lane": [doc_id for doc_id, _ in lane], "decision": decision,
+                      "refused": found.refused, "cosine": found.cosine,
+                      "rare": found.rare_matched, "coverage": found.coverage,
+                      "action": found.action}
+
+    previous = answerability.observe(observer)
+    try:
+        run, _, _ = anyio.run(run_mode, "hybrid", catalog, cases, 1, None)
+    finally:
+        answerability.observe(previous)
+    return run, seen
+
+
+def offline_ranks(corpus: Any, matrix: np.ndarray, encoder: Any, capability: str
+                  ) -> dict[str, Any] | None:
+    """The capability's dense, BM25 and learned rankings (ids), and whether it is admitted."""
+    query = make_query(capability)
+    if query is None:
+        return None
+    ids = [tool.name for tool in corpus.tools]
+    vector = np.asarray(encoder.encode([query.dense_text]), dtype=np.float32)[0]
+    cosines = matrix @ vector
+    order = sorted(range(len(ids)), key=lambda i: (-float(cosines[i]), ids[i]))[:DENSE_K]
+    dense = [(ids[i], float(cosines[i])) for i in order]
+    lexical = lexical_ranking(corpus.documents, query.terms)
+    hits = corpus.documents.bm25(list(query.terms), 1, LEXICAL_DEPTH)
+    views = corpus_views(corpus, encoder)
+    learned = learned_lane(Request.of(query.terms), corpus.documents, lexical, dense,
+                           corpus.descriptions.__getitem__,
+                           lambda names: views.cosines(names, vector))
+    return {"text": query.text, "dense": [d for d, _ in dense], "bm25": [h[0] for h in hits],
+            "learned": [d for d, _ in learned], "admitted": CATALOG.admit(dense, lexical),
+            "lexical": [d for d, _ in lexical]}
+
+
+def rank_of(doc_id: str, ranking: list[str]) -> int | None:
+    return ranking.index(doc_id) + 1 if doc_id in ranking else None
+
+
+def classify_miss(doc_id: str, observed: dict[str, Any] | None, ranks: dict[str, Any]) -> str:
+    if observed is None:
+        return "no-lane"
+    lane = observed["lane"]
+    if not observed["decision"] and doc_id in lane[:TOP]:
+        return "refused"
+    candidate = (doc_id in ranks["dense"][:DENSE_CANDIDATES]
+                 or doc_id in ranks["bm25"][:LEXICAL_CANDIDATES])
+    if not candidate:
+        return "pool"
+    if not ranks["admitted"]:
+        return "not-admitted"
+    if doc_id not in lane[:TOP]:
+        return "fusion"
+    if not observed["decision"]:
+        return "refused"
+    return "selection"
+
+
+def analyse(name: str, catalog_path: Path, cases: list[dict[str, Any]], encoder: Any,
+            show_cases: bool) -> dict[str, Any]:
+    catalog = json.loads(catalog_path.read_text())
+    corpus = load_corpus(catalog_path)
+    matrix = np.asarray(encoder.encode([tool.dense_text for tool in corpus.tools]),
+                        dtype=np.float32)
+    run, seen = run_observed(catalog, cases)
+    misses: Counter[str] = Counter()
+    firsts: Counter[str] = Counter()
+    multi_misses: Counter[str] = Counter()
+    multi_firsts: Counter[str] = Counter()
+    positions: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
+    lines = []
+    ranked = 0
+    for case in cases:
+        if case["kind"] not in ("match", "multi"):
+            continue
+        ranked += 1
+        top = list(dict.fromkeys(run.get(case["id"], [])))[:TOP]
+        grades = {q["function_id"]: q["grade"] for q in case["qrels"]}
+        relevant = {f for f, g in grades.items() if g >= 2}
+        per_capability = []
+        for index, capability in enumerate(case["capabilities"]):
+            ranks = offline_ranks(corpus, matrix, encoder, capability)
+            text = ranks["text"] if ranks else capability
+            wanted = {q["function_id"] for q in case["qrels"] if q["grade"] >= 2
+                      and index in q.get("covers", [index])}
+            per_capability.append((capability, ranks, seen.get(text), wanted))
+        counter, first_counter = (multi_misses, multi_firsts) if case["kind"] == "multi" \
+            else (misses, firsts)
+        for doc_id in sorted(relevant - set(top)):
+            owners = [p for p in per_capability if doc_id in p[3]] or per_capability[:1]
+            capability, ranks, observed, _ = owners[0]
+            kind = "no-query" if ranks is None else classify_miss(doc_id, observed, ranks)
+            counter[kind] += 1
+            if ranks is not None:
+                positions[kind].append((rank_of(doc_id, ranks["dense"]),
+                                        rank_of(doc_id, ranks["bm25"]),
+                                        rank_of(doc_id, ranks["learned"])))
+                lines.append(f"  miss {kind:12s} {case['id']}: {doc_id}  dense "
+                             f"{rank_of(doc_id, ranks['dense'])} bm25 "
+                             f"{rank_of(doc_id, ranks['bm25'])} learned "
+                             f"{rank_of(doc_id, ranks['learned'])} admitted {ranks['admitted']}"
+                             f" | {capability!r}")
+        if top and top[0] in relevant:
+            continue
+        capability, ranks, observed, wanted = per_capability[0]
+        if not top:
+            kind = "empty" if not (observed and not observed["decision"]
+                                   and set(observed["lane"][:TOP]) & wanted) else "refused"
+        elif observed and not observed["decision"] and set(observed["lane"][:TOP]) & wanted:
+            kind = "refused"
+        elif observed and observed["lane"] and observed["lane"][0] in relevant:
+            kind = "order"
+        else:
+            kind = "lane-first"
+        first_counter[kind] += 1
+        if ranks is not None:
+            best = min(wanted or relevant, key=lambda f: rank_of(f, ranks["learned"]) or 999)
+            lines.append(f"  first {kind:11s} {case['id']}: got {top[0] if top else None}, "
+                         f"want {best} (dense {rank_of(best, ranks['dense'])} bm25 "
+                         f"{rank_of(best, ranks['bm25'])} learned "
+                         f"{rank_of(best, ranks['learned'])}) | {capability!r}")
+    print(f"== {name}: {ranked} ranked cases")
+    print(f"   recall misses (match):  {dict(misses)}")
+    print(f"   recall misses (multi):  {dict(multi_misses)}")
+    print(f"   first-place misses (match): {dict(firsts)}")
+    print(f"   first-place misses (multi): {dict(multi_firsts)}")
+    for kind, values in sorted(positions.items()):
+        dense = [v[0] for v in values]
+        print(f"   {kind:12s} dense ranks {sorted(d or 99 for d in dense)}")
+    if show_cases:
+        print("\n".join(lines))
+    return {"misses": dict(misses), "multi_misses": dict(multi_misses),
+            "firsts": dict(firsts), "multi_firsts": dict(multi_firsts), "ranked": ranked}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--eval-dir", type=Path, default=Path("../shared/eval"))
+    parser.add_argument("--set", action="append", choices=("dev", "extra", "extra2", "heldout"))
+    parser.add_argument("--cases", action="store_true", help="print every miss")
+    parser.add_argument("--json", type=Path, help="write the counts here")
+    args = parser.parse_args()
+    from _rank import dense
+
+    encoder = dense.Encoder()
+    out = {}
+    for name, (catalog_path, cases) in load_sets(args.eval_dir).items():
+        if args.set and name not in args.set:
+            continue
+        out[name] = analyse(name, catalog_path, cases, encoder, args.cases)
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
