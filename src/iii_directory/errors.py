@@ -81,8 +81,19 @@ def registry_error(problem: str) -> DirectoryError:
     return DirectoryError("D320", f"D320 registry_error: {problem}")
 
 
+def innermost(exc: BaseException) -> BaseException:
+    """The failure a task group wraps: a group of one is its member; a larger group is its
+    first coded `DirectoryError` when it holds one, else its first member (depth first)."""
+    while isinstance(exc, BaseExceptionGroup):
+        coded = exc.subgroup(lambda e: isinstance(e, DirectoryError))
+        exc = (coded or exc).exceptions[0]
+    return exc
+
+
 def from_exception(exc: BaseException) -> DirectoryError:
-    """Map any handler failure to a wire error without leaking a traceback."""
+    """Map any handler failure to a wire error without leaking a traceback; a failure inside a
+    task group is reported as the error it wraps (`innermost`), not as the group."""
+    exc = innermost(exc)
     if isinstance(exc, DirectoryError):
         return exc
     if isinstance(exc, OSError):

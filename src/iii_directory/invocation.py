@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 
 from .context import CallInfo, Context
-from .errors import DirectoryError, from_exception
+from .errors import DirectoryError, from_exception, innermost
 from .models import dump_response, parse_request
 from .payload_text import lone_surrogate_problem
 from .runtime import Runtime
@@ -51,7 +51,9 @@ async def invoke(runtime: Runtime, function_id: str, data: Any, info: CallInfo |
     except TimeoutError:
         raise DirectoryError("TIMEOUT", f"{function_id} timed out") from None
     except Exception as exc:  # noqa: BLE001 - every failure becomes a coded error
-        if not isinstance(exc, (OSError, ValueError)):
+        if isinstance(innermost(exc), TimeoutError):
+            raise DirectoryError("TIMEOUT", f"{function_id} timed out") from None
+        if not isinstance(innermost(exc), (OSError, ValueError, DirectoryError)):
             log.exception("handler %s failed", function_id)
         raise from_exception(exc) from None
     return dump_response(result)
