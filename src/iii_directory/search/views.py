@@ -26,15 +26,23 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .encoding import DOCUMENT
 from .vocabulary import ID_WORD
 
-if TYPE_CHECKING:
-    from .corpus import Tool
-
 log = logging.getLogger(__name__)
+
+
+class Tool(Protocol):
+    """What a view reads of a catalog function (`corpus.Tool` has it)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
 
 VIEW_LIMIT = 5000
 """Catalogs larger than this get no views (their vectors would double the index's memory)."""
