@@ -259,11 +259,10 @@ host_pip() {  # host_pip <arch> <target dir> <pip args…>: host pip installing 
     --implementation cp --python-version 3.11 --abi cp311 --abi abi3 --abi none --only-binary=:all: "$@"
 }
 
-install_deps() {  # install_deps <arch> <requirements…>: into the root's venv, from the host
-  local arch=$1 name spec tries=0 file log=$WORK/deps-$1.log
-  shift
-  rm -rf "$CACHE/$arch/iiidir/venv/lib/python3.11/site-packages/bin"
-  until host_pip "$arch" "$CACHE/$arch/iiidir/venv/lib/python3.11/site-packages" "$@" >"$log" 2>&1; do
+install_deps() {  # install_deps <arch> <target dir> <requirements…>: for the root, from the host
+  local arch=$1 target=$2 name spec tries=0 file log=$WORK/deps-$1.log
+  shift 2
+  until host_pip "$arch" "$target" "$@" >"$log" 2>&1; do
     name=$(sed -n 's/^ERROR: No matching distribution found for \([A-Za-z0-9_.-]*\).*/\1/p' "$log" | head -1)
     spec=$(sed -n 's/^ERROR: Could not find a version that satisfies the requirement \([^;(]*\).*/\1/p' "$log" | head -1)
     if [ -z "$name" ] || [ "$tries" -ge 4 ]; then grep -v WARNING "$log" | tail -20; return 1; fi
@@ -278,6 +277,30 @@ install_deps() {  # install_deps <arch> <requirements…>: into the root's venv,
       || return 1
   done
   grep -v -e WARNING -e "dependency resolver" -e "which is incompatible" -e "but you have" "$log" | tail -5 || true
+}
+
+# The dependency tree pip resolves for a root is kept in the root (/var/lib/iiidir/deps/<key>)
+# and copied into each run's fresh venv: resolving, downloading and unpacking ~40 wheels for a
+# foreign platform cost 2-6 minutes per root here, every run. The key is what pip was asked for:
+# our wheel's requirements (its metadata, not its file), the test requirements, the constraints
+# and the ISO week, so a new dependency release is picked up within a week. Our own package is
+# taken out of the kept tree; the root's pip installs it (step "install the wheel").
+deps() {  # deps <arch> <our wheel> <extra> <pip args…>: the dependencies of wheel[extra] into the root's venv
+  local arch=$1 wheel=$2 extra=$3 keep=$CACHE/$1/var/lib/iiidir/deps key
+  local site=$CACHE/$1/iiidir/venv/lib/python3.11/site-packages
+  shift 3
+  key=$({ "$VENV_PY" -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); print(z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))).decode())' "$wheel" \
+          | grep '^Requires-Dist'; echo "[$extra] ${*//$WORK/}"; cat ${EXTRA_FILES[$arch]}; date -u +%G-W%V; } | sha256sum | cut -c1-16)
+  if [ ! -f "$keep/$key/.complete" ]; then
+    rm -rf "$keep" && mkdir -p "$keep"
+    install_deps "$arch" "$keep/$key" "$wheel[$extra]" "$@" || return 1
+    rm -rf "$keep/$key"/iii_directory "$keep/$key"/iii_directory-*.dist-info "$keep/$key"/_rank "$keep/$key"/bin
+    touch "$keep/$key/.complete"
+    echo "resolved by the host's pip, kept in the root as deps/$key"
+  else
+    echo "kept in the root: deps/$key ($(ls "$keep/$key" | grep -c 'dist-info$') distributions)"
+  fi
+  cp -a "$keep/$key/." "$site/"
 }
 
 BUILD_REQUIRES=$(python3 -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"]))')
@@ -371,6 +394,7 @@ declare -A TRIPLET=([armhf]=arm-linux-gnueabihf [arm64]=aarch64-linux-gnu)
 declare -A ELF_MACHINE=([armhf]=ARM [arm64]=AArch64)
 declare -A ROOT_ENV=([armhf]="IIIDIR_LANES=lexical RANK_REQUIRE_NATIVE=1" [arm64]="RANK_REQUIRE_NATIVE=1")
 declare -A EXTRA=([armhf]="" [arm64]="-c $WORK/qemu-aarch64-constraints.txt")
+declare -A EXTRA_FILES=([armhf]="" [arm64]="$WORK/qemu-aarch64-constraints.txt")
 
 step() {  # step <arch> <label> <command…>: run and record its time
   local arch=$1 label=$2 t s
@@ -393,13 +417,13 @@ run_arch() {  # run_arch <debian arch>: prepare its root, build, install, check,
   wheel=$(ls "$CACHE/$arch"/iiidir/wheels/iii_directory-*.whl)
   case "$arch" in
     armhf)
-      step "$arch" "dependencies of wheel[dense] (BM25-only) + test deps (host pip)" install_deps "$arch" "$wheel[dense]" $TEST_DEPS || return 1
+      step "$arch" "dependencies of wheel[dense] (BM25-only) + test deps (host pip)" deps "$arch" "$wheel" dense $TEST_DEPS || return 1
       step "$arch" "install the wheel (qemu pip --no-deps)" inroot "$arch" "$OWN" || return 1
       step "$arch" "_rank.available(), metadata (qemu)" inroot "$arch" "$CHECK_ARMV7" || return 1
       step "$arch" "README main-job command, lexical (qemu)" inroot "$arch" "$SMOKE; smoke lexical" || return 1
       step "$arch" "pytest -m portable (qemu)" inroot "$arch" "$TESTS; tests portable rank search skills prompts agents kits downloads registry" || return 1;;
     arm64)
-      step "$arch" "dependencies of wheel[dense], binary only + test deps (host pip)" install_deps "$arch" ${EXTRA[$arch]} "$wheel[dense]" $TEST_DEPS || return 1
+      step "$arch" "dependencies of wheel[dense], binary only + test deps (host pip)" deps "$arch" "$wheel" dense ${EXTRA[$arch]} $TEST_DEPS || return 1
       step "$arch" "install the wheel (qemu pip --no-deps)" inroot "$arch" "$OWN" || return 1
       step "$arch" "_rank.available() (qemu)" inroot "$arch" "$CHECK_AARCH64" || return 1
       step "$arch" "directory::search_functions, hybrid (qemu)" inroot "$arch" "$SMOKE; smoke hybrid" || return 1
