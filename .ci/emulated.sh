@@ -243,8 +243,10 @@ PY
 }
 
 inroot() {  # inroot <arch> <script>: run a bash script inside the root
+  # The limit is a guard against a hung emulator, not the stage's budget: on this shared 2-core
+  # machine at load 10-13 a test step took over 20 minutes (it was killed at the old 1200 s).
   # CFLAGS as wheels.toml builds the published wheels (-O3), without debug info (faster under qemu)
-  timeout --kill-after=30 "${IIIDIR_EMU_TIMEOUT:-1200}" chroot "$CACHE/$1" /usr/bin/env -i "${CHROOT_ENV[@]}" CFLAGS="-O3 -g0" \
+  timeout --kill-after=30 "${IIIDIR_EMU_TIMEOUT:-3000}" chroot "$CACHE/$1" /usr/bin/env -i "${CHROOT_ENV[@]}" CFLAGS="-O3 -g0" \
     ${ROOT_ENV[$1]} /bin/bash -c "set -euo pipefail; cd /iiidir; $2"
 }
 
