@@ -58,8 +58,12 @@ say "1. binfmt"
 t=$(date +%s)
 [ "$(id -u)" = 0 ] || skip_or_fail "needs root (chroot, mount, binfmt)"
 if ! command -v qemu-arm-static >/dev/null || ! command -v qemu-aarch64-static >/dev/null \
-   || ! command -v update-binfmts >/dev/null || ! command -v debootstrap >/dev/null; then
-  apt_install qemu-user-static binfmt-support debootstrap || skip_or_fail "cannot install qemu-user-static binfmt-support debootstrap"
+   || ! command -v update-binfmts >/dev/null || ! command -v mmdebstrap >/dev/null; then
+  apt_install qemu-user-static binfmt-support mmdebstrap || skip_or_fail "cannot install qemu-user-static binfmt-support mmdebstrap"
+fi
+# Debian's cross-compilers: our two Cython modules are compiled on the host, not under qemu.
+if ! command -v arm-linux-gnueabihf-gcc >/dev/null || ! command -v aarch64-linux-gnu-gcc >/dev/null; then
+  apt_install gcc-arm-linux-gnueabihf gcc-aarch64-linux-gnu || fail "cannot install the cross-compilers gcc-arm-linux-gnueabihf gcc-aarch64-linux-gnu"
 fi
 BINFMT=/proc/sys/fs/binfmt_misc
 if [ ! -e "$BINFMT/status" ]; then
@@ -107,9 +111,10 @@ bootstrap() {  # bootstrap <arch>: reuse the cached root when its stamp matches,
   fi
   unmount_all "$dir"; unmount_all "$dir.new"   # never delete through a leftover bind mount
   rm -rf --one-file-system "$dir" "$dir.new"
-  debootstrap --arch="$arch" --variant=minbase --include="$PACKAGES" "$SUITE" "$dir.new" "$MIRROR" \
-    >"$WORK/debootstrap-$arch.log" 2>&1 \
-    || { tail -30 "$WORK/debootstrap-$arch.log"; tail -30 "$dir.new/debootstrap/debootstrap.log" 2>/dev/null; return 1; }
+  # mmdebstrap rather than debootstrap: apt resolves and downloads the set in one pass and dpkg
+  # unpacks it once; debootstrap's second stage under qemu did not finish in 31 minutes here.
+  mmdebstrap --mode=root --variant=minbase --architectures="$arch" --include="$PACKAGES" "$SUITE" "$dir.new" "$MIRROR" \
+    >"$WORK/mmdebstrap-$arch.log" 2>&1 || { tail -30 "$WORK/mmdebstrap-$arch.log"; return 1; }
   stamp_of "$arch" >"$dir.new/.iiidir-stamp"
   mv "$dir.new" "$dir"
   echo "[$arch] root: bootstrapped from $MIRROR ($(elapsed "$t"))"
@@ -131,6 +136,7 @@ t=$(date +%s)
 [ -x "$VENV_PY" ] || VENV_PY=python3
 # Without build isolation when the venv already holds the build requirements (an isolated
 # build env costs minutes of pip work on a loaded machine and makes the same sdist).
+"$VENV_PY" -c 'import setuptools, Cython' 2>/dev/null || fail "$VENV_PY lacks setuptools/Cython (the cross-build runs setup.py on the host)"
 ISOLATION=--no-isolation
 "$VENV_PY" -c 'import setuptools, Cython, wheel, build' 2>/dev/null || ISOLATION=
 "$VENV_PY" -m build --sdist $ISOLATION --outdir "$WORK/dist" . >"$WORK/sdist.log" 2>&1 || { tail -30 "$WORK/sdist.log"; fail "python -m build --sdist"; }
@@ -237,8 +243,10 @@ PY
 }
 
 inroot() {  # inroot <arch> <script>: run a bash script inside the root
+  # The limit is a guard against a hung emulator, not the stage's budget: on this shared 2-core
+  # machine at load 10-13 a test step took over 20 minutes (it was killed at the old 1200 s).
   # CFLAGS as wheels.toml builds the published wheels (-O3), without debug info (faster under qemu)
-  timeout --kill-after=30 "${IIIDIR_EMU_TIMEOUT:-1200}" chroot "$CACHE/$1" /usr/bin/env -i "${CHROOT_ENV[@]}" CFLAGS="-O3 -g0" \
+  timeout --kill-after=30 "${IIIDIR_EMU_TIMEOUT:-3000}" chroot "$CACHE/$1" /usr/bin/env -i "${CHROOT_ENV[@]}" CFLAGS="-O3 -g0" \
     ${ROOT_ENV[$1]} /bin/bash -c "set -euo pipefail; cd /iiidir; $2"
 }
 
@@ -253,11 +261,10 @@ host_pip() {  # host_pip <arch> <target dir> <pip args…>: host pip installing 
     --implementation cp --python-version 3.11 --abi cp311 --abi abi3 --abi none --only-binary=:all: "$@"
 }
 
-install_deps() {  # install_deps <arch> <requirements…>: into the root's venv, from the host
-  local arch=$1 name spec tries=0 file log=$WORK/deps-$1.log
-  shift
-  rm -rf "$CACHE/$arch/iiidir/venv/lib/python3.11/site-packages/bin"
-  until host_pip "$arch" "$CACHE/$arch/iiidir/venv/lib/python3.11/site-packages" "$@" >"$log" 2>&1; do
+install_deps() {  # install_deps <arch> <target dir> <requirements…>: for the root, from the host
+  local arch=$1 target=$2 name spec tries=0 file log=$WORK/deps-$1.log
+  shift 2
+  until host_pip "$arch" "$target" "$@" >"$log" 2>&1; do
     name=$(sed -n 's/^ERROR: No matching distribution found for \([A-Za-z0-9_.-]*\).*/\1/p' "$log" | head -1)
     spec=$(sed -n 's/^ERROR: Could not find a version that satisfies the requirement \([^;(]*\).*/\1/p' "$log" | head -1)
     if [ -z "$name" ] || [ "$tries" -ge 4 ]; then grep -v WARNING "$log" | tail -20; return 1; fi
@@ -267,10 +274,35 @@ install_deps() {  # install_deps <arch> <requirements…>: into the root's venv,
       -d "$WORK/sdist-$arch" "$spec" >>"$log" 2>&1 || { tail -20 "$log"; return 1; }
     file=$(basename "$(ls "$WORK/sdist-$arch"/*)")
     cp "$WORK/sdist-$arch/$file" "$CACHE/$arch/iiidir/sdists/"
+    [ -d "$CACHE/$arch/iiidir/build-deps" ] || build_deps "$arch" >>"$log" || return 1
     inroot "$arch" "PYTHONPATH=/iiidir/build-deps venv/bin/python -m pip wheel -q --no-deps --no-build-isolation --no-index -w /var/lib/iiidir/wheelhouse sdists/$file" \
       || return 1
   done
   grep -v -e WARNING -e "dependency resolver" -e "which is incompatible" -e "but you have" "$log" | tail -5 || true
+}
+
+# The dependency tree pip resolves for a root is kept in the root (/var/lib/iiidir/deps/<key>)
+# and copied into each run's fresh venv: resolving, downloading and unpacking ~40 wheels for a
+# foreign platform cost 2-6 minutes per root here, every run. The key is what pip was asked for:
+# our wheel's requirements (its metadata, not its file), the test requirements, the constraints
+# and the ISO week, so a new dependency release is picked up within a week. Our own package is
+# taken out of the kept tree; the root's pip installs it (step "install the wheel").
+deps() {  # deps <arch> <our wheel> <extra> <pip args…>: the dependencies of wheel[extra] into the root's venv
+  local arch=$1 wheel=$2 extra=$3 keep=$CACHE/$1/var/lib/iiidir/deps key
+  local site=$CACHE/$1/iiidir/venv/lib/python3.11/site-packages
+  shift 3
+  key=$({ "$VENV_PY" -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); print(z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))).decode())' "$wheel" \
+          | grep '^Requires-Dist'; echo "[$extra] ${*//$WORK/}"; cat ${EXTRA_FILES[$arch]}; date -u +%G-W%V; } | sha256sum | cut -c1-16)
+  if [ ! -f "$keep/$key/.complete" ]; then
+    rm -rf "$keep" && mkdir -p "$keep"
+    install_deps "$arch" "$keep/$key" "$wheel[$extra]" "$@" || return 1
+    rm -rf "$keep/$key"/iii_directory "$keep/$key"/iii_directory-*.dist-info "$keep/$key"/_rank "$keep/$key"/bin
+    touch "$keep/$key/.complete"
+    echo "resolved by the host's pip, kept in the root as deps/$key"
+  else
+    echo "kept in the root: deps/$key ($(ls "$keep/$key" | grep -c 'dist-info$') distributions)"
+  fi
+  cp -a "$keep/$key/." "$site/"
 }
 
 BUILD_REQUIRES=$(python3 -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"]))')
@@ -289,10 +321,32 @@ build_deps() {  # build_deps <arch>: pyproject's build requirements for the root
 # every run; pip runs as `venv/bin/python -m pip`, so the copy needs no rewritten scripts.
 VENV='[ -x /var/lib/iiidir/venv/bin/python ] || { rm -rf /var/lib/iiidir/venv && python3 -m venv /var/lib/iiidir/venv; }
 cp -a /var/lib/iiidir/venv venv; echo "$(python3 -V), $(uname -m)"'
-# The build requirements come from the host (build-deps), so pip builds without an isolated env.
-BUILD='PYTHONPATH=/iiidir/build-deps venv/bin/python -m pip wheel -q --no-deps --no-build-isolation --no-index -w wheels dist/*.tar.gz
-WHEEL=$(ls wheels/iii_directory-*.whl); echo "$WHEEL"
-case "$WHEEL" in *-cp311-abi3-linux_$(uname -m).whl) ;; *) echo "unexpected wheel: $WHEEL"; exit 1;; esac'
+# Our wheel, cross-compiled on the host: the sdist unpacked, `setup.py bdist_wheel` run by the
+# host's Python with Debian's cross gcc, the root's Python headers (the multiarch pyconfig.h
+# through -idirafter, so the cross toolchain's own libc headers come first) and the root's
+# sysconfig (_PYTHON_SYSCONFIGDATA_NAME), tagged for the root (_PYTHON_HOST_PLATFORM). Under qemu
+# the same compile took 3-18 minutes per root; natively it takes well under one.
+cross_wheel() {  # cross_wheel <arch>: the abi3 wheel for the root's platform, into <root>/iiidir/wheels
+  local arch=$1 dir=$CACHE/$1 triplet=${TRIPLET[$1]} machine=${MACHINE[$1]} src=$WORK/cross-$1 whl so
+  rm -rf "$src" && mkdir -p "$src/sysconfig" "$dir/iiidir/wheels"
+  cp "$dir/usr/lib/python3.11/_sysconfigdata__linux_$triplet.py" "$src/sysconfig/"
+  tar -xzf "$SDIST" -C "$src"
+  (cd "$src"/iii_directory-*/ && env ${ROOT_ENV[$arch]} _PYTHON_HOST_PLATFORM="linux-$machine" \
+     _PYTHON_SYSCONFIGDATA_NAME="_sysconfigdata__linux_$triplet" PYTHONPATH="$src/sysconfig" \
+     CC="$triplet-gcc" LDSHARED="$triplet-gcc -shared" \
+     CFLAGS="-O3 -g0 -I$dir/usr/include/python3.11 -idirafter $dir/usr/include" \
+     "$VENV_PY" setup.py -q bdist_wheel -d "$dir/iiidir/wheels") >"$WORK/cross-$arch.log" 2>&1 \
+    || { tail -30 "$WORK/cross-$arch.log"; return 1; }
+  whl=$(ls "$dir"/iiidir/wheels/iii_directory-*.whl)
+  case "$whl" in *-cp311-abi3-linux_$machine.whl) echo "$(basename "$whl")";; *) echo "unexpected wheel: $whl"; return 1;; esac
+  mkdir -p "$src/unpacked" && (cd "$src/unpacked" && "$VENV_PY" -m zipfile -e "$whl" .)
+  for so in _rank/_core.abi3.so _rank/_static.abi3.so; do
+    [ -f "$src/unpacked/$so" ] || { echo "the wheel lacks $so"; return 1; }
+    "$triplet-readelf" -h "$src/unpacked/$so" | grep -q "Machine: *${ELF_MACHINE[$arch]}\$" \
+      || { "$triplet-readelf" -h "$src/unpacked/$so"; echo "$so is not an ${ELF_MACHINE[$arch]} ELF"; return 1; }
+    echo "$so: $("$triplet-readelf" -h "$src/unpacked/$so" | sed -n 's/^ *Class: *//p') ${ELF_MACHINE[$arch]}, $(stat -c %s "$src/unpacked/$so") bytes"
+  done
+}
 # Our own wheel goes in by the root's pip (its console script, its record); its dependencies are in.
 OWN='venv/bin/python -m pip install -q --no-deps --no-index --no-compile --force-reinstall wheels/iii_directory-*.whl'
 SMOKE='smoke() {  # smoke <mode>: the README main-job command over the shipped example catalog
@@ -338,8 +392,11 @@ CHECK_AARCH64='venv/bin/python -c "import _rank; a = _rank.available(); print(a)
 # binary wheel from PyPI); real aarch64 hosts get the newest release.
 printf 'onnxruntime<1.28\n' >"$WORK/qemu-aarch64-constraints.txt"
 declare -A MACHINE=([armhf]=armv7l [arm64]=aarch64)
+declare -A TRIPLET=([armhf]=arm-linux-gnueabihf [arm64]=aarch64-linux-gnu)
+declare -A ELF_MACHINE=([armhf]=ARM [arm64]=AArch64)
 declare -A ROOT_ENV=([armhf]="IIIDIR_LANES=lexical RANK_REQUIRE_NATIVE=1" [arm64]="RANK_REQUIRE_NATIVE=1")
 declare -A EXTRA=([armhf]="" [arm64]="-c $WORK/qemu-aarch64-constraints.txt")
+declare -A EXTRA_FILES=([armhf]="" [arm64]="$WORK/qemu-aarch64-constraints.txt")
 
 step() {  # step <arch> <label> <command…>: run and record its time
   local arch=$1 label=$2 t s
@@ -356,20 +413,19 @@ run_arch() {  # run_arch <debian arch>: prepare its root, build, install, check,
   t=$(date +%s)
   MACHINE_NAME_OF=${MACHINE[$arch]}
   prepare "$arch"
-  step "$arch" "build requirements (host pip, for ${MACHINE[$arch]})" build_deps "$arch" || return 1
   step "$arch" "fresh venv (qemu)" inroot "$arch" "$VENV" || return 1
-  step "$arch" "wheel from the sdist (qemu: cython + gcc)" inroot "$arch" "$BUILD" || return 1
+  step "$arch" "wheel from the sdist (host: cython + ${TRIPLET[$arch]}-gcc)" cross_wheel "$arch" || return 1
   local wheel
   wheel=$(ls "$CACHE/$arch"/iiidir/wheels/iii_directory-*.whl)
   case "$arch" in
     armhf)
-      step "$arch" "dependencies of wheel[dense] (BM25-only) + test deps (host pip)" install_deps "$arch" "$wheel[dense]" $TEST_DEPS || return 1
+      step "$arch" "dependencies of wheel[dense] (BM25-only) + test deps (host pip)" deps "$arch" "$wheel" dense $TEST_DEPS || return 1
       step "$arch" "install the wheel (qemu pip --no-deps)" inroot "$arch" "$OWN" || return 1
       step "$arch" "_rank.available(), metadata (qemu)" inroot "$arch" "$CHECK_ARMV7" || return 1
       step "$arch" "README main-job command, lexical (qemu)" inroot "$arch" "$SMOKE; smoke lexical" || return 1
       step "$arch" "pytest -m portable (qemu)" inroot "$arch" "$TESTS; tests portable rank search skills prompts agents kits downloads registry" || return 1;;
     arm64)
-      step "$arch" "dependencies of wheel[dense], binary only + test deps (host pip)" install_deps "$arch" ${EXTRA[$arch]} "$wheel[dense]" $TEST_DEPS || return 1
+      step "$arch" "dependencies of wheel[dense], binary only + test deps (host pip)" deps "$arch" "$wheel" dense ${EXTRA[$arch]} $TEST_DEPS || return 1
       step "$arch" "install the wheel (qemu pip --no-deps)" inroot "$arch" "$OWN" || return 1
       step "$arch" "_rank.available() (qemu)" inroot "$arch" "$CHECK_AARCH64" || return 1
       step "$arch" "directory::search_functions, hybrid (qemu)" inroot "$arch" "$SMOKE; smoke hybrid" || return 1
