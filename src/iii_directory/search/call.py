@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..log_throttle import ThrottledLog
 from .corpus import Corpus, DocumentSet
 from .dense_lane import DenseLane, DenseUnavailable
 from .judge import Candidate, Judge, JudgeFailure, JudgeSettings, Kind, LaneAsk
@@ -21,6 +22,9 @@ if TYPE_CHECKING:
     from ..context import Context
 
 log = logging.getLogger(__name__)
+_skips = ThrottledLog(log)
+"""Under churn (skills written every second) nearly every call skips the ad-hoc lane: one INFO
+line per reason every 30 s, the rest at DEBUG."""
 
 TIERS = ("lexical", "hybrid", "judge")
 
@@ -96,7 +100,8 @@ class SearchCall:
                 documents.ids, [d.searchable for d in documents.documents],
                 self.query_vectors(embedded), wait=not self.concurrent)
         except (DenseUnavailable, TimeoutError) as exc:
-            log.info("ad-hoc dense ranking skipped: %s", reason(exc))
+            why = reason(exc)
+            _skips.info(why, "ad-hoc dense ranking skipped: %s", why)
             return None
         except Exception as exc:  # noqa: BLE001 - a model failure must not fail the search
             log.warning("ad-hoc dense ranking failed: %s", reason(exc))
