@@ -36,6 +36,15 @@ class Docs:
         return 1
 
 
+@pytest.fixture(autouse=True)
+def fresh_throttle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each case starts with no line of its reason logged yet (the throttle is per process)."""
+    from iii_directory.log_throttle import ThrottledLog
+    from iii_directory.search import call
+
+    monkeypatch.setattr(call, "_skips", ThrottledLog(call.log))
+
+
 def call_with(exc: BaseException) -> SearchCall:
     return SearchCall(ctx=None, settings=Settings(function_search_mode="hybrid"), corpus=None,  # type: ignore[arg-type]
                       dense=RaisingDense(exc), judge=None, judge_active=False,  # type: ignore[arg-type]
