@@ -52,21 +52,15 @@ FAMILIES = {"hybrid": "hybrid", "lexical": "lexical", "static": "static"}
 
 def _sets(eval_dir: Path) -> dict[str, tuple[Path, list[dict[str, Any]]]]:
     """set name → (catalog path, cases); eval cases of `dev` only."""
-    data = ROOT / "benchmarks" / "data"
-    catalog = eval_dir / "catalog.json"
-    dev = [c for c in json.loads((eval_dir / "cases.json").read_text())["cases"]
-           if c["split"] == "dev"]
-    sets = {"dev": (catalog, dev)}
-    for name in ("extra", "extra2"):
-        sets[name] = (catalog, json.loads((data / f"{name}_cases.json").read_text())["cases"])
-    sets["heldout"] = (data / "heldout_catalog.json",
-                       json.loads((data / "heldout_cases.json").read_text())["cases"])
     from calibration_chatter import chatter
+    from case_sets import tuning_sets
 
     from fit_answerability_nearmiss import nearmiss
 
+    sets = tuning_sets(eval_dir)
+    catalog, heldout_catalog = sets["dev"][0], sets["heldout"][0]
     for name, path, generate in (("chatter", catalog, chatter),
-                                 ("heldout-chatter", data / "heldout_catalog.json", chatter),
+                                 ("heldout-chatter", heldout_catalog, chatter),
                                  ("nearmiss", catalog, nearmiss)):
         rng = random.Random(f"{CHATTER_SEED}-{name}")
         sentences = list(dict.fromkeys(generate(rng) for _ in range(CHATTER * 3)))[:CHATTER]

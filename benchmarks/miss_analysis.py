@@ -45,6 +45,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from case_sets import tuning_sets  # noqa: E402
 from fit_fusion import corpus_views, load_corpus  # noqa: E402
 
 from iii_directory.search.fusion import (DENSE_CANDIDATES, LEXICAL_CANDIDATES,  # noqa: E402
@@ -57,16 +58,8 @@ TOP = 12
 
 
 def load_sets(eval_dir: Path) -> dict[str, tuple[Path, list[dict[str, Any]]]]:
-    data = ROOT / "benchmarks" / "data"
-    catalog = eval_dir / "catalog.json"
-    dev = [c for c in json.loads((eval_dir / "cases.json").read_text())["cases"]
-           if c["split"] == "dev"]
-    sets = {"dev": (catalog, dev)}
-    for name in ("extra", "extra2"):
-        sets[name] = (catalog, json.loads((data / f"{name}_cases.json").read_text())["cases"])
-    sets["heldout"] = (data / "heldout_catalog.json",
-                       json.loads((data / "heldout_cases.json").read_text())["cases"])
-    return sets
+    """dev, extra, extra2 and heldout (`case_sets.tuning_sets`)."""
+    return tuning_sets(eval_dir)
 
 
 def run_observed(catalog: list[dict[str, Any]], cases: list[dict[str, Any]]
