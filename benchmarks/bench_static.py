@@ -19,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,17 +77,22 @@ def cold(texts: list[str], repeat: int) -> dict[str, float | str]:
     return out
 
 
-def per_capability(encode, search, queries: list[str], repeat: int) -> dict[str, float]:  # noqa: ANN001
-    """Median and p95 (ms) of encode + search per capability, best of `repeat` passes each."""
+def timed(work: Callable[[str], object], queries: list[str], repeat: int) -> dict[str, float]:
+    """Median and p95 (ms) of `work(capability)`, best of `repeat` passes per capability."""
     best = [float("inf")] * len(queries)
     for _ in range(repeat):
         for i, text in enumerate(queries):
             started = time.perf_counter()
-            search(encode(text))
+            work(text)
             best[i] = min(best[i], time.perf_counter() - started)
     ordered = sorted(best)
     return {"median_ms": statistics.median(ordered) * 1e3,
             "p95_ms": ordered[int(0.95 * (len(ordered) - 1))] * 1e3}
+
+
+def per_capability(encode, search, queries: list[str], repeat: int) -> dict[str, float]:  # noqa: ANN001
+    """Median and p95 (ms) of encode + search per capability, best of `repeat` passes each."""
+    return timed(lambda text: search(encode(text)), queries, repeat)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_static import EVAL, capabilities  # noqa: E402
+from bench_static import EVAL, capabilities, timed  # noqa: E402
 
 
 def catalog(n: int) -> list[dict]:
@@ -34,18 +32,6 @@ def catalog(n: int) -> list[dict]:
             record["function_id"] = f"w{i // len(records)}{record['function_id']}"
         out.append(record)
     return out
-
-
-def timed(work: Callable[[str], object], queries: list[str], repeat: int) -> dict[str, float]:
-    best = [float("inf")] * len(queries)
-    for _ in range(repeat):
-        for i, text in enumerate(queries):
-            started = time.perf_counter()
-            work(text)
-            best[i] = min(best[i], time.perf_counter() - started)
-    ordered = sorted(best)
-    return {"median_ms": statistics.median(ordered) * 1e3,
-            "p95_ms": ordered[int(0.95 * (len(ordered) - 1))] * 1e3}
 
 
 def main(argv: list[str] | None = None) -> int:
