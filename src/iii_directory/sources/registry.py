@@ -422,6 +422,8 @@ class RegistryClient:
         self._blocking_lock = threading.Lock()
         self._limiter: tuple[object, anyio.CapacityLimiter] | None = None
         self._client_loop: object | None = None
+        self.clock = time.monotonic
+        """The GET threads' clock (a thread whose caller gave up stops at the same deadline)."""
         directory.settings_listeners.append(self._on_settings)
 
     def _http(self) -> httpx.AsyncClient:
@@ -476,9 +478,12 @@ class RegistryClient:
     def _get_blocking(self, url: str, params: Mapping[str, str] | None,
                       headers: Mapping[str, str], timeout_s: float) -> tuple[int, bytes]:
         """One GET on a worker thread: (status, body), `too_large` past the cap; httpx errors
-        propagate to `_request`, which maps them as for the async transport."""
+        propagate to `_request`, which maps them as for the async transport. The caller stops
+        waiting after `timeout_s` (`_request`); the thread itself stops reading the body at the
+        same deadline, so a slow-drip answer does not hold one of the GET threads after it."""
         import httpx
 
+        deadline = self.clock() + timeout_s
         client = self._blocking_http()
         request = client.build_request("GET", url, params=dict(params) if params else None,
                                        headers=dict(headers), timeout=httpx.Timeout(timeout_s))
@@ -493,6 +498,8 @@ class RegistryClient:
                 size += len(chunk)
                 if size > MAX_RESPONSE_BYTES:
                     raise too_large(response.status_code)
+                if self.clock() > deadline:
+                    raise httpx.ReadTimeout(f"answer not read within {timeout_s:g} s")
                 chunks.append(chunk)
         finally:
             response.close()

@@ -67,3 +67,45 @@ async def test_gets_run_on_threads_of_the_clients_own_limiter(monkeypatch: pytes
         assert threads == [False] and server.count("/w") == 1
         await client.aclose()
         assert client._blocking is None
+
+
+def test_a_get_thread_stops_reading_a_slow_answer_at_its_deadline() -> None:
+    """The thread of a GET whose caller gave up does not keep reading: past the request's
+    deadline the next chunk ends it (clock injected, no sleeping)."""
+    import httpx
+
+    from iii_directory.config import Settings
+    from iii_directory.directory import Directory
+    from iii_directory.port import StandaloneEngine
+    from iii_directory.table import FunctionTable
+
+    now = [0.0]
+    closed: list[bool] = []
+
+    class Dripping:
+        status_code = 200
+
+        def iter_bytes(self):  # type: ignore[no-untyped-def]
+            for _ in range(10):
+                now[0] += 1.0  # each chunk arrives a second after the last
+                yield b"x"
+
+        def close(self) -> None:
+            closed.append(True)
+
+    class Client:
+        is_closed = False
+
+        def build_request(self, *args: object, **kwargs: object) -> object:
+            return object()
+
+        def send(self, request: object, stream: bool = False) -> Dripping:
+            return Dripping()
+
+    directory = Directory(settings=Settings(), engine=StandaloneEngine(), table=FunctionTable.merge([]))
+    client = directory.service(registry.RegistryClient)
+    client.clock = lambda: now[0]
+    client._blocking = Client()  # type: ignore[assignment]
+    with pytest.raises(httpx.ReadTimeout):
+        client._get_blocking("http://registry/w", None, {}, 3.0)
+    assert now[0] == 4.0 and closed == [True]  # stopped at the first chunk past 3 s, closed
