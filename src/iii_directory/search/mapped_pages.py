@@ -9,8 +9,9 @@ its skills, triggers and registry contracts held 45 MiB of them after 200 search
 warm). They are clean copies of the file, so `MADV_DONTNEED` drops them from this process at no
 risk (the kernel keeps them in its page cache while memory allows; a later read faults the
 touched rows back, a few per query). `release_file_pages` does that for every mapping of one
-file that holds no page of its own (`clean_mappings`); a no-op where `/proc/self/smaps` or
-`madvise` do not exist.
+file that holds no page of its own (`clean_mappings`) and that the process's own map lists too;
+a no-op where `/proc/self/smaps` or `madvise` do not exist, or where `smaps` does not describe
+this program (a user-mode emulator).
 """
 
 from __future__ import annotations
@@ -42,10 +43,33 @@ def _madvise() -> object:
     return _MADVISE
 
 
-def clean_mappings(path: Path, smaps: str = "/proc/self/smaps") -> list[tuple[int, int]]:
+def listed_mappings(path: Path, maps: str = "/proc/self/maps") -> set[tuple[int, int]]:
+    """`(start, end)` of every mapping of `path` in the process's own map (`maps`); empty when
+    it cannot be read."""
+    try:
+        target = os.path.realpath(path)
+        with open(maps, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return set()
+    listed: set[tuple[int, int]] = set()
+    for line in lines:
+        fields = line.split(maxsplit=5)
+        if len(fields) == 6 and fields[5] == target and "-" in fields[0]:
+            start, _, end = fields[0].partition("-")
+            listed.add((int(start, 16), int(end, 16)))
+    return listed
+
+
+def clean_mappings(path: Path, smaps: str = "/proc/self/smaps",
+                   maps: str = "/proc/self/maps") -> list[tuple[int, int]]:
     """`(start, end)` of every mapping of `path` in `smaps` that holds no page of its own: not
     writable, or private and writable (onnxruntime maps its weights `rw-p`) with no anonymous
-    (copied-on-write) page. Dropping such a mapping's pages loses nothing."""
+    (copied-on-write) page. Dropping such a mapping's pages loses nothing.
+
+    Only ranges that `maps` lists for the same file count: under a user-mode emulator
+    (qemu-user, as in multi-arch containers) `maps` is the program's own map while `smaps`
+    describes the emulator's, and advising those addresses would drop the program's memory."""
     try:
         target = os.path.realpath(path)
         with open(smaps, encoding="utf-8", errors="replace") as handle:
@@ -71,7 +95,10 @@ def clean_mappings(path: Path, smaps: str = "/proc/self/smaps") -> list[tuple[in
             if current[2].endswith("p") and int(fields[1]) == 0:
                 current = (current[0], current[1], current[2].replace("w", "-"))
     close()
-    return found
+    if not found:
+        return found
+    listed = listed_mappings(path, maps)
+    return [span for span in found if span in listed]
 
 
 def release_file_pages(path: Path) -> int:

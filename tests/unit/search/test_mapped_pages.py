@@ -11,8 +11,26 @@ import pytest
 
 from iii_directory.search.mapped_pages import clean_mappings, release_file_pages
 
-linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/self/smaps is Linux")
 PAGE = mmap.PAGESIZE
+
+
+def spans(path: str) -> set[str]:
+    with open(path, encoding="utf-8") as handle:
+        return {line.split()[0] for line in handle if line[:1].isalnum() and "-" in line.split()[0]
+                and len(line.split()) >= 5 and ":" in line.split()[3]}
+
+
+def own_smaps() -> bool:
+    """Whether /proc/self/smaps describes this program: under qemu-user it describes the
+    emulator (its /proc/self/maps is the program's)."""
+    try:
+        return spans("/proc/self/smaps") == spans("/proc/self/maps")
+    except OSError:
+        return False
+
+
+live = pytest.mark.skipif(not sys.platform.startswith("linux") or not own_smaps(),
+                          reason="needs a /proc/self/smaps of this program (Linux, no user-mode emulator)")
 
 
 def resident_kib(path: Path) -> int:
@@ -29,7 +47,7 @@ def resident_kib(path: Path) -> int:
     return total
 
 
-@linux
+@live
 def test_release_drops_the_resident_pages_and_the_data_reads_back(tmp_path: Path) -> None:
     data = bytes(range(256)) * (256 * PAGE // 256)  # 256 pages
     weights = tmp_path / "weights.bin"
@@ -59,8 +77,25 @@ def test_only_mappings_of_that_file_without_pages_of_their_own_are_listed(tmp_pa
         + entry("7f0000005000-7f0000006000", "r--p", other, 0)
         + entry("7f0000006000-7f0000007000", "rw-p", "", 4),
         encoding="utf-8")
-    assert clean_mappings(target, str(smaps)) == [(0x7F0000000000, 0x7F0000002000),
-                                                  (0x7F0000002000, 0x7F0000003000)]
+    maps = tmp_path / "maps"
+    maps.write_text("".join(f"{span} {perms} 00000000 08:01 1 {name}\n" for span, perms, name in (
+        ("7f0000000000-7f0000002000", "r--p", target), ("7f0000002000-7f0000003000", "rw-p", target),
+        ("7f0000003000-7f0000004000", "rw-p", target), ("7f0000004000-7f0000005000", "rw-s", target),
+        ("7f0000005000-7f0000006000", "r--p", other))), encoding="utf-8")
+    assert clean_mappings(target, str(smaps), str(maps)) == [(0x7F0000000000, 0x7F0000002000),
+                                                             (0x7F0000002000, 0x7F0000003000)]
+
+
+def test_mappings_the_programs_own_map_does_not_list_are_never_advised(tmp_path: Path) -> None:
+    """Under a user-mode emulator smaps shows the emulator's mappings at other addresses: none
+    of them may be advised (it would drop the program's own memory)."""
+    target = tmp_path / "a.bin"
+    smaps, maps = tmp_path / "smaps", tmp_path / "maps"
+    smaps.write_text(f"7f0000000000-7f0000002000 r--p 00000000 08:01 1 {target}\nSize: 8 kB\n"
+                     "Anonymous: 0 kB\n", encoding="utf-8")
+    maps.write_text(f"40000000-40002000 r--p 00000000 08:01 1 {target}\n", encoding="utf-8")
+    assert clean_mappings(target, str(smaps), str(maps)) == []
+    assert clean_mappings(target, str(smaps), str(tmp_path / "no-maps")) == []
 
 
 def test_nothing_mapped_releases_nothing(tmp_path: Path) -> None:
@@ -68,7 +103,7 @@ def test_nothing_mapped_releases_nothing(tmp_path: Path) -> None:
     assert clean_mappings(tmp_path / "absent.bin", str(tmp_path / "no-smaps")) == []
 
 
-@linux
+@live
 def test_the_dense_lane_encoder_release_trims_then_hands_back_the_weights(tmp_path: Path) -> None:
     from iii_directory.search.dense_lane import _releasing
 
@@ -83,7 +118,7 @@ def test_the_dense_lane_encoder_release_trims_then_hands_back_the_weights(tmp_pa
         assert calls == ["trim"] and resident_kib(weights) < before
 
 
-@linux
+@live
 def test_a_private_writable_mapping_is_released_until_a_page_of_it_is_written(tmp_path: Path) -> None:
     weights = tmp_path / "weights.bin"
     weights.write_bytes(b"\x02" * (32 * PAGE))
