@@ -183,7 +183,7 @@ async def run_mode(mode: str, catalog: list[dict[str, Any]], cases: Sequence[Map
         directory = Directory(settings=settings, engine=engine)
         service = directory.service(SearchService)
         service.static.enabled = mode == "static" or None
-        await service.ensure_ready(directory.context())
+        await service.ensure_ready(directory.context(), views=True)
         for warm in ("send a message", "list files in a folder", "create a calendar event"):
             await directory.invoke("directory::search_functions", {"capabilities": [warm]})
         run: dict[str, list[str]] = {}

@@ -205,10 +205,13 @@ class SearchService:
             self.spawn(self.load_model())
             self._model_started = True
 
-    async def ensure_ready(self, ctx: Context) -> None:
+    async def ensure_ready(self, ctx: Context, *, views: bool = False) -> None:
         """Lazily take the catalog when no boot snapshot ran (standalone `call`, the bench). In
         standalone mode a non-lexical search waits for the model and the index once, since the
-        catalog never changes there."""
+        catalog never changes there. With `views` (the bench) it also waits for the fusion's
+        extra views; a one-shot `call` uses them only when the vector cache already holds them,
+        rather than embedding twice as many texts before its first answer (minutes on an
+        emulated or small ARM host)."""
         if not self.loaded:
             await self.boot()
         if ctx.standalone and ctx.settings.function_search_mode != "lexical":
@@ -218,7 +221,7 @@ class SearchService:
                 await self.dense.load_done_ready()
             if self.dense.ready and not self.dense.has_index(self.corpus.fingerprint):
                 await self.dense.rebuild(self.corpus.fingerprint, *self.corpus.index_inputs())
-            if self.dense.ready:  # the fusion's extra views (search/views.py)
+            if views and self.dense.ready:  # the fusion's extra views (search/views.py)
                 await self.corpus.views.build(self.dense.pipeline)
 
     def function_candidates(self, corpus: Corpus) -> dict[str, Candidate]:

@@ -160,6 +160,8 @@ async def test_without_a_session_nothing_is_suppressed(directory: Directory) -> 
 async def test_hybrid_encodes_all_capabilities_in_one_batch(directory: Directory, tmp_path: Path) -> None:
     encoder = hybrid(directory, tmp_path)
     await search(directory, "warm up")
+    # the fusion's extra views embedded now, so no background batch of theirs lands in between
+    await directory.service(SearchService).ensure_ready(directory.context(), views=True)
     before = encoder.calls
     response = await search(directory, *[f"send email {i}" for i in range(7)], "kv::get")
     assert response["search_mode"] == "hybrid"
@@ -372,3 +374,16 @@ async def test_calls_arriving_before_the_boot_snapshot_share_one_catalog_fetch(
     assert len(answers) == 20
     assert len(started) == 1
     assert all(a["workers"] == answers[0]["workers"] for a in answers)
+
+
+async def test_a_standalone_call_does_not_wait_for_the_views_the_bench_does(directory: Directory,
+                                                                           tmp_path: Path) -> None:
+    """A one-shot `call` waits for the model and the index, not for the fusion's extra views
+    (twice as many texts); the bench asks for them."""
+    hybrid(directory, tmp_path)
+    service = directory.service(SearchService)
+    await service.ensure_ready(directory.context())
+    assert service.dense.has_index(service.corpus.fingerprint)
+    assert service.corpus.views.views is None
+    await service.ensure_ready(directory.context(), views=True)
+    assert service.corpus.views.views is not None
