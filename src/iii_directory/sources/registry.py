@@ -558,14 +558,9 @@ class RegistryClient:
                     method, url, params=dict(params) if params else None, headers=headers,
                     json=body if body is not None else None, timeout=httpx.Timeout(timeout_s),
                 )
-                try:
-                    response = await client.send(request, stream=True)
-                except httpx.RemoteProtocolError:
-                    if method != "GET":
-                        raise
-                    # A pooled keep-alive connection the server had already closed: a GET is
-                    # idempotent, so it is sent once more on a fresh connection.
-                    response = await client.send(request, stream=True)
+                # only non-idempotent requests come here (a GET retries a stale pooled
+                # connection in `_get_blocking`), so none is sent twice
+                response = await client.send(request, stream=True)
                 try:
                     chunks: list[bytes] = []
                     size = 0
