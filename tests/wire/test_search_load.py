@@ -160,3 +160,50 @@ async def test_file_backed_functions_answer_while_the_encoder_is_busy(
             encoder.gate.set()
         assert searches.errors == []
         assert searches.answered == {SEARCH: 50, "directory::skills::list": 25}
+
+
+async def test_searches_queue_for_their_slots_while_file_calls_answer(
+        settings: Settings, roots: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two search slots (`III_DIRECTORY_SEARCH_SLOTS=2`): the two searches holding them are kept
+    inside their skills fetch, the other 18 queue, skills calls answer meanwhile, and then every
+    search answers. A call whose slot wait is over gets a coded TIMEOUT."""
+    from iii_directory.search import service as service_module
+    from iii_directory.search.slots import SearchSlots
+
+    seed(roots)
+    monkeypatch.setenv("III_DIRECTORY_SEARCH_SLOTS", "2")
+    gate = anyio.Event()
+    real = service_module.fetch_skills
+
+    async def held(call: Any) -> Any:
+        await gate.wait()
+        return await real(call)
+
+    monkeypatch.setattr(service_module, "fetch_skills", held)
+    async with running_worker(settings, monkeypatch) as (engine, worker, client):
+        wire = Wire(engine=engine, worker=worker, client=client)
+        add_peers(wire)
+        service = wire.directory.service(SearchService)
+        assert service.slots.count == 2
+        searches, file_calls = Tally(), Tally()
+        async with anyio.create_task_group() as group:
+            for index in range(20):
+                group.start_soon(searches.call, wire, SEARCH,
+                                 {"capabilities": [CAPABILITIES[index % len(CAPABILITIES)]]})
+            with anyio.fail_after(30):  # a guard against a hang, not a measurement
+                while service.slots.waiting < 18:
+                    await anyio.sleep(0.01)
+            for index in range(10):
+                await file_calls.call(wire, "directory::skills::get",
+                                      {"id": f"team{index % 5}/page-{index}"})
+                await file_calls.call(wire, "directory::skills::list", {})
+            assert file_calls.errors == []
+            assert (service.slots.busy, service.slots.waiting) == (2, 18)  # still queued
+
+            service.slots.wait_s = 0  # the next arrival finds no slot and no wait budget
+            await searches.call(wire, SEARCH, {"capabilities": ["track a parcel"]})
+            assert [e.split(": ")[1] for e in searches.errors] == ["TIMEOUT"]
+            service.slots.wait_s = SearchSlots().wait_s
+            gate.set()
+        assert searches.answered == {SEARCH: 20}
+        assert (service.slots.peak, service.slots.busy, service.slots.waiting) == (2, 0, 0)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from contextlib import nullcontext
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,7 @@ from .memory import PREAMBLE_GUIDANCE, PREAMBLE_INSTALL, SessionMemory
 from .query import Query, make_query
 from .registry_lane import INSTALL_FUNCTION, merge_installables, search_registry
 from .rerank import RERANK_TIMEOUT_S, Reranker, apply_scores, load_reranker, rerank_head
+from .slots import SearchSlots, configured_slots
 from .select import BATCH_SIZE, MAX_CAPABILITIES, batches, concatenate, group_by_namespace, select_batch
 from .side_lanes import SideResult, fetch_skills, fetch_triggers, rank_skills, rank_triggers
 from .static_lane import StaticLane
@@ -90,7 +92,8 @@ class SearchService:
         self._candidates: tuple[str, dict[str, Candidate]] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self.in_flight = 0
-        """Search calls running now."""
+        """Search calls running now (waiting for a slot included)."""
+        self.slots = SearchSlots(configured_slots())
         directory.settings_listeners.append(self._on_settings)
 
     def _on_settings(self, old: Settings, new: Settings) -> None:
@@ -258,42 +261,44 @@ class SearchService:
             deadline=self.judge.clock() + settings.function_search_judge_timeout_ms / 1000.0,
             concurrent=concurrent,
         )
-        searched = [q for q in per_capability if q is not None]
-        corpora: dict[str, Any] = {}
+        # A judge-backed call mostly awaits the judge worker; it takes no slot (search/slots.py).
+        async with (nullcontext() if call.judge_active else self.slots.hold()):
+            searched = [q for q in per_capability if q is not None]
+            corpora: dict[str, Any] = {}
 
-        async def embed() -> None:
-            corpora["queries"] = await self._embed(call, per_capability)
+            async def embed() -> None:
+                corpora["queries"] = await self._embed(call, per_capability)
 
-        async def fetch(name: str, fetcher: Any) -> None:
-            corpora[name] = await fetcher(call)
+            async def fetch(name: str, fetcher: Any) -> None:
+                corpora[name] = await fetcher(call)
 
-        async with anyio.create_task_group() as group:
-            group.start_soon(embed)
-            if searched:
-                group.start_soon(fetch, "skills", fetch_skills)
-                group.start_soon(fetch, "triggers", fetch_triggers)
-        per_capability = corpora["queries"]
-        batch_queries = [[q for q in batch if q is not None]
-                         for batch in batches(per_capability, BATCH_SIZE)]
-        side_queries = [q for q in per_capability if q is not None]
+            async with anyio.create_task_group() as group:
+                group.start_soon(embed)
+                if searched:
+                    group.start_soon(fetch, "skills", fetch_skills)
+                    group.start_soon(fetch, "triggers", fetch_triggers)
+            per_capability = corpora["queries"]
+            batch_queries = [[q for q in batch if q is not None]
+                             for batch in batches(per_capability, BATCH_SIZE)]
+            side_queries = [q for q in per_capability if q is not None]
 
-        results: list[BatchResult] = [BatchResult() for _ in batch_queries]
-        side: dict[str, SideResult] = {}
+            results: list[BatchResult] = [BatchResult() for _ in batch_queries]
+            side: dict[str, SideResult] = {}
 
-        async def run_batch(position: int, queries: list[Query]) -> None:
-            results[position] = await self._batch(call, queries)
+            async def run_batch(position: int, queries: list[Query]) -> None:
+                results[position] = await self._batch(call, queries)
 
-        async def run_side(name: str, ranker: Any) -> None:
-            side[name] = await ranker(call, corpora.get(name), side_queries)
+            async def run_side(name: str, ranker: Any) -> None:
+                side[name] = await ranker(call, corpora.get(name), side_queries)
 
-        async with anyio.create_task_group() as group:
-            for position, queries in enumerate(batch_queries):
-                group.start_soon(run_batch, position, queries)
-            if side_queries:
-                group.start_soon(run_side, "skills", rank_skills)
-                group.start_soon(run_side, "triggers", rank_triggers)
+            async with anyio.create_task_group() as group:
+                for position, queries in enumerate(batch_queries):
+                    group.start_soon(run_batch, position, queries)
+                if side_queries:
+                    group.start_soon(run_side, "skills", rank_skills)
+                    group.start_soon(run_side, "triggers", rank_triggers)
 
-        return self._respond(call, results, side, dropped, started)
+            return self._respond(call, results, side, dropped, started)
 
     async def _embed(self, call: SearchCall, queries: list[Query | None]) -> list[Query | None]:
         """Embed every searched, non-exact capability of the call in one batch."""

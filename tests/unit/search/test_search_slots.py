@@ -1,0 +1,177 @@
+"""Search slots (search/slots.py): at most N searches work at once, the rest queue first come
+first served for a bounded wait, then fail with TIMEOUT having done nothing; judge-backed calls
+take no slot. Event-driven: no test waits on a clock."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import anyio
+import pytest
+from search_fakes import CATALOG, PeerEngine, search
+from test_judge import judge_directory, models, pick  # noqa: F401 - fixture re-export
+
+from iii_directory.config import Settings
+from iii_directory.directory import Directory
+from iii_directory.errors import DirectoryError
+from iii_directory.search import service as service_module
+from iii_directory.search.service import SearchService
+from iii_directory.search.slots import DEFAULT_SLOTS, SLOTS_ENV, SearchSlots, configured_slots
+
+
+class Holders:
+    """Tasks that take a slot, note their order, and keep it until released one by one."""
+
+    def __init__(self, slots: SearchSlots) -> None:
+        self.slots = slots
+        self.order: list[int] = []
+        self.release: dict[int, anyio.Event] = {}
+        self.errors: dict[int, str] = {}
+
+    async def hold(self, index: int) -> None:
+        self.release[index] = anyio.Event()
+        try:
+            async with self.slots.hold():
+                self.order.append(index)
+                await self.release[index].wait()
+        except DirectoryError as exc:
+            self.errors[index] = exc.code
+
+
+async def test_at_most_count_hold_and_the_rest_queue_in_arrival_order() -> None:
+    slots = SearchSlots(2)
+    holders = Holders(slots)
+    async with anyio.create_task_group() as group:
+        for index in range(5):
+            group.start_soon(holders.hold, index)
+            await anyio.wait_all_tasks_blocked()
+        assert holders.order == [0, 1]
+        assert (slots.busy, slots.waiting) == (2, 3)
+        for index in range(5):
+            holders.release[index].set()
+            await anyio.wait_all_tasks_blocked()
+            assert slots.busy == min(2, 4 - index)
+    assert holders.order == [0, 1, 2, 3, 4]
+    assert (slots.busy, slots.waiting, slots.peak, slots.queued) == (0, 0, 2, 3)
+
+
+async def test_a_call_that_waits_past_its_budget_fails_with_timeout_and_holds_nothing() -> None:
+    slots = SearchSlots(1, wait_s=0)
+    holders = Holders(slots)
+    async with anyio.create_task_group() as group:
+        group.start_soon(holders.hold, 0)
+        await anyio.wait_all_tasks_blocked()
+        with pytest.raises(DirectoryError) as caught:
+            async with slots.hold():
+                pytest.fail("the body must not run without a slot")
+        assert caught.value.code == "TIMEOUT"
+        assert "search slots" in caught.value.message
+        assert (slots.busy, slots.waiting) == (1, 0)
+        holders.release[0].set()
+    assert slots.busy == 0
+
+
+async def test_a_free_slot_is_taken_even_with_no_wait_budget() -> None:
+    slots = SearchSlots(1, wait_s=0)
+    async with slots.hold():
+        assert slots.busy == 1
+    assert (slots.busy, slots.queued) == (0, 0)
+
+
+async def test_a_cancelled_waiter_leaves_the_queue_and_takes_no_slot() -> None:
+    slots = SearchSlots(1)
+    holders = Holders(slots)
+    async with anyio.create_task_group() as group:
+        group.start_soon(holders.hold, 0)
+        await anyio.wait_all_tasks_blocked()
+        with anyio.CancelScope() as scope:
+            group.start_soon(holders.hold, 1)
+            await anyio.wait_all_tasks_blocked()
+            assert slots.waiting == 1
+            scope.cancel()
+        group.cancel_scope.cancel()
+    assert (slots.busy, slots.waiting) == (0, 0)
+    assert holders.order == [0]
+
+
+async def test_a_failing_body_gives_its_slot_back() -> None:
+    slots = SearchSlots(1)
+    with pytest.raises(RuntimeError):
+        async with slots.hold():
+            raise RuntimeError("boom")
+    assert slots.busy == 0
+
+
+def test_count_must_be_positive() -> None:
+    with pytest.raises(ValueError):
+        SearchSlots(0)
+
+
+@pytest.mark.parametrize(("raw", "expected"), [
+    (None, DEFAULT_SLOTS), ("", DEFAULT_SLOTS), ("1", 1), (" 8 ", 8), ("256", 256),
+    ("0", DEFAULT_SLOTS), ("-3", DEFAULT_SLOTS), ("257", DEFAULT_SLOTS), ("four", DEFAULT_SLOTS),
+    ("2.5", DEFAULT_SLOTS),
+])
+def test_configured_slots(raw: str | None, expected: int, caplog: pytest.LogCaptureFixture) -> None:
+    environ = {} if raw is None else {SLOTS_ENV: raw}
+    with caplog.at_level(logging.WARNING, logger="iii_directory.search.slots"):
+        assert configured_slots(environ) == expected
+    warned = any(SLOTS_ENV in r.getMessage() for r in caplog.records)
+    assert warned == (raw in {"0", "-3", "257", "four", "2.5"})
+
+
+def test_the_service_reads_its_slot_count_from_the_environment(
+        settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(SLOTS_ENV, "3")
+    directory = Directory(settings=settings, engine=PeerEngine(CATALOG))
+    assert directory.service(SearchService).slots.count == 3
+
+
+async def test_searches_beyond_the_slots_wait_and_all_answer(
+        settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lexical searches hold their slot through the side-lane fetch; with one slot the other
+    calls queue until the first is let through, then every call answers."""
+    directory = Directory(settings=settings, engine=PeerEngine(CATALOG))
+    service = directory.service(SearchService)
+    service.slots = SearchSlots(1)
+    gate = anyio.Event()
+    real = service_module.fetch_skills
+
+    async def held(call: Any) -> Any:
+        await gate.wait()
+        return await real(call)
+
+    monkeypatch.setattr(service_module, "fetch_skills", held)
+    answers: list[dict[str, Any]] = []
+
+    async def one() -> None:
+        answers.append(await search(directory, "send an sms text message"))
+
+    async with anyio.create_task_group() as group:
+        for _ in range(4):
+            group.start_soon(one)
+        await anyio.wait_all_tasks_blocked()
+        assert (service.slots.busy, service.slots.waiting, service.in_flight) == (1, 3, 4)
+        gate.set()
+    assert len(answers) == 4 and all(a["workers"] for a in answers)
+    assert (service.slots.peak, service.slots.queued, service.slots.busy) == (1, 3, 0)
+
+
+async def test_a_judge_backed_search_takes_no_slot(
+        judge_directory: tuple[Directory, PeerEngine]) -> None:  # noqa: F811
+    directory, engine = judge_directory
+    service = directory.service(SearchService)
+    seen: list[int] = []
+    judged = pick("sms::send")
+
+    async def judge(data: Any) -> Any:
+        seen.append(service.slots.busy)
+        return await judged(data)
+
+    engine.add_peer("judge::evaluate", judge)
+    engine.add_peer("judge::models::list", models)
+    response = await search(directory, "send a message")
+    assert response["search_mode"] == "judge"
+    assert seen == [0]
+    assert service.slots.peak == 0
