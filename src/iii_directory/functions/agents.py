@@ -431,18 +431,38 @@ async def unknown_functions(ctx: Context, functions: Sequence[str]) -> list[str]
 
 
 async def get_agent(ctx: Context, req: AgentGetInput) -> AgentGetOutput:
+    """The resolved profile. Its three lookups — the skills view, the engine's function info,
+    the kit sources — are independent and run side by side, so a busy worker makes the call
+    wait for the slowest of them, not for their sum."""
     agent_id = store.check_id(req.id)
     catalog, profile = await _existing(ctx, agent_id)
     resolved = store.resolve(catalog, profile)
+    skills: list[str] = []
+    functions: list[str] = []
+    sources: list[agent_sources.SourceLookup] = []
+
+    async def look_up_skills() -> None:
+        skills.extend(await unknown_skills(ctx, resolved.skills))
+
+    async def look_up_functions() -> None:
+        functions.extend(await unknown_functions(ctx, resolved.functions))
+
+    async def look_up_sources() -> None:
+        sources.append(await _sources(ctx))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(look_up_skills)
+        group.start_soon(look_up_functions)
+        group.start_soon(look_up_sources)
     return AgentGetOutput(
         system_prompt=resolved.system_prompt,
         skills=list(resolved.skills),
-        unknown_skills=await unknown_skills(ctx, resolved.skills),
+        unknown_skills=skills,
         functions=list(resolved.functions),
-        unknown_functions=await unknown_functions(ctx, resolved.functions),
+        unknown_functions=functions,
         skills_index=resolved.skills_index,
         raw=profile.raw if req.raw else None,
-        **_shared_fields(profile, resolved, (await _sources(ctx)).source(profile)),
+        **_shared_fields(profile, resolved, sources[0].source(profile)),
     )
 
 

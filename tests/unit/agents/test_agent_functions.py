@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from iii_directory.config import Settings
@@ -317,6 +318,41 @@ async def test_unknown_functions_batches_of_32(settings: Settings, roots: dict[s
     got = await call(directory, "get", {"id": "many"})
     assert [len(b) for b in engine.batches] == [32, 32, 6]
     assert got["unknown_functions"] == [f for f in ids if int(f.split("f")[-1]) % 10 in (3, 7)]
+
+
+class GatedEngine(ScriptedEngine):
+    """Answers `engine::functions::info` only once the kit sources of the same call were read."""
+
+    def __init__(self) -> None:
+        super().__init__({"functions": [{"function_id": "a::b", "description": "ok"}]})
+        self.sources_read = anyio.Event()
+
+    async def call(self, function_id: str, data: Any, **kwargs: Any) -> Any:
+        await self.sources_read.wait()
+        return await super().call(function_id, data, **kwargs)
+
+
+async def test_get_runs_its_lookups_side_by_side(
+        settings: Settings, roots: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine's function info and the kit sources are asked at once: the engine here answers
+    only after the sources were read, which one-after-the-other lookups would turn into the info
+    call's 5 s timeout and an empty `unknown_functions`."""
+    write(roots["agents"] / "p.md", "---\nname: P\nfunctions: [a::b, c::d]\n---\n")
+    engine = GatedEngine()
+    directory = Directory(settings=settings, engine=engine,
+                          table=FunctionTable.merge([prompts.SURFACE, agents.SURFACE]))
+    real = agents._sources
+
+    async def sources(ctx: Any) -> Any:
+        found = await real(ctx)
+        engine.sources_read.set()
+        return found
+
+    monkeypatch.setattr(agents, "_sources", sources)
+    monkeypatch.setattr(agents, "INFO_TIMEOUT_S", 60.0)  # a guard against a hang, not a measure
+    got = await call(directory, "get", {"id": "p"})
+    assert got["unknown_functions"] == ["c::d"]
+    assert engine.batches == [["a::b", "c::d"]]
 
 
 async def test_malformed_info_answer_marks_nothing(settings: Settings, roots: dict[str, Path]) -> None:
