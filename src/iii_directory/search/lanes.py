@@ -271,11 +271,36 @@ def dense_tail(lane: Ranking, lexical: Ranking, dense: Ranking,
     dense ranking, so it gets no tail); floors of 0.15 and 0.25 gave the same recall; appended to
     the lane itself instead, the tail cost dev recall in multi-capability batches, whose lanes
     share the budget."""
-    if not dense or not lane or not policy.admit(dense, lexical):
+    if not policy.admit(dense, lexical):
+        return []
+    return answered_tail(lane, dense)
+
+
+def answered_tail(lane: Ranking, dense: Ranking) -> Ranking:
+    """The first `TAIL_DEPTH` (6) dense hits at a cosine of at least `TAIL_COSINE` (0.20) that
+    `lane` does not hold; empty for an empty lane (a capability the answerability decision
+    refused)."""
+    if not dense or not lane:
         return []
     held = {doc_id for doc_id, _ in lane}
     return [(doc_id, cos) for doc_id, cos in dense
             if cos >= TAIL_COSINE and doc_id not in held][:TAIL_DEPTH]
+
+
+BM25_TAIL_DEPTH = 12
+
+
+def bm25_tail(lane: Ranking, documents: DocumentSet, terms: Sequence[str]) -> Ranking:
+    """The recall tail of an answered lexical lane (chosen for this project): its BM25 hits with
+    one matched term or more that `lane` does not hold — what coverage pruning, the two-term
+    minimum and the namespace floor left out — in BM25 order, the first `BM25_TAIL_DEPTH` (12);
+    empty for an empty lane (a capability the answerability decision refused). Selection spends
+    only the budget the lanes leave (`select.select_batch`), so the lane's head is unchanged."""
+    if not lane:
+        return []
+    held = {doc_id for doc_id, _ in lane}
+    return [(doc_id, score) for doc_id, score, _ in documents.bm25(terms, 1, LEXICAL_DEPTH)
+            if doc_id not in held][:BM25_TAIL_DEPTH]
 
 
 def exact_lane(capability: str, known: set[str] | dict[str, object] | DocumentSet,

@@ -32,8 +32,8 @@ from .dense_lane import DenseLane, DenseUnavailable
 from .fusion import Request, learned_lane
 from .guidance import GuidanceInput, compose
 from .judge import FUNCTION_DEPTH, JUDGE_EVALUATE, Candidate, Judge, JudgeFailure, LaneAsk, function_candidate
-from .lanes import (CATALOG, Ranking, action_agreement, dense_tail, exact_lane, hybrid_lane, lexical_lane,
-                    weighted_rrf)
+from .lanes import (CATALOG, Ranking, action_agreement, answered_tail, bm25_tail, exact_lane,
+                    lexical_lane, weighted_rrf)
 from .memory import PREAMBLE_GUIDANCE, PREAMBLE_INSTALL, SessionMemory
 from .query import Query, make_query
 from .registry_lane import INSTALL_FUNCTION, merge_installables, search_registry
@@ -380,27 +380,30 @@ class SearchService:
             lexical, static_tails = await self.static.fuse_lanes(call, queries, pairs)
             lanes = [self._agree(call, q, lane) for q, lane in zip(queries, lexical)]
             lanes = answerable_lanes(queries, documents, lanes, None, self._describe(call))
-            static_tails = [tail if lane else [] for tail, lane in zip(static_tails, lanes)]
-            return [e if e is not None else lane for e, lane in zip(exact, lanes)], "lexical", static_tails, []
+            if static_tails:
+                tails = [tail if lane else [] for tail, lane in zip(static_tails, lanes)]
+            else:
+                tails = [bm25_tail(lane, documents, q.terms) if e is None else []
+                         for q, lane, e in zip(queries, lanes, exact)]
+            return [e if e is not None else lane for e, lane in zip(exact, lanes)], "lexical", tails, []
         lanes: list[Ranking] = []
         learned: list[bool] = []
-        for query, (lex, matched), d in zip(queries, pairs, dense):
-            admitted = d is not None and CATALOG.admit(d, lex)
-            if admitted:
+        for query, lex, d in zip(queries, lexical, dense):
+            if d is not None:
                 lanes.append(learned_lane(Request.of(query.terms), documents, lex, d,
                                           self._describe(call), call.view_cosines(query)))
             else:
-                lanes.append(hybrid_lane(lex, d, CATALOG, matched) if d is not None else lex)
-            learned.append(admitted)
+                lanes.append(lex)
+            learned.append(d is not None)
         if self.reranker is not None:
             ranked = await self._rerank(call, queries, lexical, dense, lanes)
             learned = [was and new is old for was, new, old in zip(learned, ranked, lanes)]
             lanes = ranked
         lanes = [lane if was_learned else self._agree(call, query, lane)
                  for query, lane, was_learned in zip(queries, lanes, learned)]
-        lanes = answerable_lanes(queries, documents, lanes, dense, self._describe(call))
-        tails = [dense_tail(lane, lex, d, CATALOG) if d is not None and e is None else []
-                 for lane, lex, d, e in zip(lanes, lexical, dense, exact)]
+        lanes = answerable_lanes(queries, documents, lanes, dense, self._describe(call), pairs)
+        tails = [answered_tail(lane, d) if d is not None and e is None else []
+                 for lane, d, e in zip(lanes, dense, exact)]
         learned = [was_learned and e is None for was_learned, e in zip(learned, exact)]
         lanes = [e if e is not None else lane for e, lane in zip(exact, lanes)]
         return lanes, "hybrid", tails, learned
