@@ -89,6 +89,13 @@ def ordinary_terms(text: str) -> frozenset[str]:
     return frozenset(term for term, ordinary in ranks.items() if ordinary)
 
 
+def informative_terms(text: str, terms: Sequence[str]) -> list[str]:
+    """The request's §4 `terms` less those that come only from ordinary English words
+    (`ordinary_terms`): what a padding hit must share with the request (`lanes.bm25_tail`)."""
+    ordinary = ordinary_terms(text)
+    return [term for term in terms if normal_term(term.lower()) not in ordinary]
+
+
 _MASKED = re.compile(r"(?:https?|ftp)://\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|`[^`]*`"
                      r"|\S*::\S*|\S+\.\w{1,5}\b", re.IGNORECASE)
 """Spans that are not prose: URLs, e-mail addresses, code spans, ids, file names."""

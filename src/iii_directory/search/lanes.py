@@ -291,8 +291,10 @@ BM25_TAIL_DEPTH = 12
 
 
 def bm25_tail(lane: Ranking, documents: DocumentSet, terms: Sequence[str]) -> Ranking:
-    """The recall tail of an answered lexical lane (chosen for this project): its BM25 hits with
-    one matched term or more that `lane` does not hold — what coverage pruning, the two-term
+    """The recall tail of an answered lexical lane (chosen for this project): the BM25 hits of
+    `terms` (the request's informative terms, `answerability.informative_terms`: one shared
+    `into` made `compose::add` pad a geocoding request) with one matched term or more that
+    `lane` does not hold — what coverage pruning, the two-term
     minimum and the namespace floor left out — in BM25 order, the first `BM25_TAIL_DEPTH` (12);
     empty for an empty lane (a capability the answerability decision refused). Selection spends
     only the budget the lanes leave (`select.select_batch`), so the lane's head is unchanged."""

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..errors import DirectoryError
-from .answerability import answerable_lanes, refusal
+from .answerability import answerable_lanes, informative_terms, refusal
 from .call import SearchCall, best_tier
 from .catalog import CatalogFetchError, fetch_corpus
 from .corpus import Corpus
@@ -383,7 +383,8 @@ class SearchService:
             if static_tails:
                 tails = [tail if lane else [] for tail, lane in zip(static_tails, lanes)]
             else:
-                tails = [bm25_tail(lane, documents, q.terms) if e is None else []
+                tails = [bm25_tail(lane, documents, informative_terms(q.text, q.terms))
+                         if e is None else []
                          for q, lane, e in zip(queries, lanes, exact)]
             return [e if e is not None else lane for e, lane in zip(exact, lanes)], "lexical", tails, []
         lanes: list[Ranking] = []
