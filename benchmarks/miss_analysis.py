@@ -18,7 +18,8 @@ not hold is put in one class, the first that applies:
 | class | meaning |
 |---|---|
 | `no-lane` | the capability got no lane the decision could see (empty lexical lane, not admitted) |
-| `refused` | its lane held the function, the decision said no |
+| `unsupported` | its lane held the function; the decision said no because the dense ranking was neither admitted nor corroborated the lexical lane (`answerability.supported`, the spec's lane gates) |
+| `refused` | its lane held the function; the decision said no on its evidence floor or score |
 | `pool` | neither the dense top 20 nor the BM25 top 20 holds it (not a fusion candidate) |
 | `not-admitted` | a candidate, but the lane did not admit its dense ranking and kept its lexical one |
 | `fusion` | a candidate of an admitted lane that the learned score put below 12th |
@@ -77,7 +78,7 @@ def run_observed(catalog: list[dict[str, Any]], cases: list[dict[str, Any]]
         seen[text] = {"lane": [doc_id for doc_id, _ in lane], "decision": decision,
                       "refused": found.refused, "cosine": found.cosine,
                       "rare": found.rare_matched, "coverage": found.coverage,
-                      "action": found.action}
+                      "action": found.action, "supported": answerability.supported(found)}
 
     previous = answerability.observe(observer)
     try:
@@ -118,7 +119,7 @@ def classify_miss(doc_id: str, observed: dict[str, Any] | None, ranks: dict[str,
         return "no-lane"
     lane = observed["lane"]
     if not observed["decision"] and doc_id in lane[:TOP]:
-        return "refused"
+        return "refused" if observed.get("supported", True) else "unsupported"
     candidate = (doc_id in ranks["dense"][:DENSE_CANDIDATES]
                  or doc_id in ranks["bm25"][:LEXICAL_CANDIDATES])
     if not candidate:

@@ -6,6 +6,9 @@ import pytest
 
 from iii_directory.search.corpus import Document, DocumentSet
 from iii_directory.search.lanes import (
+    BM25_TAIL_DEPTH,
+    answered_tail,
+    bm25_tail,
     AD_HOC,
     CATALOG,
     catalog_admitted,
@@ -213,3 +216,25 @@ def test_dense_tail_only_for_admitted_lanes() -> None:
     scattered = [("a::x", 0.35), ("b::x", 0.30), ("c::x", 0.29)]
     assert dense_tail(lexical, lexical, scattered, CATALOG) == []
     assert dense_tail([], [], dense, CATALOG) == []
+
+
+def test_answered_tail_fills_an_answered_lane_from_the_dense_ranking() -> None:
+    dense = [("kv::get", 0.35), ("kv::set", 0.34), ("db::x", 0.21), ("db::y", 0.19)]
+    # no admission check any more: the answerability decision said yes to this lane
+    assert [i for i, _ in answered_tail([("kv::get", 1.0)], dense)] == ["kv::set", "db::x"]
+    assert answered_tail([], dense) == []  # a refused capability gets nothing
+
+
+def test_bm25_tail_pads_with_one_term_hits_the_lane_left_out() -> None:
+    docs = DocumentSet((
+        Document("mail::send", "", "mail send send an email message"),
+        Document("mail::inbox", "", "mail inbox list email messages"),
+        Document("sms::send", "", "sms send send a text"),
+        Document("kv::get", "", "kv get read a value"),
+    ))
+    lane = [("mail::send", 1.0)]
+    # one matched term is enough, the lane's own hit is not repeated, kv::get matches nothing
+    assert {i for i, _ in bm25_tail(lane, docs, ["send", "email"])} == {"sms::send", "mail::inbox"}
+    assert bm25_tail([], docs, ["send", "email"]) == []
+    many = DocumentSet(tuple(Document(f"w{i}::send", "", "send") for i in range(30)))
+    assert len(bm25_tail([("w0::send", 1.0)], many, ["send"])) == BM25_TAIL_DEPTH
