@@ -17,12 +17,11 @@ not hold is put in one class, the first that applies:
 
 | class | meaning |
 |---|---|
-| `no-lane` | the capability got no lane the decision could see (empty lexical lane, not admitted) |
+| `no-lane` | the capability got no lane the decision could see (no dense ranking and an empty lexical lane) |
 | `unsupported` | its lane held the function; the decision said no because the dense ranking was neither admitted nor corroborated the lexical lane (`answerability.supported`, the spec's lane gates) |
 | `refused` | its lane held the function; the decision said no on its evidence floor or score |
 | `pool` | neither the dense top 20 nor the BM25 top 20 holds it (not a fusion candidate) |
-| `not-admitted` | a candidate, but the lane did not admit its dense ranking and kept its lexical one |
-| `fusion` | a candidate of an admitted lane that the learned score put below 12th |
+| `fusion` | a candidate of an answered lane that the learned score put below 12th |
 | `selection` | the lane ranked it in its first 12 and said yes; the batch's round robin, worker cap or grouping dropped it |
 
 and every case whose first result is not relevant in one of: `empty` (no result), `refused`
@@ -124,8 +123,6 @@ def classify_miss(doc_id: str, observed: dict[str, Any] | None, ranks: dict[str,
                  or doc_id in ranks["bm25"][:LEXICAL_CANDIDATES])
     if not candidate:
         return "pool"
-    if not ranks["admitted"]:
-        return "not-admitted"
     if doc_id not in lane[:TOP]:
         return "fusion"
     if not observed["decision"]:
