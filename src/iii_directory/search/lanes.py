@@ -287,6 +287,18 @@ def answered_tail(lane: Ranking, dense: Ranking) -> Ranking:
             if cos >= TAIL_COSINE and doc_id not in held][:TAIL_DEPTH]
 
 
+def ranking_tail(lane: Ranking, ranking: Ranking) -> Ranking:
+    """The entries of `ranking` that `lane` does not hold, in `ranking`'s order; empty for an
+    empty lane (a capability the answerability decision refused). The recall tail of a hybrid
+    lane that kept its lexical ranking (its dense ranking corroborated it without being
+    admitted) is its learned fusion (`fusion.learned_lane`): the lexical head stays as the spec
+    ranks it, the budget it leaves is filled in the learned order."""
+    if not lane:
+        return []
+    held = {doc_id for doc_id, _ in lane}
+    return [(doc_id, score) for doc_id, score in ranking if doc_id not in held]
+
+
 BM25_TAIL_DEPTH = 12
 
 

@@ -33,7 +33,7 @@ from .fusion import Request, learned_lane
 from .guidance import GuidanceInput, compose
 from .judge import FUNCTION_DEPTH, JUDGE_EVALUATE, Candidate, Judge, JudgeFailure, LaneAsk, function_candidate
 from .lanes import (CATALOG, Ranking, action_agreement, answered_tail, bm25_tail, exact_lane,
-                    lexical_lane, weighted_rrf)
+                    lexical_lane, ranking_tail, weighted_rrf)
 from .memory import PREAMBLE_GUIDANCE, PREAMBLE_INSTALL, SessionMemory
 from .query import Query, make_query
 from .registry_lane import INSTALL_FUNCTION, merge_installables, search_registry
@@ -389,13 +389,18 @@ class SearchService:
             return [e if e is not None else lane for e, lane in zip(exact, lanes)], "lexical", tails, []
         lanes: list[Ranking] = []
         learned: list[bool] = []
+        fills: list[Ranking | None] = []
         for query, lex, d in zip(queries, lexical, dense):
-            if d is not None:
-                lanes.append(learned_lane(Request.of(query.terms), documents, lex, d,
-                                          self._describe(call), call.view_cosines(query)))
-            else:
+            fused = None if d is None else learned_lane(
+                Request.of(query.terms), documents, lex, d, self._describe(call),
+                call.view_cosines(query))
+            if fused is not None and (not lex or CATALOG.admit(d, lex)):
+                lanes.append(fused)
+                fills.append(None)
+            else:  # no dense ranking, or one that only corroborates the lexical lane
                 lanes.append(lex)
-            learned.append(d is not None)
+                fills.append(fused)
+            learned.append(fills[-1] is None and fused is not None)
         if self.reranker is not None:
             ranked = await self._rerank(call, queries, lexical, dense, lanes)
             learned = [was and new is old for was, new, old in zip(learned, ranked, lanes)]
@@ -403,8 +408,9 @@ class SearchService:
         lanes = [lane if was_learned else self._agree(call, query, lane)
                  for query, lane, was_learned in zip(queries, lanes, learned)]
         lanes = answerable_lanes(queries, documents, lanes, dense, self._describe(call), pairs)
-        tails = [answered_tail(lane, d) if d is not None and e is None else []
-                 for lane, d, e in zip(lanes, dense, exact)]
+        tails = [[] if d is None or e is not None
+                 else answered_tail(lane, d) if fill is None else ranking_tail(lane, fill)
+                 for lane, d, e, fill in zip(lanes, dense, exact, fills)]
         learned = [was_learned and e is None for was_learned, e in zip(learned, exact)]
         lanes = [e if e is not None else lane for e, lane in zip(exact, lanes)]
         return lanes, "hybrid", tails, learned

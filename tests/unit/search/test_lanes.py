@@ -9,6 +9,7 @@ from iii_directory.search.lanes import (
     BM25_TAIL_DEPTH,
     answered_tail,
     bm25_tail,
+    ranking_tail,
     AD_HOC,
     CATALOG,
     catalog_admitted,
@@ -238,3 +239,10 @@ def test_bm25_tail_pads_with_one_term_hits_the_lane_left_out() -> None:
     assert bm25_tail([], docs, ["send", "email"]) == []
     many = DocumentSet(tuple(Document(f"w{i}::send", "", "send") for i in range(30)))
     assert len(bm25_tail([("w0::send", 1.0)], many, ["send"])) == BM25_TAIL_DEPTH
+
+
+def test_ranking_tail_keeps_the_lane_and_fills_in_the_rankings_order() -> None:
+    lane = [("kv::get", 3.0)]
+    learned = [("kv::set", 1.0), ("kv::get", 0.8), ("db::x", 0.5)]
+    assert ranking_tail(lane, learned) == [("kv::set", 1.0), ("db::x", 0.5)]
+    assert ranking_tail([], learned) == []
