@@ -388,3 +388,20 @@ async def test_a_standalone_call_does_not_wait_for_the_views_the_bench_does(dire
     assert service.corpus.views.views is None
     await service.ensure_ready(directory.context(), views=True)
     assert service.corpus.views.views is not None
+
+
+async def test_an_answered_lexical_capability_is_padded_from_its_bm25_hits(directory: Directory) -> None:
+    # the lane (coverage-pruned, two matched terms) holds mail::send alone; the budget it leaves
+    # is filled with the BM25 hits of the request's informative terms (lanes.bm25_tail)
+    assert ids(await search(directory, "send an email message")) == ["mail::send", "mail::inbox", "sms::send"]
+    # a refused capability gets no padding
+    assert ids(await search(directory, "order a pizza")) == []
+
+
+async def test_hybrid_refuses_a_capability_its_dense_ranking_does_not_support(
+        directory: Directory, tmp_path: Path) -> None:
+    hybrid(directory, tmp_path)
+    response = await search(directory, "order a pizza")
+    assert response["search_mode"] == "hybrid" and response["workers"] == []
+    answered = await search(directory, "send an email message")
+    assert ids(answered)[0] == "mail::send" and len(ids(answered)) > 1  # filled, learned order
