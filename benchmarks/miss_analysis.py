@@ -18,7 +18,7 @@ not hold is put in one class, the first that applies:
 | class | meaning |
 |---|---|
 | `no-lane` | the capability got no lane the decision could see (no dense ranking and an empty lexical lane) |
-| `unsupported` | its lane held the function; the decision said no because the dense ranking was neither admitted nor corroborated the lexical lane (`answerability.supported`, the spec's lane gates) |
+| `unsupported` | the decision said no because the dense ranking was neither admitted nor corroborated the lexical lane (`answerability.supported`, the spec's lane gates) |
 | `refused` | its lane held the function; the decision said no on its evidence floor or score |
 | `pool` | neither the dense top 20 nor the BM25 top 20 holds it (not a fusion candidate) |
 | `fusion` | a candidate of an answered lane that the learned score put below 12th |
@@ -117,8 +117,10 @@ def classify_miss(doc_id: str, observed: dict[str, Any] | None, ranks: dict[str,
     if observed is None:
         return "no-lane"
     lane = observed["lane"]
+    if not observed["decision"] and not observed.get("supported", True):
+        return "unsupported"
     if not observed["decision"] and doc_id in lane[:TOP]:
-        return "refused" if observed.get("supported", True) else "unsupported"
+        return "refused"
     candidate = (doc_id in ranks["dense"][:DENSE_CANDIDATES]
                  or doc_id in ranks["bm25"][:LEXICAL_CANDIDATES])
     if not candidate:
