@@ -255,31 +255,19 @@ TAIL_COSINE = 0.20
 TAIL_DEPTH = 6
 
 
-def dense_tail(lane: Ranking, lexical: Ranking, dense: Ranking,
-               policy: FusionPolicy = AD_HOC) -> Ranking:
-    """The recall tail of a lane that admitted its dense ranking (chosen for this project): the
-    first `TAIL_DEPTH` (6) dense hits at a cosine of at least 0.20 that `lane` (the lane as
-    ranked) does not hold; empty when the lane's lexical ranking did not admit `dense`.
-    Selection spends only the budget the lanes leave (`select.select_batch`), so a tail never
-    displaces a ranked candidate.
+def answered_tail(lane: Ranking, dense: Ranking) -> Ranking:
+    """The recall tail of an answered lane that admitted its dense ranking (chosen for this
+    project): the first `TAIL_DEPTH` (6) dense hits at a cosine of at least `TAIL_COSINE` (0.20)
+    that `lane` (the lane as ranked) does not hold; empty for an empty lane (a capability the
+    answerability decision refused). Selection spends only the budget the lanes leave
+    (`select.select_batch`), so a tail never displaces a ranked candidate.
 
     The dense cut (`dense_cut`) keeps the fused head precise, but a relevant function the
     encoder placed a little lower was then never returned although the budget of 12 was far
-    from spent: the dense lane alone held 0.94–0.97 of the relevant functions in its top 12 while
-    the pipeline returned 0.83–0.90. Hybrid recall@12: dev split 0.903 → 0.908, our extra set
-    0.833 → 0.875, MRR@1 and no-match false positives unchanged (a no-match request admits no
-    dense ranking, so it gets no tail); floors of 0.15 and 0.25 gave the same recall; appended to
+    from spent. Hybrid recall@12: dev split 0.903 → 0.908, our extra set 0.833 → 0.875, MRR@1 and
+    no-match false positives unchanged; floors of 0.15 and 0.25 gave the same recall; appended to
     the lane itself instead, the tail cost dev recall in multi-capability batches, whose lanes
     share the budget."""
-    if not policy.admit(dense, lexical):
-        return []
-    return answered_tail(lane, dense)
-
-
-def answered_tail(lane: Ranking, dense: Ranking) -> Ranking:
-    """The first `TAIL_DEPTH` (6) dense hits at a cosine of at least `TAIL_COSINE` (0.20) that
-    `lane` does not hold; empty for an empty lane (a capability the answerability decision
-    refused)."""
     if not dense or not lane:
         return []
     held = {doc_id for doc_id, _ in lane}

@@ -363,10 +363,15 @@ class SearchService:
                                queries: list[Query]
                                ) -> tuple[list[Ranking], str, list[Ranking], list[bool]]:
         """The installed-catalog lanes of one batch, the tier that produced them, their recall
-        tails (`lanes.dense_tail`; empty outside hybrid) and which lanes are learned. In hybrid, a
-        lane that admits its dense ranking is the learned fusion (`fusion.learned_lane`), or what
-        a configured reranker made of it; any other lane is its (corroborated) lexical ranking.
-        Lanes that are not learned are re-sorted by action agreement."""
+        tails and which lanes are learned. In hybrid, a lane that admits its dense ranking (or
+        has no lexical ranking) is the learned fusion (`fusion.learned_lane`), or what a
+        configured reranker made of it; any other lane is its lexical ranking. Lanes that are not
+        learned are re-sorted by action agreement. Then one answerability decision per capability
+        (`answerability.answerable_lanes`; in hybrid it also reads admission and corroboration)
+        empties the refused lanes; an answered lane's tail fills the budget it leaves: the dense
+        tail (`lanes.answered_tail`) of a learned lane, the learned order (`lanes.ranking_tail`)
+        of a lexical lane with a dense ranking, the informative BM25 hits (`lanes.bm25_tail`) of
+        a lexical-mode lane; the static lane's tails when it serves."""
         documents = call.corpus.documents
         dense = self._dense_rankings(call, queries) if call.local_mode == "hybrid" else None
         if call.judge_active and not self.judge.paused():

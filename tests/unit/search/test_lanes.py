@@ -17,7 +17,6 @@ from iii_directory.search.lanes import (
     dense_cut,
     exact_lane,
     corroborated,
-    dense_tail,
     hybrid_lane,
     is_admitted,
     is_coherent,
@@ -204,19 +203,16 @@ def test_lexical_ranking_falls_back_only_without_two_term_matches() -> None:
 
 
 
-def test_dense_tail_only_for_admitted_lanes() -> None:
+def test_answered_tail_after_the_dense_cut() -> None:
     lexical = [("kv::get", 3.0)]
     dense = [("kv::get", 0.45), ("kv::set", 0.44), ("kv::list", 0.21), ("db::x", 0.2),
              ("db::y", 0.199)]
     lane = hybrid_lane(lexical, dense, CATALOG)
     assert [i for i, _ in lane] == ["kv::get", "kv::set"]  # the cut keeps 0.25 and up
-    assert [i for i, _ in dense_tail(lane, lexical, dense, CATALOG)] == ["kv::list", "db::x"]
+    assert [i for i, _ in answered_tail(lane, dense)] == ["kv::list", "db::x"]
     many = [(f"n{i}::f", 0.5 - i / 100) for i in range(20)]
-    assert len(dense_tail([("n0::f", 1.0)], [], many, CATALOG)) == 6
-    # a lane that did not admit its dense ranking has no tail
-    scattered = [("a::x", 0.35), ("b::x", 0.30), ("c::x", 0.29)]
-    assert dense_tail(lexical, lexical, scattered, CATALOG) == []
-    assert dense_tail([], [], dense, CATALOG) == []
+    assert len(answered_tail([("n0::f", 1.0)], many)) == 6
+    assert answered_tail([], dense) == []
 
 
 def test_answered_tail_fills_an_answered_lane_from_the_dense_ranking() -> None:
