@@ -17,7 +17,10 @@ Before the signals, three classes are refused outright: a request no more than h
 words are words (`known_share` ≤ `MIN_KNOWN_SHARE`, 0.5); a request that names an excluded
 function id (the search itself, the engine control plane); an intrinsic need — summarising,
 reasoning, formatting for a person to read (`intrinsic_need`) — unless the catalog has a
-function whose id names that very verb. Then a yes needs the hand-set `evidence_floor` and a
+function whose id names that very verb. In hybrid, a yes needs the spec's lane gates as one of
+its conditions (`supported`: the dense ranking admitted or corroborating the lexical lane; every
+hybrid capability reaches the decision with its learned-fusion lane). Then a yes needs the
+hand-set `evidence_floor` and a
 calibrated score of its mode family (`hybrid`, `lexical`, `static`: `features`, `CALIBRATION`)
 at or above the family's threshold — a logistic regression fitted by
 `benchmarks/fit_answerability.py` on the eval catalog's sets only. A "no" empties the
