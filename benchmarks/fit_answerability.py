@@ -145,11 +145,15 @@ def scores(model: Any, x: Any) -> Any:
 
 
 def scored(signals: dict[str, Any] | None) -> bool:
-    """The score decides: a non-empty lane, no hard refusal, the evidence floor met (each of
+    """The score decides: a non-empty lane, no hard refusal, in hybrid an admitted or
+    corroborating dense ranking (`answerability.supported`), the evidence floor met (each of
     those says no on its own)."""
-    from iii_directory.search.answerability import Signals, evidence_floor
+    from iii_directory.search.answerability import Signals, evidence_floor, supported
 
-    return signals is not None and not signals["refused"] and evidence_floor(Signals(**signals))
+    if signals is None or signals["refused"]:
+        return False
+    found = Signals(**signals)
+    return supported(found) and evidence_floor(found)
 
 
 def decided(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

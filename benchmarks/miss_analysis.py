@@ -17,11 +17,11 @@ not hold is put in one class, the first that applies:
 
 | class | meaning |
 |---|---|
-| `no-lane` | the capability got no lane the decision could see (empty lexical lane, not admitted) |
-| `refused` | its lane held the function, the decision said no |
+| `no-lane` | the capability got no lane the decision could see (no dense ranking and an empty lexical lane) |
+| `unsupported` | the decision said no because the dense ranking was neither admitted nor corroborated the lexical lane (`answerability.supported`, the spec's lane gates) |
+| `refused` | its lane held the function; the decision said no on its evidence floor or score |
 | `pool` | neither the dense top 20 nor the BM25 top 20 holds it (not a fusion candidate) |
-| `not-admitted` | a candidate, but the lane did not admit its dense ranking and kept its lexical one |
-| `fusion` | a candidate of an admitted lane that the learned score put below 12th |
+| `fusion` | a candidate of an answered lane that the learned score put below 12th |
 | `selection` | the lane ranked it in its first 12 and said yes; the batch's round robin, worker cap or grouping dropped it |
 
 and every case whose first result is not relevant in one of: `empty` (no result), `refused`
@@ -77,7 +77,7 @@ def run_observed(catalog: list[dict[str, Any]], cases: list[dict[str, Any]]
         seen[text] = {"lane": [doc_id for doc_id, _ in lane], "decision": decision,
                       "refused": found.refused, "cosine": found.cosine,
                       "rare": found.rare_matched, "coverage": found.coverage,
-                      "action": found.action}
+                      "action": found.action, "supported": answerability.supported(found)}
 
     previous = answerability.observe(observer)
     try:
@@ -117,14 +117,14 @@ def classify_miss(doc_id: str, observed: dict[str, Any] | None, ranks: dict[str,
     if observed is None:
         return "no-lane"
     lane = observed["lane"]
+    if not observed["decision"] and not observed.get("supported", True):
+        return "unsupported"
     if not observed["decision"] and doc_id in lane[:TOP]:
         return "refused"
     candidate = (doc_id in ranks["dense"][:DENSE_CANDIDATES]
                  or doc_id in ranks["bm25"][:LEXICAL_CANDIDATES])
     if not candidate:
         return "pool"
-    if not ranks["admitted"]:
-        return "not-admitted"
     if doc_id not in lane[:TOP]:
         return "fusion"
     if not observed["decision"]:

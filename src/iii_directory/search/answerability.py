@@ -17,7 +17,10 @@ Before the signals, three classes are refused outright: a request no more than h
 words are words (`known_share` ≤ `MIN_KNOWN_SHARE`, 0.5); a request that names an excluded
 function id (the search itself, the engine control plane); an intrinsic need — summarising,
 reasoning, formatting for a person to read (`intrinsic_need`) — unless the catalog has a
-function whose id names that very verb. Then a yes needs the hand-set `evidence_floor` and a
+function whose id names that very verb. In hybrid, a yes needs the spec's lane gates as one of
+its conditions (`supported`: the dense ranking admitted or corroborating the lexical lane; every
+hybrid capability reaches the decision with its learned-fusion lane). Then a yes needs the
+hand-set `evidence_floor` and a
 calibrated score of its mode family (`hybrid`, `lexical`, `static`: `features`, `CALIBRATION`)
 at or above the family's threshold — a logistic regression fitted by
 `benchmarks/fit_answerability.py` on the eval catalog's sets only. A "no" empties the
@@ -41,6 +44,7 @@ import _rank
 
 from .corpus import DocumentSet, index_terms, query_terms
 from .exclusions import is_excluded_id
+from .lanes import catalog_admitted, corroborated
 from .static_evidence import VOUCH_HEAD, VOUCH_SCORE, head_share_of, static_cosine
 from .vocabulary import ACTIONS, ID_WORD, LEADING_VERB_WINDOW, function_actions, normal_term, normal_terms, request_actions
 
@@ -86,6 +90,13 @@ def ordinary_terms(text: str) -> frozenset[str]:
         ordinary = vocabulary.get(word, ORDINARY_RANK) < ORDINARY_RANK
         ranks[term] = ranks.get(term, True) and ordinary
     return frozenset(term for term, ordinary in ranks.items() if ordinary)
+
+
+def informative_terms(text: str, terms: Sequence[str]) -> list[str]:
+    """The request's §4 `terms` less those that come only from ordinary English words
+    (`ordinary_terms`): what a padding hit must share with the request (`lanes.bm25_tail`)."""
+    ordinary = ordinary_terms(text)
+    return [term for term in terms if normal_term(term.lower()) not in ordinary]
 
 
 _MASKED = re.compile(r"(?:https?|ftp)://\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|`[^`]*`"
@@ -256,6 +267,12 @@ class Signals:
     refused: str = ""
     """Why the capability was refused before any score: `unreadable`, `excluded`,
     `intrinsic`; empty otherwise."""
+    admitted: bool | None = None
+    """Hybrid: the dense ranking is confident, or coherent with its lexical lane
+    (`lanes.catalog_admitted`); None without a dense ranking."""
+    corroborated: bool | None = None
+    """Hybrid: the lexical lane's worker is among the dense ranking's leaders
+    (`lanes.corroborated`); False without a lexical lane."""
 
 
 def lexical_evidence(terms: Sequence[str], documents: DocumentSet, stats: CatalogStats,
@@ -319,9 +336,11 @@ def background(dense: Ranking) -> float:
 def signals(text: str, terms: Sequence[str], documents: DocumentSet,
             dense: Ranking | None = None, lane: Ranking | None = None,
             describe: Callable[[str], str] | None = None,
-            extra: float | None = None) -> Signals:
+            extra: float | None = None,
+            lexical: tuple[Ranking, int] | None = None) -> Signals:
     """The signals of one capability over `documents`; `dense` is its dense ranking (hybrid),
-    `lane` the lane as ranked (for action agreement)."""
+    `lane` the lane as ranked (for action agreement), `lexical` its lexical lane and the terms
+    its leader matched (`lanes.lexical_lane`; hybrid, for coherence and corroboration)."""
     stats = catalog_stats(documents)
     count, share = known_share(text, stats)
     coverage, rare, leads = evidence_leads(terms, documents, stats, text)
@@ -334,8 +353,12 @@ def signals(text: str, terms: Sequence[str], documents: DocumentSet,
     if actions and describe is not None:
         head = leads or [doc_id for doc_id, _ in (lane or dense or [])[:1]]
         action = any(function_actions(doc_id, describe(doc_id)) & actions for doc_id in head)
+    admitted = corroborates = None
+    if dense and lexical is not None:
+        admitted = catalog_admitted(dense, lexical[0])
+        corroborates = corroborated(lexical[0], dense, lexical[1])
     return Signals(count, share, coverage, rare, cosine, margin, action, extra,
-                   refusal(text, terms, documents))
+                   refusal(text, terms, documents), admitted, corroborates)
 
 
 FEATURE_NAMES: dict[str, tuple[str, ...]] = {
@@ -427,9 +450,19 @@ def answerable(found: Signals) -> bool:
     The floor stays because the score alone, linear in its signals, answered cooking and
     weather small talk (tests/unit/search/test_answerability_properties.py) that its training
     sets never showed it; the score then refuses what the floor lets through weakly."""
-    if found.refused or not evidence_floor(found):
+    if found.refused or not supported(found) or not evidence_floor(found):
         return False
     return score(found) >= CALIBRATION[family(found)][2]
+
+
+def supported(found: Signals) -> bool:
+    """Hybrid: the dense ranking is admitted (`lanes.catalog_admitted`: best cosine ≥ 0.40, or
+    ≥ 0.30 with a coherent head) or corroborates the lexical lane (`lanes.corroborated`) — the
+    spec's lane admission, now a condition of the one decision rather than of the lane (README,
+    "One decision per capability"). True when these were not computed (other modes)."""
+    if found.admitted is None:
+        return True
+    return bool(found.admitted or found.corroborated)
 
 
 def refusal(text: str, terms: Sequence[str], documents: DocumentSet) -> str:
@@ -464,7 +497,8 @@ def observe(observer: Observer | None) -> Observer | None:
 
 def answerable_lanes(queries: Sequence[object], documents: DocumentSet, lanes: Sequence[Ranking],
                      dense: Sequence[Ranking | None] | None,
-                     describe: Callable[[str], str]) -> list[Ranking]:
+                     describe: Callable[[str], str],
+                     lexical: Sequence[tuple[Ranking, int]] | None = None) -> list[Ranking]:
     """`lanes` with the lane of every capability the decision says no to emptied (`queries`
     are `query.Query` objects: `text`, `terms`; `dense` their dense rankings in hybrid). Without
     dense rankings, the best static cosine of a capability whose lane the static lane fused in
@@ -475,7 +509,8 @@ def answerable_lanes(queries: Sequence[object], documents: DocumentSet, lanes: S
             ranking = dense[position] if dense is not None else None
             extra = static_cosine(query) if dense is None else None
             found = signals(query.text, query.terms, documents,  # type: ignore[attr-defined]
-                            ranking, lane, describe, extra)
+                            ranking, lane, describe, extra,
+                            lexical[position] if lexical is not None else None)
             decision = answerable(found) or (dense is None and vouches(query, found))
             if _OBSERVER is not None:
                 _OBSERVER(query.text, found, lane, decision)  # type: ignore[attr-defined]

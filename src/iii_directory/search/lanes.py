@@ -255,27 +255,54 @@ TAIL_COSINE = 0.20
 TAIL_DEPTH = 6
 
 
-def dense_tail(lane: Ranking, lexical: Ranking, dense: Ranking,
-               policy: FusionPolicy = AD_HOC) -> Ranking:
-    """The recall tail of a lane that admitted its dense ranking (chosen for this project): the
-    first `TAIL_DEPTH` (6) dense hits at a cosine of at least 0.20 that `lane` (the lane as
-    ranked) does not hold; empty when the lane's lexical ranking did not admit `dense`.
-    Selection spends only the budget the lanes leave (`select.select_batch`), so a tail never
-    displaces a ranked candidate.
+def answered_tail(lane: Ranking, dense: Ranking) -> Ranking:
+    """The recall tail of an answered lane that admitted its dense ranking (chosen for this
+    project): the first `TAIL_DEPTH` (6) dense hits at a cosine of at least `TAIL_COSINE` (0.20)
+    that `lane` (the lane as ranked) does not hold; empty for an empty lane (a capability the
+    answerability decision refused). Selection spends only the budget the lanes leave
+    (`select.select_batch`), so a tail never displaces a ranked candidate.
 
     The dense cut (`dense_cut`) keeps the fused head precise, but a relevant function the
     encoder placed a little lower was then never returned although the budget of 12 was far
-    from spent: the dense lane alone held 0.94–0.97 of the relevant functions in its top 12 while
-    the pipeline returned 0.83–0.90. Hybrid recall@12: dev split 0.903 → 0.908, our extra set
-    0.833 → 0.875, MRR@1 and no-match false positives unchanged (a no-match request admits no
-    dense ranking, so it gets no tail); floors of 0.15 and 0.25 gave the same recall; appended to
+    from spent. Hybrid recall@12: dev split 0.903 → 0.908, our extra set 0.833 → 0.875, MRR@1 and
+    no-match false positives unchanged; floors of 0.15 and 0.25 gave the same recall; appended to
     the lane itself instead, the tail cost dev recall in multi-capability batches, whose lanes
     share the budget."""
-    if not dense or not lane or not policy.admit(dense, lexical):
+    if not dense or not lane:
         return []
     held = {doc_id for doc_id, _ in lane}
     return [(doc_id, cos) for doc_id, cos in dense
             if cos >= TAIL_COSINE and doc_id not in held][:TAIL_DEPTH]
+
+
+def ranking_tail(lane: Ranking, ranking: Ranking) -> Ranking:
+    """The entries of `ranking` that `lane` does not hold, in `ranking`'s order; empty for an
+    empty lane (a capability the answerability decision refused). The recall tail of a hybrid
+    lane that kept its lexical ranking (its dense ranking corroborated it without being
+    admitted) is its learned fusion (`fusion.learned_lane`): the lexical head stays as the spec
+    ranks it, the budget it leaves is filled in the learned order."""
+    if not lane:
+        return []
+    held = {doc_id for doc_id, _ in lane}
+    return [(doc_id, score) for doc_id, score in ranking if doc_id not in held]
+
+
+BM25_TAIL_DEPTH = 12
+
+
+def bm25_tail(lane: Ranking, documents: DocumentSet, terms: Sequence[str]) -> Ranking:
+    """The recall tail of an answered lexical lane (chosen for this project): the BM25 hits of
+    `terms` (the request's informative terms, `answerability.informative_terms`: one shared
+    `into` made `compose::add` pad a geocoding request) with one matched term or more that
+    `lane` does not hold — what coverage pruning, the two-term
+    minimum and the namespace floor left out — in BM25 order, the first `BM25_TAIL_DEPTH` (12);
+    empty for an empty lane (a capability the answerability decision refused). Selection spends
+    only the budget the lanes leave (`select.select_batch`), so the lane's head is unchanged."""
+    if not lane:
+        return []
+    held = {doc_id for doc_id, _ in lane}
+    return [(doc_id, score) for doc_id, score, _ in documents.bm25(terms, 1, LEXICAL_DEPTH)
+            if doc_id not in held][:BM25_TAIL_DEPTH]
 
 
 def exact_lane(capability: str, known: set[str] | dict[str, object] | DocumentSet,

@@ -86,7 +86,7 @@ def select_batch(lanes: Sequence[Ranking], *, judged: bool = False,
                  tails: Sequence[Ranking] = (), learned: Sequence[bool] = ()) -> list[str]:
     """The selection of one batch: floor (unless judged, or for a lane whose `learned` flag is
     set) → round robin (12) → worker cap. When the lanes leave budget, their recall `tails`
-    (`lanes.dense_tail`) fill it, round robin, before the worker cap.
+    (`lanes.answered_tail`, `ranking_tail`, `bm25_tail`) fill it, round robin, before the worker cap.
 
     A learned lane (`fusion.learned_lane`) already weighs how strongly each worker is supported;
     the floor, made for fused RRF scores, cut its recall (dev split recall@12 0.94 → 0.90)."""

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..errors import DirectoryError
-from .answerability import answerable_lanes, refusal
+from .answerability import answerable_lanes, informative_terms, refusal
 from .call import SearchCall, best_tier
 from .catalog import CatalogFetchError, fetch_corpus
 from .corpus import Corpus
@@ -33,8 +33,8 @@ from .dense_lane import DenseLane, DenseUnavailable
 from .fusion import Request, learned_lane
 from .guidance import GuidanceInput, compose
 from .judge import FUNCTION_DEPTH, JUDGE_EVALUATE, Candidate, Judge, JudgeFailure, LaneAsk, function_candidate
-from .lanes import (CATALOG, Ranking, action_agreement, dense_tail, exact_lane, hybrid_lane, lexical_lane,
-                    weighted_rrf)
+from .lanes import (CATALOG, Ranking, action_agreement, answered_tail, bm25_tail, exact_lane,
+                    lexical_lane, ranking_tail, weighted_rrf)
 from .memory import PREAMBLE_GUIDANCE, PREAMBLE_INSTALL, SessionMemory
 from .query import Query, make_query
 from .registry_lane import INSTALL_FUNCTION, merge_installables, search_registry
@@ -368,10 +368,15 @@ class SearchService:
                                queries: list[Query]
                                ) -> tuple[list[Ranking], str, list[Ranking], list[bool]]:
         """The installed-catalog lanes of one batch, the tier that produced them, their recall
-        tails (`lanes.dense_tail`; empty outside hybrid) and which lanes are learned. In hybrid, a
-        lane that admits its dense ranking is the learned fusion (`fusion.learned_lane`), or what
-        a configured reranker made of it; any other lane is its (corroborated) lexical ranking.
-        Lanes that are not learned are re-sorted by action agreement."""
+        tails and which lanes are learned. In hybrid, a lane that admits its dense ranking (or
+        has no lexical ranking) is the learned fusion (`fusion.learned_lane`), or what a
+        configured reranker made of it; any other lane is its lexical ranking. Lanes that are not
+        learned are re-sorted by action agreement. Then one answerability decision per capability
+        (`answerability.answerable_lanes`; in hybrid it also reads admission and corroboration)
+        empties the refused lanes; an answered lane's tail fills the budget it leaves: the dense
+        tail (`lanes.answered_tail`) of a learned lane, the learned order (`lanes.ranking_tail`)
+        of a lexical lane with a dense ranking, the informative BM25 hits (`lanes.bm25_tail`) of
+        a lexical-mode lane; the static lane's tails when it serves."""
         documents = call.corpus.documents
         dense = self._dense_rankings(call, queries) if call.local_mode == "hybrid" else None
         if call.judge_active and not self.judge.paused():
@@ -385,27 +390,37 @@ class SearchService:
             lexical, static_tails = await self.static.fuse_lanes(call, queries, pairs)
             lanes = [self._agree(call, q, lane) for q, lane in zip(queries, lexical)]
             lanes = answerable_lanes(queries, documents, lanes, None, self._describe(call))
-            static_tails = [tail if lane else [] for tail, lane in zip(static_tails, lanes)]
-            return [e if e is not None else lane for e, lane in zip(exact, lanes)], "lexical", static_tails, []
+            if static_tails:
+                tails = [tail if lane else [] for tail, lane in zip(static_tails, lanes)]
+            else:
+                tails = [bm25_tail(lane, documents, informative_terms(q.text, q.terms))
+                         if e is None else []
+                         for q, lane, e in zip(queries, lanes, exact)]
+            return [e if e is not None else lane for e, lane in zip(exact, lanes)], "lexical", tails, []
         lanes: list[Ranking] = []
         learned: list[bool] = []
-        for query, (lex, matched), d in zip(queries, pairs, dense):
-            admitted = d is not None and CATALOG.admit(d, lex)
-            if admitted:
-                lanes.append(learned_lane(Request.of(query.terms), documents, lex, d,
-                                          self._describe(call), call.view_cosines(query)))
-            else:
-                lanes.append(hybrid_lane(lex, d, CATALOG, matched) if d is not None else lex)
-            learned.append(admitted)
+        fills: list[Ranking | None] = []
+        for query, lex, d in zip(queries, lexical, dense):
+            fused = None if d is None else learned_lane(
+                Request.of(query.terms), documents, lex, d, self._describe(call),
+                call.view_cosines(query))
+            if fused is not None and (not lex or CATALOG.admit(d, lex)):
+                lanes.append(fused)
+                fills.append(None)
+            else:  # no dense ranking, or one that only corroborates the lexical lane
+                lanes.append(lex)
+                fills.append(fused)
+            learned.append(fills[-1] is None and fused is not None)
         if self.reranker is not None:
             ranked = await self._rerank(call, queries, lexical, dense, lanes)
             learned = [was and new is old for was, new, old in zip(learned, ranked, lanes)]
             lanes = ranked
         lanes = [lane if was_learned else self._agree(call, query, lane)
                  for query, lane, was_learned in zip(queries, lanes, learned)]
-        lanes = answerable_lanes(queries, documents, lanes, dense, self._describe(call))
-        tails = [dense_tail(lane, lex, d, CATALOG) if d is not None and e is None else []
-                 for lane, lex, d, e in zip(lanes, lexical, dense, exact)]
+        lanes = answerable_lanes(queries, documents, lanes, dense, self._describe(call), pairs)
+        tails = [[] if d is None or e is not None
+                 else answered_tail(lane, d) if fill is None else ranking_tail(lane, fill)
+                 for lane, d, e, fill in zip(lanes, dense, exact, fills)]
         learned = [was_learned and e is None for was_learned, e in zip(learned, exact)]
         lanes = [e if e is not None else lane for e, lane in zip(exact, lanes)]
         return lanes, "hybrid", tails, learned

@@ -3,6 +3,7 @@ the search call answering an honest empty list."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import _rank
@@ -296,3 +297,32 @@ def test_action_agreement_reads_every_document_with_the_best_evidence() -> None:
     descriptions = {r["function_id"]: r["description"] for r in CI_CATALOG}
     found = a.signals(text, terms, documents, describe=lambda i: descriptions.get(i, ""))
     assert found.action is True and a.answerable(found)
+
+
+def test_hybrid_decision_needs_an_admitted_or_corroborating_dense_ranking() -> None:
+    """The spec's lane gates are a condition of the one decision (`answerability.supported`):
+    strong evidence without them is refused; either of them restores the decision."""
+    strong = s(3.0, action=True, coverage=0.9, cosine=0.6)
+    assert a.answerable(strong)  # gates not computed (other callers): as before
+    assert not a.answerable(dataclasses.replace(strong, admitted=False, corroborated=False))
+    assert a.answerable(dataclasses.replace(strong, admitted=True, corroborated=False))
+    assert a.answerable(dataclasses.replace(strong, admitted=False, corroborated=True))
+
+
+def test_signals_read_the_gates_from_the_dense_and_lexical_rankings(documents) -> None:
+    terms = ["send", "email", "message"]
+    lexical = [("mail::send", 3.0)]
+    confident = [("mail::send", 0.62), ("sms::send", 0.40)]
+    found = a.signals("send an email message", terms, documents, confident, lexical,
+                      lambda _: "", None, (lexical, 2))
+    assert found.admitted is True and found.corroborated is True
+    scattered = [("weather::forecast", 0.31), ("kv::get", 0.30), ("calendar::event::create", 0.29)]
+    found = a.signals("send an email message", terms, documents, scattered, lexical,
+                      lambda _: "", None, (lexical, 2))
+    assert found.admitted is False and found.corroborated is False
+    assert a.signals("send an email message", terms, documents).admitted is None
+
+
+def test_informative_terms_drop_ordinary_words() -> None:
+    assert a.informative_terms("turn an address into coordinates",
+                               ["turn", "address", "into", "coordinates"]) == ["turn", "address", "coordinates"]

@@ -398,7 +398,7 @@ async def test_slow_judge_hits_the_shared_deadline_without_pausing(settings: Set
     with anyio.fail_after(3):
         response = await search(directory, "send an sms text message")
     assert response["search_mode"] == "lexical"
-    assert ids(response) == ["sms::send"]
+    assert ids(response)[0] == "sms::send"
     assert not directory.service(SearchService).judge.paused()
 
 

@@ -6,6 +6,10 @@ import pytest
 
 from iii_directory.search.corpus import Document, DocumentSet
 from iii_directory.search.lanes import (
+    BM25_TAIL_DEPTH,
+    answered_tail,
+    bm25_tail,
+    ranking_tail,
     AD_HOC,
     CATALOG,
     catalog_admitted,
@@ -13,7 +17,6 @@ from iii_directory.search.lanes import (
     dense_cut,
     exact_lane,
     corroborated,
-    dense_tail,
     hybrid_lane,
     is_admitted,
     is_coherent,
@@ -200,16 +203,42 @@ def test_lexical_ranking_falls_back_only_without_two_term_matches() -> None:
 
 
 
-def test_dense_tail_only_for_admitted_lanes() -> None:
+def test_answered_tail_after_the_dense_cut() -> None:
     lexical = [("kv::get", 3.0)]
     dense = [("kv::get", 0.45), ("kv::set", 0.44), ("kv::list", 0.21), ("db::x", 0.2),
              ("db::y", 0.199)]
     lane = hybrid_lane(lexical, dense, CATALOG)
     assert [i for i, _ in lane] == ["kv::get", "kv::set"]  # the cut keeps 0.25 and up
-    assert [i for i, _ in dense_tail(lane, lexical, dense, CATALOG)] == ["kv::list", "db::x"]
+    assert [i for i, _ in answered_tail(lane, dense)] == ["kv::list", "db::x"]
     many = [(f"n{i}::f", 0.5 - i / 100) for i in range(20)]
-    assert len(dense_tail([("n0::f", 1.0)], [], many, CATALOG)) == 6
-    # a lane that did not admit its dense ranking has no tail
-    scattered = [("a::x", 0.35), ("b::x", 0.30), ("c::x", 0.29)]
-    assert dense_tail(lexical, lexical, scattered, CATALOG) == []
-    assert dense_tail([], [], dense, CATALOG) == []
+    assert len(answered_tail([("n0::f", 1.0)], many)) == 6
+    assert answered_tail([], dense) == []
+
+
+def test_answered_tail_fills_an_answered_lane_from_the_dense_ranking() -> None:
+    dense = [("kv::get", 0.35), ("kv::set", 0.34), ("db::x", 0.21), ("db::y", 0.19)]
+    # no admission check any more: the answerability decision said yes to this lane
+    assert [i for i, _ in answered_tail([("kv::get", 1.0)], dense)] == ["kv::set", "db::x"]
+    assert answered_tail([], dense) == []  # a refused capability gets nothing
+
+
+def test_bm25_tail_pads_with_one_term_hits_the_lane_left_out() -> None:
+    docs = DocumentSet((
+        Document("mail::send", "", "mail send send an email message"),
+        Document("mail::inbox", "", "mail inbox list email messages"),
+        Document("sms::send", "", "sms send send a text"),
+        Document("kv::get", "", "kv get read a value"),
+    ))
+    lane = [("mail::send", 1.0)]
+    # one matched term is enough, the lane's own hit is not repeated, kv::get matches nothing
+    assert {i for i, _ in bm25_tail(lane, docs, ["send", "email"])} == {"sms::send", "mail::inbox"}
+    assert bm25_tail([], docs, ["send", "email"]) == []
+    many = DocumentSet(tuple(Document(f"w{i}::send", "", "send") for i in range(30)))
+    assert len(bm25_tail([("w0::send", 1.0)], many, ["send"])) == BM25_TAIL_DEPTH
+
+
+def test_ranking_tail_keeps_the_lane_and_fills_in_the_rankings_order() -> None:
+    lane = [("kv::get", 3.0)]
+    learned = [("kv::set", 1.0), ("kv::get", 0.8), ("db::x", 0.5)]
+    assert ranking_tail(lane, learned) == [("kv::set", 1.0), ("db::x", 0.5)]
+    assert ranking_tail([], learned) == []

@@ -33,9 +33,17 @@ def test_outside_both_candidate_pools() -> None:
     assert classify_miss("a::x", observed, ranks(far, far)) == "pool"
 
 
-def test_candidate_of_a_lane_that_kept_its_lexical_ranking() -> None:
+def test_refused_for_want_of_an_admitted_or_corroborating_dense_ranking() -> None:
+    observed = {"lane": ["b::y", "a::x"], "decision": False, "supported": False}
+    assert classify_miss("a::x", observed, ranks(["a::x"], [], admitted=False)) == "unsupported"
+    kept_lexical = {"lane": ["b::y"], "decision": False, "supported": False}
+    assert classify_miss("a::x", kept_lexical, ranks(["a::x"], [], admitted=False)) == "unsupported"
+
+
+def test_a_candidate_the_answered_lane_does_not_hold_is_fusion() -> None:
+    # every hybrid lane is the learned fusion now, admitted or not
     observed = {"lane": ["b::y"], "decision": True}
-    assert classify_miss("a::x", observed, ranks(["a::x"], [], admitted=False)) == "not-admitted"
+    assert classify_miss("a::x", observed, ranks(["a::x"], [], admitted=False)) == "fusion"
 
 
 def test_candidate_ranked_below_twelfth_is_fusion() -> None:

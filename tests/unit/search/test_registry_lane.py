@@ -79,7 +79,7 @@ async def test_installables_are_found_grouped_and_capped(directory: Directory) -
     assert resend["description"] == "Transactional email delivery with verified sending domains."
     assert {"function_id": "resend::send-email",
             "description": "Send a transactional email message."} in resend["functions"]
-    assert ids(response) == ["mail::send"]
+    assert ids(response)[0] == "mail::send"
     assert g.INSTALL_NOTE in response["guidance"] and g.INSTALL_WORKFLOW in response["guidance"]
 
 
@@ -94,7 +94,7 @@ async def test_registry_failures_give_an_empty_section(directory: Directory, reg
     registry.fail("/w", 500)
     response = await search(directory, "send email message")
     assert "installable" not in response
-    assert ids(response) == ["mail::send"]
+    assert ids(response)[0] == "mail::send"
 
 
 async def test_failed_cards_are_skipped(directory: Directory, registry: MockRegistry) -> None:

@@ -74,10 +74,9 @@ async def test_lexical_search_groups_by_worker(directory: Directory) -> None:
     response = await search(directory, "send an email message")
     assert response["search_mode"] == "lexical"
     assert isinstance(response["latency_ms"], float) and response["latency_ms"] >= 0
-    assert response["workers"][0] == {
-        "namespace": "mail",
-        "functions": [{"function_id": "mail::send", "description": "Send an email message to recipients."}],
-    }
+    assert response["workers"][0]["namespace"] == "mail"
+    assert response["workers"][0]["functions"][0] == {
+        "function_id": "mail::send", "description": "Send an email message to recipients."}
     assert "installable" not in response and "skills" not in response and "triggers" not in response
     assert response["guidance"].startswith(g.MAIN_GUIDANCE)
 
@@ -94,7 +93,7 @@ async def test_excluded_functions_never_come_back(directory: Directory) -> None:
 
 
 async def test_other_engine_functions_stay_searchable(directory: Directory) -> None:
-    assert ids(await search(directory, "list recent engine traces")) == ["engine::traces::list"]
+    assert ids(await search(directory, "list recent engine traces"))[0] == "engine::traces::list"
 
 
 async def test_exact_id_capability(directory: Directory) -> None:
@@ -118,7 +117,9 @@ async def test_no_match_gives_refine_guidance(directory: Directory) -> None:
 async def test_batches_merge_in_request_order(directory: Directory) -> None:
     response = await search(directory, "weather forecast city", "zzz one", "zzz two", "zzz three",
                             "zzz four", "zzz five", "send an sms text message")
-    assert ids(response) == ["weather::forecast", "sms::send"]
+    returned = ids(response)
+    assert returned[0] == "weather::forecast"
+    assert returned.index("weather::forecast") < returned.index("sms::send")
 
 
 async def test_compose_add_selection_appends_install_workflow(directory: Directory) -> None:
@@ -132,25 +133,25 @@ async def test_compose_add_selection_appends_install_workflow(directory: Directo
 
 async def test_session_memory_suppresses_and_resends(directory: Directory) -> None:
     first = await search(directory, "send an email message", "weather forecast city", session="s1")
-    assert ids(first) == ["mail::send", "weather::forecast"]
+    assert ids(first)[0] == "mail::send" and "weather::forecast" in ids(first)
     assert first["guidance"].startswith(g.MAIN_GUIDANCE)
     second = await search(directory, "send an email message", "store a value under a key", session="s1")
     assert "mail::send" not in ids(second)
     assert ("Already provided earlier in this session (candidates unchanged — reuse the earlier "
-            "result): mail::send.") in second["guidance"]
+            "result): mail::send") in second["guidance"]
     assert second["guidance"].startswith(g.MAIN_REPEAT)
     again = await search(directory, "send an email message", session="s1")
-    assert ids(again) == ["mail::send"]  # everything repeated → full re-send
+    assert ids(again)[0] == "mail::send"  # everything repeated → full re-send
     assert "Already provided" not in again["guidance"]
     assert again["guidance"].startswith(g.MAIN_GUIDANCE)
     other = await search(directory, "send an email message", session="s2")
-    assert ids(other) == ["mail::send"]
+    assert ids(other)[0] == "mail::send"
 
 
 async def test_without_a_session_nothing_is_suppressed(directory: Directory) -> None:
     for _ in range(2):
         response = await search(directory, "send an email message")
-        assert ids(response) == ["mail::send"]
+        assert ids(response)[0] == "mail::send"
         assert response["guidance"].startswith(g.MAIN_GUIDANCE)
 
 
@@ -182,7 +183,7 @@ async def test_hybrid_without_a_model_reports_lexical(directory: Directory) -> N
     service.dense.disable("no model in this test")  # the fallback is lexical
     response = await search(directory, "send an email message")
     assert response["search_mode"] == "lexical"
-    assert ids(response) == ["mail::send"]
+    assert ids(response)[0] == "mail::send"
 
 
 async def test_hybrid_finds_paraphrases_through_the_dense_lane(directory: Directory, tmp_path: Path) -> None:
@@ -246,7 +247,7 @@ async def test_fingerprint_change_resets_session_delivery(directory: Directory, 
     engine.add_functions([record("maps::geocode", "Turn an address into coordinates.", "address")])
     await directory.invoke("directory::on-functions-change", {})
     response = await search(directory, "send an email message", "weather forecast city", session="s")
-    assert ids(response) == ["mail::send", "weather::forecast"]
+    assert ids(response)[0] == "mail::send" and "weather::forecast" in ids(response)
     assert "Already provided" not in response["guidance"]
 
 
@@ -296,7 +297,7 @@ async def test_registry_failure_gives_empty_installable(directory: Directory) ->
     directory.apply_settings(directory.settings.model_copy(update={"registry_search": True}))
     response = await search(directory, "send an email message")
     assert "installable" not in response
-    assert ids(response) == ["mail::send"]
+    assert ids(response)[0] == "mail::send"
 
 
 # -- optional reranker -----------------------------------------------------------------------------
@@ -387,3 +388,20 @@ async def test_a_standalone_call_does_not_wait_for_the_views_the_bench_does(dire
     assert service.corpus.views.views is None
     await service.ensure_ready(directory.context(), views=True)
     assert service.corpus.views.views is not None
+
+
+async def test_an_answered_lexical_capability_is_padded_from_its_bm25_hits(directory: Directory) -> None:
+    # the lane (coverage-pruned, two matched terms) holds mail::send alone; the budget it leaves
+    # is filled with the BM25 hits of the request's informative terms (lanes.bm25_tail)
+    assert ids(await search(directory, "send an email message")) == ["mail::send", "mail::inbox", "sms::send"]
+    # a refused capability gets no padding
+    assert ids(await search(directory, "order a pizza")) == []
+
+
+async def test_hybrid_refuses_a_capability_its_dense_ranking_does_not_support(
+        directory: Directory, tmp_path: Path) -> None:
+    hybrid(directory, tmp_path)
+    response = await search(directory, "order a pizza")
+    assert response["search_mode"] == "hybrid" and response["workers"] == []
+    answered = await search(directory, "send an email message")
+    assert ids(answered)[0] == "mail::send" and len(ids(answered)) > 1  # filled, learned order

@@ -201,9 +201,9 @@ async def test_search_without_the_dense_extra_fuses_the_static_lane(
     assert service.static.encoder is not None
     assert any("static lane in use" in r.getMessage() for r in caplog.records)
     plain, _ = await _search(settings, "lexical", "send my manager a message")
-    assert _ids(plain) == ["mail::send"]
+    assert _ids(plain)[0] == "mail::send"  # then its BM25 hits (lanes.bm25_tail)
     assert _ids(fused)[0] == "mail::send"
-    assert len(_ids(fused)) > len(_ids(plain))  # the static recall tail
+    assert len(_ids(fused)) > 1  # the static recall tail (plain lexical pads from BM25 now)
 
 
 async def test_exact_ids_still_bypass_the_static_lane(settings: Settings, bm25_only: None) -> None:
