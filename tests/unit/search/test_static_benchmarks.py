@@ -69,3 +69,27 @@ def test_static_fusion_fit_rows_are_what_the_shipped_weights_score() -> None:
     assert rows and all(r.shape[1] == len(STATIC_WEIGHTS) for _, r, _ in rows)
     first, recall = fit_fusion.quality(np.asarray(STATIC_WEIGHTS), rows)
     assert 0.0 <= first <= 1.0 and 0.0 < recall <= 1.0
+
+
+def test_empty_lane_rows_keep_only_unanswered_empty_lanes() -> None:
+    """`static_empty_lanes.rows_of`: a lane with a lexical lane or an answer is not an empty
+    lane; a relevant function in the static top 4 is a positive, a no-match case a negative."""
+    from static_empty_lanes import GATES, rows_of
+
+    ranking = [("a::x", 0.52), ("a::y", 0.40), ("b::z", 0.30), ("c::w", 0.20), ("d::v", 0.10)]
+    cases = [
+        {"kind": "match", "capabilities": ["find x"], "qrels": [{"function_id": "a::x", "grade": 3}]},
+        {"kind": "match", "capabilities": ["find q"], "qrels": [{"function_id": "q::q", "grade": 3}]},
+        {"kind": "no_match", "capabilities": ["chat"], "qrels": []},
+        {"kind": "match", "capabilities": ["lexical"], "qrels": [{"function_id": "a::x", "grade": 3}]},
+        {"kind": "match", "capabilities": ["answered"], "qrels": [{"function_id": "a::x", "grade": 3}]},
+    ]
+    seen = {"find x": ([], ranking, [], "a::y"), "find q": ([], ranking, [], None),
+            "chat": ([], ranking, [], "b::z"), "lexical": ([("a::x", 1.0)], ranking, [], None),
+            "answered": ([], ranking, ranking, None)}
+    rows = rows_of(cases, seen)
+    assert [r["label"] for r in rows] == [1, -1, 0]
+    assert [r["agree"] for r in rows] == [True, False, False]
+    assert rows[0]["share"] == 2 and rows[0]["margin"] == pytest.approx(0.52 - 0.30)
+    assert GATES["cosine >= 0.50, a worker twice in the head"](rows[0])
+    assert not GATES["cosine >= 0.50, one worker holds the head"](rows[0])
