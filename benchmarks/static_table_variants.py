@@ -13,6 +13,11 @@ recipe as it is and must reproduce the pinned digest. Never `test`. The pipeline
 constants (alone cosine, expansion cosine, the static answerability family) were fitted on the
 shipped table's cosines: the lane-level figures compare tables, the pipeline figures show what
 a table does to the tree as it is.
+
+Variants: the recipe's knobs (PCA width or none, SIF `a`, rows normalised before / after PCA);
+`context-w*`, per-piece contextual averaging over the standard library's docstrings;
+`mapped-*`, the shipped rows times a ridge-fitted map onto MiniLM's sentence embeddings of
+those docstrings (the `dense` extra computes them once, cached like the piece vectors).
 """
 
 from __future__ import annotations
@@ -218,6 +223,56 @@ CONTEXT_CACHE = Path("/tmp/static-contextual-sums.npz")
 for _weight in (1.0, 4.0, 16.0):
     VARIANTS[f"context-w{_weight:g}"] = (
         lambda rows, pieces, w=_weight: table(contextual_rows(rows, CONTEXT_CACHE, w), pieces))
+
+
+# --------------------------------------------------------------------------- mapped variant
+# A linear map fitted so that the static sentence vector of a corpus text points where MiniLM's
+# sentence embedding of it does (least squares, ridge `lam`); since a text's vector is the sum of
+# its pieces' rows, mapping every row by `W` maps the sentence vector by `W`. Same corpus as the
+# contextual variant (the standard library's docstrings, no eval text).
+
+MINILM_CACHE = Path("/tmp/static-minilm-corpus.npy")
+
+
+def minilm_corpus(texts: list[str]) -> np.ndarray:
+    """MiniLM sentence embeddings of `texts` (cached in `MINILM_CACHE`)."""
+    if MINILM_CACHE.is_file():
+        return np.load(MINILM_CACHE)
+    from _rank.dense import Encoder
+
+    encoder = Encoder()
+    out = np.concatenate([np.asarray(encoder.encode(texts[i:i + 256]), dtype=np.float32)
+                          for i in range(0, len(texts), 256)])
+    np.save(MINILM_CACHE, out)
+    return out
+
+
+def mapped_table(rows: np.ndarray, pieces: list[str], lam: float, dims: int | None = None,
+                 centre: bool = False) -> bytes:
+    """The shipped rows (PCA 256 × SIF) mapped by the ridge fit `W` (256 → 384), then PCA to
+    `dims` when given; `centre` fits to the embeddings minus their corpus mean."""
+    base = recipe.pca(rows) * recipe.sif_weights(pieces)[:, None]
+    texts = docstring_corpus()
+    target = minilm_corpus(texts).astype(np.float64)
+    if centre:
+        target = target - target.mean(axis=0)
+    tokenizer = static.WordPiece.load()
+    x = np.stack([base[tokenizer.ids(t)].sum(axis=0) if tokenizer.ids(t) else np.zeros(base.shape[1])
+                  for t in texts])
+    x /= np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+    w = np.linalg.solve(x.T @ x + lam * np.eye(x.shape[1]), x.T @ target)
+    mapped = base @ w
+    if dims is not None:
+        mapped = recipe.pca(mapped, dims) + 0.0
+        mapped[[i for i, piece in enumerate(pieces) if recipe.is_special(piece)]] = 0.0
+    q, scales = recipe.quantise(mapped)
+    return recipe.encode_table(q, scales, recipe.FLAG_WEIGHTED | recipe.FLAG_CENTRED)
+
+
+for _lam in (0.1, 1.0, 10.0):
+    VARIANTS[f"mapped-l{_lam:g}"] = lambda rows, pieces, lam=_lam: mapped_table(rows, pieces, lam)
+VARIANTS["mapped-l1-pca256"] = lambda rows, pieces: mapped_table(rows, pieces, 1.0, 256)
+VARIANTS["mapped-centred-l1"] = lambda rows, pieces: mapped_table(rows, pieces, 1.0, centre=True)
 
 
 if __name__ == "__main__":
