@@ -248,9 +248,10 @@ def minilm_corpus(texts: list[str]) -> np.ndarray:
 
 
 def mapped_table(rows: np.ndarray, pieces: list[str], lam: float, dims: int | None = None,
-                 centre: bool = False) -> bytes:
+                 centre: bool = False, blend: float = 0.0) -> bytes:
     """The shipped rows (PCA 256 × SIF) mapped by the ridge fit `W` (256 → 384), then PCA to
-    `dims` when given; `centre` fits to the embeddings minus their corpus mean."""
+    `dims` when given; `centre` fits to the embeddings minus their corpus mean; `blend` > 0
+    keeps the shipped rows and appends the mapped ones (PCA to `dims`) at that relative norm."""
     base = recipe.pca(rows) * recipe.sif_weights(pieces)[:, None]
     texts = docstring_corpus()
     target = minilm_corpus(texts).astype(np.float64)
@@ -262,6 +263,15 @@ def mapped_table(rows: np.ndarray, pieces: list[str], lam: float, dims: int | No
     x /= np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
     w = np.linalg.solve(x.T @ x + lam * np.eye(x.shape[1]), x.T @ target)
     mapped = base @ w
+    if blend:
+        # the shipped rows beside the mapped ones (PCA to `dims`), scaled to the same median norm
+        # times `blend`: a text's cosine mixes both spaces
+        mapped = recipe.pca(mapped, dims)
+        mapped[[i for i, piece in enumerate(pieces) if recipe.is_special(piece)]] = 0.0
+        norm = lambda m: float(np.median(np.linalg.norm(m[recipe.FIRST_WORD_ID:], axis=1)))
+        mapped = np.hstack([base, mapped * (blend * norm(base) / norm(mapped))])
+        q, scales = recipe.quantise(mapped)
+        return recipe.encode_table(q, scales, recipe.FLAG_WEIGHTED | recipe.FLAG_CENTRED)
     if dims is not None:
         mapped = recipe.pca(mapped, dims) + 0.0
         mapped[[i for i, piece in enumerate(pieces) if recipe.is_special(piece)]] = 0.0
@@ -273,6 +283,9 @@ for _lam in (0.1, 1.0, 10.0):
     VARIANTS[f"mapped-l{_lam:g}"] = lambda rows, pieces, lam=_lam: mapped_table(rows, pieces, lam)
 VARIANTS["mapped-l1-pca256"] = lambda rows, pieces: mapped_table(rows, pieces, 1.0, 256)
 VARIANTS["mapped-centred-l1"] = lambda rows, pieces: mapped_table(rows, pieces, 1.0, centre=True)
+for _blend in (0.5, 1.0):
+    VARIANTS[f"blend{_blend:g}-mapped64"] = (
+        lambda rows, pieces, b=_blend: mapped_table(rows, pieces, 1.0, 64, blend=b))
 
 
 if __name__ == "__main__":
