@@ -32,12 +32,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import fit_fusion  # noqa: E402
 
-DATA = Path(__file__).resolve().parent / "data"
-
 from iii_directory.search.corpus import Corpus, tool_from_schema  # noqa: E402
 from iii_directory.search.fusion import FEATURES, Request, features  # noqa: E402
 from iii_directory.search.lanes import lexical_ranking  # noqa: E402
 from iii_directory.search.query import make_query  # noqa: E402
+
+DATA = Path(__file__).resolve().parent / "data"
 
 
 def samples(corpus: Corpus, matrix: np.ndarray, encoder: _Static,
@@ -87,8 +87,7 @@ def main() -> None:
         args.eval_dir / "cases.json", "dev"))}
     for path in sorted(Path("benchmarks/data").glob("extra*_cases.json")):
         split = json.loads(path.read_text())["cases"][0]["split"]
-        sets[split] = samples(corpus, matrix, encoder,
-                                         fit_fusion.graded_capabilities(path, split))
+        sets[split] = samples(corpus, matrix, encoder, fit_fusion.graded_capabilities(path, split))
     held_corpus = fit_fusion.load_corpus(DATA / "heldout_catalog.json")
     held_matrix = encoder.encode([tool.dense_text for tool in held_corpus.tools])
     held = samples(held_corpus, held_matrix, encoder, fit_fusion.graded_capabilities(
