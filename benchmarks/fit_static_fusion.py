@@ -7,7 +7,10 @@ as `benchmarks/fit_fusion.py`, over the same sets (eval `dev`, our `extra*` case
 `test`), but the dense ranking of each capability is its static ranking (`_rank.static`, cosine
 to `Tool.dense_text`, top 64). Prints the static-only baseline, each set scored with weights
 fitted on the others (and those weights, to score that set through the bench with them in
-`static_lane.STATIC_WEIGHTS`), and the weights fitted on all sets — what ships.
+`static_lane.STATIC_WEIGHTS`), and the weights fitted on all sets — what ships. Then the
+cross-catalog check, both directions: the shipped fit scored on the held-out catalog
+(`benchmarks/data/heldout_*.json`), and weights fitted on the held-out catalog scored on each
+eval-catalog set (printed as "held-out fit").
 
 Through the pipeline the weights order an answered lane below its first place only
 (`static_lane.learned_order`: the rule's leader after action agreement stays first, the rest
@@ -30,7 +33,32 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fit_fusion  # noqa: E402
 
 from iii_directory.search.corpus import Corpus, tool_from_schema  # noqa: E402
-from iii_directory.search.fusion import FEATURES  # noqa: E402
+from iii_directory.search.fusion import FEATURES, Request, features  # noqa: E402
+from iii_directory.search.lanes import lexical_ranking  # noqa: E402
+from iii_directory.search.query import make_query  # noqa: E402
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def samples(corpus: Corpus, matrix: np.ndarray, encoder: _Static,
+            graded: list[tuple[str, dict[str, int]]]) -> list[fit_fusion.Sample]:
+    """`fit_fusion.samples` as the static lane scores them: the static top 64 as the dense
+    ranking and no view cosines (`static_lane.learned_order` calls `fusion.features` without
+    views, so the rows have the thirteen `FEATURES`)."""
+    ids = [tool.name for tool in corpus.tools]
+    out = []
+    for capability, grades in graded:
+        query = make_query(capability)
+        if query is None:
+            continue
+        cosines = matrix @ encoder.encode([query.dense_text])[0]
+        order = sorted(range(len(ids)), key=lambda i: (-float(cosines[i]), ids[i]))[:fit_fusion.DENSE_K]
+        names, rows = features(Request.of(query.terms), corpus.documents,
+                               lexical_ranking(corpus.documents, query.terms),
+                               [(ids[i], float(cosines[i])) for i in order],
+                               corpus.descriptions.__getitem__)
+        out.append((names, np.asarray(rows, dtype=np.float64), grades))
+    return out
 
 
 class _Static:
@@ -55,12 +83,15 @@ def main() -> None:
          for r in records if not (r.get("metadata") or {}).get("internal")])
     encoder = _Static()
     matrix = encoder.encode([tool.dense_text for tool in corpus.tools])
-    sets = {"dev": fit_fusion.samples(corpus, matrix, encoder, fit_fusion.graded_capabilities(
+    sets = {"dev": samples(corpus, matrix, encoder, fit_fusion.graded_capabilities(
         args.eval_dir / "cases.json", "dev"))}
     for path in sorted(Path("benchmarks/data").glob("extra*_cases.json")):
         split = json.loads(path.read_text())["cases"][0]["split"]
-        sets[split] = fit_fusion.samples(corpus, matrix, encoder,
-                                         fit_fusion.graded_capabilities(path, split))
+        sets[split] = samples(corpus, matrix, encoder, fit_fusion.graded_capabilities(path, split))
+    held_corpus = fit_fusion.load_corpus(DATA / "heldout_catalog.json")
+    held_matrix = encoder.encode([tool.dense_text for tool in held_corpus.tools])
+    held = samples(held_corpus, held_matrix, encoder, fit_fusion.graded_capabilities(
+        DATA / "heldout_cases.json", None))
     static_only = np.zeros(len(FEATURES))
     static_only[FEATURES.index("cos")] = 1.0
     for name, data in sets.items():
@@ -71,7 +102,16 @@ def main() -> None:
         first, recall = fit_fusion.quality(weights, sets[held_out])
         print(f"fit on the others -> {held_out:6s}  first {first:.3f}  recall@12 {recall:.3f}"
               f"  weights ({', '.join(f'{w:.3f}' for w in weights)})")
+    first, recall = fit_fusion.quality(static_only, held)
+    print(f"static only  heldout  first {first:.3f}  recall@12 {recall:.3f}")
     weights = fit_fusion.fit([s for data in sets.values() for s in data])
+    first, recall = fit_fusion.quality(weights, held)
+    print(f"fit on the eval catalog's sets -> heldout  first {first:.3f}  recall@12 {recall:.3f}")
+    back = fit_fusion.fit(held)
+    for name, data in sets.items():
+        first, recall = fit_fusion.quality(back, data)
+        print(f"fit on the held-out catalog -> {name:6s}  first {first:.3f}  recall@12 {recall:.3f}")
+    print("held-out fit: (" + ", ".join(f"{w:.3f}" for w in back) + ")")
     print("STATIC_WEIGHTS: tuple[float, ...] = (" + ", ".join(f"{w:.3f}" for w in weights) + ")")
 
 

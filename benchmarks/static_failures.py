@@ -10,9 +10,13 @@ Runs the bench's own pipeline (`iii_directory.bench.run_mode`, static mode) over
 `test`. Each miss is classified by where it was lost:
 
 * `refused`   — the decision emptied the capability's lane;
-* `no-lane`   — the lane was empty before the decision (no lexical lane; static not alone);
+* `no-lane:cosine` — the lane was empty before the decision (no lexical lane, even expanded)
+  and the static head may not answer alone because its best cosine is below
+  `static_lane.ALONE_COSINE`;
+* `no-lane:head` — the same, the cosine reached, but no worker holds two of the first four;
 * `dropped`   — a lexical lane existed but the fused lane was empty (not corroborated);
 * `deep`      — in the fused lane but below the 12 selected;
+* `tail`      — only in the answered lane's static recall tail, and not selected;
 * `static-only` — not in the fused lane, but in the static top 64;
 * `lexical-only` — only in single-term BM25 (top 100);
 * `absent`    — in no ranking at all.
@@ -33,7 +37,7 @@ import anyio
 
 from iii_directory import bench
 from iii_directory.search import answerability
-from iii_directory.search.static_lane import StaticLane
+from iii_directory.search.static_lane import ALONE_COSINE, StaticLane
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
@@ -75,6 +79,7 @@ class Recorder:
                 recorder.seen.setdefault(query.text, {}).update(
                     lexical=[d for d, _ in lanes[position][0]],
                     static=[d for d, _ in (rankings[position] if rankings else [])],
+                    static_cosine=rankings[position][0][1] if rankings and rankings[position] else None,
                     fused=[d for d, _ in fused[position]], single=single,
                     tail=[d for d, _ in tails[position]] if tails else [])
             return fused, tails
@@ -99,9 +104,14 @@ def classify(entry: dict[str, Any], function_id: str) -> str:
     if entry.get("decision") is False:
         return "refused"
     if not entry.get("fused"):
-        return "dropped" if entry.get("lexical") else "no-lane"
-    if function_id in entry["fused"] or function_id in entry.get("tail", []):
+        if entry.get("lexical"):
+            return "dropped"
+        cosine = entry.get("static_cosine")
+        return "no-lane:cosine" if cosine is None or cosine < ALONE_COSINE else "no-lane:head"
+    if function_id in entry["fused"]:
         return "deep"
+    if function_id in entry.get("tail", []):
+        return "tail"
     if function_id in entry.get("static", []):
         return "static-only"
     if function_id in entry.get("single", []):

@@ -1,0 +1,95 @@
+"""The static lane's measurement scripts (issue 19): the failure classes of
+`benchmarks/static_failures.py`, the table variants of `benchmarks/static_table_variants.py`
+and the fit rows of `benchmarks/fit_static_fusion.py`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+np = pytest.importorskip("numpy")
+from static_failures import classify  # noqa: E402
+
+from iii_directory.search.static_lane import ALONE_COSINE, STATIC_WEIGHTS  # noqa: E402
+
+
+def test_an_empty_lane_names_the_gate_that_kept_the_static_head_out() -> None:
+    below = {"decision": None, "lexical": [], "fused": [], "static": ["a::x"],
+             "static_cosine": ALONE_COSINE - 0.01}
+    assert classify(below, "a::x") == "no-lane:cosine"
+    reached = dict(below, static_cosine=ALONE_COSINE)
+    assert classify(reached, "a::x") == "no-lane:head"
+    assert classify(dict(below, static_cosine=None), "a::x") == "no-lane:cosine"
+
+
+def test_refusal_drop_depth_and_tail_are_told_apart() -> None:
+    assert classify({"decision": False, "fused": ["a::x"]}, "a::x") == "refused"
+    assert classify({"decision": True, "lexical": ["b::y"], "fused": []}, "a::x") == "dropped"
+    answered = {"decision": True, "lexical": ["b::y"], "fused": ["b::y", "a::x"],
+                "tail": ["c::z"], "static": ["b::y", "c::z", "d::w"], "single": ["e::v"]}
+    assert classify(answered, "a::x") == "deep"
+    assert classify(answered, "c::z") == "tail"
+    assert classify(answered, "d::w") == "static-only"
+    assert classify(answered, "e::v") == "lexical-only"
+    assert classify(answered, "f::u") == "absent"
+
+
+def test_the_shipped_variant_is_the_recipe() -> None:
+    """`static_table_variants.table` with its defaults builds what `build_static_table` builds
+    from the same piece vectors, so the variants are measured against the shipped table."""
+    import build_static_table as recipe
+    from static_table_variants import table
+
+    rng = np.random.default_rng(19)
+    raw = rng.standard_normal((300, 40)).astype(np.float32)
+    pieces = ["[PAD]", "[UNK]"] + [f"p{i}" for i in range(298)]
+    q, scales = recipe.quantise(recipe.pca(raw, dims=16) * recipe.sif_weights(pieces)[:, None])
+    expected = recipe.encode_table(q, scales, recipe.FLAG_WEIGHTED | recipe.FLAG_CENTRED)
+    assert table(raw, pieces, dims=16) == expected
+    assert table(raw, pieces, dims=None) != expected  # the knobs reach the table
+    assert table(raw, pieces, dims=16, a=3e-3) != expected
+
+
+def test_static_fusion_fit_rows_are_what_the_shipped_weights_score() -> None:
+    """The fit's rows have the features `static_lane.learned_order` scores (no view cosines):
+    one weight of `STATIC_WEIGHTS` per column, on the held-out catalog as on the eval one."""
+    import fit_fusion
+    from fit_static_fusion import DATA, _Static, samples
+
+    corpus = fit_fusion.load_corpus(DATA / "heldout_catalog.json")
+    encoder = _Static()
+    matrix = encoder.encode([tool.dense_text for tool in corpus.tools])
+    graded = fit_fusion.graded_capabilities(DATA / "heldout_cases.json", None)[:5]
+    rows = samples(corpus, matrix, encoder, graded)
+    assert rows and all(r.shape[1] == len(STATIC_WEIGHTS) for _, r, _ in rows)
+    first, recall = fit_fusion.quality(np.asarray(STATIC_WEIGHTS), rows)
+    assert 0.0 <= first <= 1.0 and 0.0 < recall <= 1.0
+
+
+def test_empty_lane_rows_keep_only_unanswered_empty_lanes() -> None:
+    """`static_empty_lanes.rows_of`: a lane with a lexical lane or an answer is not an empty
+    lane; a relevant function in the static top 4 is a positive, a no-match case a negative."""
+    from static_empty_lanes import GATES, rows_of
+
+    ranking = [("a::x", 0.52), ("a::y", 0.40), ("b::z", 0.30), ("c::w", 0.20), ("d::v", 0.10)]
+    cases = [
+        {"kind": "match", "capabilities": ["find x"], "qrels": [{"function_id": "a::x", "grade": 3}]},
+        {"kind": "match", "capabilities": ["find q"], "qrels": [{"function_id": "q::q", "grade": 3}]},
+        {"kind": "no_match", "capabilities": ["chat"], "qrels": []},
+        {"kind": "match", "capabilities": ["lexical"], "qrels": [{"function_id": "a::x", "grade": 3}]},
+        {"kind": "match", "capabilities": ["answered"], "qrels": [{"function_id": "a::x", "grade": 3}]},
+    ]
+    seen = {"find x": ([], ranking, [], "a::y"), "find q": ([], ranking, [], None),
+            "chat": ([], ranking, [], "b::z"), "lexical": ([("a::x", 1.0)], ranking, [], None),
+            "answered": ([], ranking, ranking, None)}
+    rows = rows_of(cases, seen)
+    assert [r["label"] for r in rows] == [1, -1, 0]
+    assert [r["agree"] for r in rows] == [True, False, False]
+    assert rows[0]["share"] == 2 and rows[0]["margin"] == pytest.approx(0.52 - 0.30)
+    assert GATES["cosine >= 0.50, a worker twice in the head"](rows[0])
+    assert not GATES["cosine >= 0.50, one worker holds the head"](rows[0])
