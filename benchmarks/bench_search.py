@@ -27,7 +27,7 @@ import pytest
 
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
-from iii_directory.search.exclusions import is_excluded
+from iii_directory.exclusions import is_excluded
 from iii_directory.search.service import SearchService
 from iii_directory.standalone import standalone_engine
 

@@ -43,7 +43,7 @@ from functools import lru_cache
 import _rank
 
 from .corpus import DocumentSet, index_terms, query_terms
-from .exclusions import is_excluded_id
+from ..exclusions import is_excluded_id
 from .lanes import catalog_admitted, corroborated
 from .static_evidence import VOUCH_HEAD, VOUCH_SCORE, head_share_of, static_cosine
 from .vocabulary import ACTIONS, ID_WORD, LEADING_VERB_WINDOW, function_actions, normal_term, normal_terms, request_actions

@@ -22,7 +22,7 @@ import anyio
 from ..sources.registry import RegistryClient, api_entries
 from .call import SearchCall
 from .corpus import DocumentSet, tool_documents, tool_from_schema
-from .exclusions import is_excluded
+from ..exclusions import is_excluded
 from .judge import Candidate, function_candidate
 from .query import Query
 from .select import round_robin

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from iii_directory.search.exclusions import is_excluded
+from iii_directory.exclusions import is_excluded
 
 
 @pytest.mark.parametrize(
