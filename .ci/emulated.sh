@@ -233,7 +233,7 @@ PY
 echo "host pip settings carried into the roots:"; sed 's/^/  /' "$WORK/host-paths"
 
 # -- 5. per root: mounts, install, tests ---------------------------------------------------------
-# Only what must run on ARM runs under qemu: the wheel's compile, the checks, the tests. pip's
+# Only what must run on ARM runs under qemu: our wheel's install, the checks, the calls, the tests. pip's
 # resolving, downloading and unpacking of the dependencies runs natively on the host, installing
 # for the root's platform (`pip install --target <root venv> --platform … --only-binary=:all:`,
 # bookworm: CPython 3.11, glibc 2.36); a dependency with no wheel for the platform (armv7: PyYAML)
@@ -442,13 +442,13 @@ cpu_of() {  # cpu_of <file>: the children's CPU seconds (user + system) in the o
   awk 'NR == 2 { s = 0; for (i = 1; i <= NF; i++) { split($i, p, "m"); s += p[1] * 60 + p[2] } printf "%d", s }' "$1"
 }
 step() {  # step <arch> <label> <command…>: run and record its wall time and its CPU time
-  local arch=$1 label=$2 t s c
+  local arch=$1 label=$2 t s c f=$WORK/cpu-$BASHPID
   shift 2
   # `times` in this shell (a $(...) subshell has no children of its own): waited-for children
-  times >"$WORK/cpu-$BASHPID"; t=$(date +%s) c=$(cpu_of "$WORK/cpu-$BASHPID")
+  times >"$f"; t=$(date +%s) c=$(cpu_of "$f")
   echo "-- [$arch] $label"
   "$@" || { echo "[$arch] step '$label' failed"; return 1; }
-  times >"$WORK/cpu-$BASHPID"; s=$(( $(date +%s) - t )) c=$(( $(cpu_of "$WORK/cpu-$BASHPID") - c ))
+  times >"$f"; s=$(( $(date +%s) - t )) c=$(( $(cpu_of "$f") - c ))
   printf '[%s] %-60s %dm%02ds (cpu %dm%02ds, load %s)\n' "${MACHINE[$arch]}" "$label" $((s / 60)) $((s % 60)) \
     $((c / 60)) $((c % 60)) "$(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$WORK/times-$arch"
 }
@@ -476,7 +476,7 @@ run_arch() {  # run_arch <debian arch>: prepare its root, build, install, check,
       # The hybrid call runs beside the tests (they never read the root's vector cache): on a
       # fresh root it embeds the catalog's 89 documents, ~2 s of CPU each under qemu.
       local smoke
-      ( step "$arch" "directory::search_functions, hybrid (qemu, beside the tests)" inroot "$arch" "$SMOKE; smoke hybrid" ) \
+      ( step "$arch" "directory::search_functions, hybrid (qemu, beside the tests)" inroot "$arch" "$SMOKE; smoke hybrid" || exit 1 ) \
         >"$WORK/smoke-$arch.log" 2>&1 & smoke=$!
       step "$arch" "pytest -m \"rank or dense\" (qemu)" inroot "$arch" "$TESTS; tests \"rank or dense\" rank search" \
         || { kill "$smoke" 2>/dev/null; wait "$smoke"; cat "$WORK/smoke-$arch.log"; return 1; }
