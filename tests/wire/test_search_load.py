@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 import numpy as np
 import pytest
-from search_fakes import ExactIndex, FakeEncoder
+from search_fakes import ExactIndex, FakeEncoder, hold_skills_fetch
 
 from iii_directory.config import Settings
 from iii_directory.port import EngineCallError
@@ -167,19 +167,11 @@ async def test_searches_queue_for_their_slots_while_file_calls_answer(
     """Two search slots (`III_DIRECTORY_SEARCH_SLOTS=2`): the two searches holding them are kept
     inside their skills fetch, the other 18 queue, skills calls answer meanwhile, and then every
     search answers. A call whose slot wait is over gets a coded TIMEOUT."""
-    from iii_directory.search import service as service_module
     from iii_directory.search.slots import SearchSlots
 
     seed(roots)
     monkeypatch.setenv("III_DIRECTORY_SEARCH_SLOTS", "2")
-    gate = anyio.Event()
-    real = service_module.fetch_skills
-
-    async def held(call: Any) -> Any:
-        await gate.wait()
-        return await real(call)
-
-    monkeypatch.setattr(service_module, "fetch_skills", held)
+    gate = hold_skills_fetch(monkeypatch)
     async with running_worker(settings, monkeypatch) as (engine, worker, client):
         wire = Wire(engine=engine, worker=worker, client=client)
         add_peers(wire)

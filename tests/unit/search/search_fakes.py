@@ -131,3 +131,21 @@ def ids(response: dict[str, Any]) -> list[str]:
 async def search(directory: Directory, *capabilities: str, session: str | None = None) -> dict[str, Any]:
     info = CallInfo(baggage=f"iii.session.id={session}") if session else None
     return await directory.invoke(SEARCH, {"capabilities": list(capabilities)}, info)
+
+
+def hold_skills_fetch(monkeypatch: Any) -> Any:
+    """Make every search wait inside its skills fetch (so inside its search slot) until the
+    returned `anyio.Event` is set."""
+    import anyio
+
+    from iii_directory.search import service as service_module
+
+    gate = anyio.Event()
+    real = service_module.fetch_skills
+
+    async def held(call: Any) -> Any:
+        await gate.wait()
+        return await real(call)
+
+    monkeypatch.setattr(service_module, "fetch_skills", held)
+    return gate

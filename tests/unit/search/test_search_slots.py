@@ -9,13 +9,12 @@ from typing import Any
 
 import anyio
 import pytest
-from search_fakes import CATALOG, PeerEngine, search
+from search_fakes import CATALOG, PeerEngine, hold_skills_fetch, search
 from test_judge import judge_directory, models, pick  # noqa: F401 - fixture re-export
 
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
 from iii_directory.errors import DirectoryError
-from iii_directory.search import service as service_module
 from iii_directory.search.service import SearchService
 from iii_directory.search.slots import DEFAULT_SLOTS, SLOTS_ENV, SearchSlots, configured_slots
 
@@ -135,14 +134,7 @@ async def test_searches_beyond_the_slots_wait_and_all_answer(
     directory = Directory(settings=settings, engine=PeerEngine(CATALOG))
     service = directory.service(SearchService)
     service.slots = SearchSlots(1)
-    gate = anyio.Event()
-    real = service_module.fetch_skills
-
-    async def held(call: Any) -> Any:
-        await gate.wait()
-        return await real(call)
-
-    monkeypatch.setattr(service_module, "fetch_skills", held)
+    gate = hold_skills_fetch(monkeypatch)
     answers: list[dict[str, Any]] = []
 
     async def one() -> None:
