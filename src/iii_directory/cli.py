@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -235,12 +236,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+QUIET_LIBRARIES = ("httpx", "httpcore", "watchfiles")
+"""Libraries that log every request or file event at INFO: one line per registry GET and per
+skills-folder change. They log at WARNING and above unless `LOG_LEVEL` is `debug`."""
+
+
+def configure_logging(environ: Mapping[str, str] | None = None) -> None:
+    """Root logging at `$LOG_LEVEL` (default `info`) on stderr; the `QUIET_LIBRARIES` at
+    WARNING or the root level, whichever is higher, below `debug`."""
+    level_name = (os.environ if environ is None else environ).get("LOG_LEVEL", "info").upper()
     logging.basicConfig(
-        level=os.environ.get("LOG_LEVEL", "info").upper(),
+        level=level_name,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    level = logging.getLevelNamesMapping().get(level_name, logging.INFO)
+    for name in QUIET_LIBRARIES:
+        logging.getLogger(name).setLevel(level if level <= logging.DEBUG else max(level, logging.WARNING))
+
+
+def main(argv: list[str] | None = None) -> int:
+    configure_logging()
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.manifest:
