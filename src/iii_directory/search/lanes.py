@@ -268,11 +268,8 @@ def answered_tail(lane: Ranking, dense: Ranking) -> Ranking:
     no-match false positives unchanged; floors of 0.15 and 0.25 gave the same recall; appended to
     the lane itself instead, the tail cost dev recall in multi-capability batches, whose lanes
     share the budget."""
-    if not dense or not lane:
-        return []
-    held = {doc_id for doc_id, _ in lane}
-    return [(doc_id, cos) for doc_id, cos in dense
-            if cos >= TAIL_COSINE and doc_id not in held][:TAIL_DEPTH]
+    return ranking_tail(lane, [(doc_id, cos) for doc_id, cos in dense
+                               if cos >= TAIL_COSINE])[:TAIL_DEPTH]
 
 
 def ranking_tail(lane: Ranking, ranking: Ranking) -> Ranking:
@@ -300,9 +297,8 @@ def bm25_tail(lane: Ranking, documents: DocumentSet, terms: Sequence[str]) -> Ra
     only the budget the lanes leave (`select.select_batch`), so the lane's head is unchanged."""
     if not lane:
         return []
-    held = {doc_id for doc_id, _ in lane}
-    return [(doc_id, score) for doc_id, score, _ in documents.bm25(terms, 1, LEXICAL_DEPTH)
-            if doc_id not in held][:BM25_TAIL_DEPTH]
+    hits = [(doc_id, score) for doc_id, score, _ in documents.bm25(terms, 1, LEXICAL_DEPTH)]
+    return ranking_tail(lane, hits)[:BM25_TAIL_DEPTH]
 
 
 def exact_lane(capability: str, known: set[str] | dict[str, object] | DocumentSet,
