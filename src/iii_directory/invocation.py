@@ -40,6 +40,7 @@ async def invoke(runtime: Runtime, function_id: str, data: Any, info: CallInfo |
         raise DirectoryError.plain(problem)
     request = parse_request(spec.request, data)
     ctx = new_context(runtime, info)
+    runtime.calls_in_flight += 1
     try:
         if spec.timeout_s is not None:
             with anyio.fail_after(spec.timeout_s):
@@ -56,4 +57,6 @@ async def invoke(runtime: Runtime, function_id: str, data: Any, info: CallInfo |
         if not isinstance(innermost(exc), (OSError, ValueError, DirectoryError)):
             log.exception("handler %s failed", function_id)
         raise from_exception(exc) from None
+    finally:
+        runtime.calls_in_flight -= 1
     return dump_response(result)

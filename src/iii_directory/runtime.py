@@ -36,6 +36,9 @@ class Runtime:
         self.self_writes = SelfWrites()
         self._services: dict[Any, Any] = {}
         self.settings_listeners: list[Callable[[Settings, Settings], None]] = []
+        self.calls_in_flight = 0
+        """Function calls running now (`invocation.invoke`): what shared background work
+        (the encoder's warm-up) reads to know whether callers are waiting."""
 
     @property
     def settings(self) -> Settings:

@@ -31,6 +31,7 @@ import websockets
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
+from ..timeslice import TimeSlice
 from . import frames as fr
 from .backoff import Backoff
 from .errors import (
@@ -522,6 +523,9 @@ class Connection:
                 return
 
     async def _flush(self, ws: ClientConnection) -> None:
+        """Send the outbox in order; encoding many frames gives the loop way every
+        `timeslice.SLICE_S` so handlers are not held behind a long flush."""
+        tick = TimeSlice()
         async with self._send_lock:
             while self._outbox and self._ws is ws:
                 frame = self._outbox.popleft()
@@ -530,6 +534,7 @@ class Connection:
                 except ConnectionClosed:
                     self._outbox.appendleft(frame)
                     raise
+                await tick.pause()
 
     async def _send_one(self, ws: ClientConnection, frame: dict[str, Any]) -> None:
         try:

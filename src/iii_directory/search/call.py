@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..log_throttle import ThrottledLog
+from ..timeslice import TimeSlice
 from .corpus import Corpus, DocumentSet
 from .dense_lane import DenseLane, DenseUnavailable
 from .judge import Candidate, Judge, JudgeFailure, JudgeSettings, Kind, LaneAsk
@@ -114,7 +115,12 @@ class SearchCall:
         """Lanes of `documents` without the judge: hybrid where ad-hoc embeddings worked,
         lexical otherwise. Returns the lanes and the tier that produced them."""
         dense = await self.adhoc_dense(documents, queries)
-        return local_lanes(documents, queries, dense), "hybrid" if dense is not None else "lexical"
+        tick = TimeSlice()
+        lanes: list[Ranking] = []
+        for position, query in enumerate(queries):
+            lanes += local_lanes(documents, [query], None if dense is None else [dense[position]])
+            await tick.pause()
+        return lanes, "hybrid" if dense is not None else "lexical"
 
     async def judged(self, kind: Kind, documents: DocumentSet, queries: Sequence[Query],
                      candidates: dict[str, Candidate], depth: int, *, side: bool,

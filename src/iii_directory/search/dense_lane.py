@@ -26,7 +26,7 @@ import hashlib
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,8 +146,11 @@ class DenseLane:
     """Encoder pipeline + vector cache + the published document index of one Directory."""
 
     def __init__(self, cache_dir: Path | None = None, *, persist: bool = True,
-                 index_factory: Any = None, clock: Any = time.monotonic) -> None:
+                 index_factory: Any = None, clock: Any = time.monotonic,
+                 busy: Callable[[], bool] | None = None) -> None:
         self.cache_dir = cache_dir
+        self.busy = busy
+        """Whether other calls are in flight (the pipeline's background share reads it)."""
         self.persist = persist
         self.index_factory = index_factory or vector_index
         self.clock = clock
@@ -183,7 +186,7 @@ class DenseLane:
         self.encoder = encoder
         self.cache = cache if cache is not None else VectorCache(key, DIMENSION, self._cache_root())
         self.pipeline = EncoderPipeline(encoder, self.cache, dimension=DIMENSION, clock=self.clock,
-                                        executor=thread)
+                                        executor=thread, busy=self.busy)
         self.state = "ready"
         self._loaded.set()
 

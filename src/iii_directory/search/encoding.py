@@ -23,8 +23,13 @@ contracts, capabilities — goes through `EncoderPipeline.embed`. The rules:
   file-backed handlers (skills, agents) use; those never queue behind the encoder. One thread
   also keeps onnxruntime's buffers in one malloc arena: batches hopping across pool threads left
   freed buffers in every thread's arena (hybrid soak RSS 220 → 296 MiB in 30 s).
-* Ad-hoc document batches (background warm-up) are followed by a pause as long as the batch
-  (`BACKGROUND_SHARE`), cut short when a capability or catalog document arrives.
+* Background work yields the CPU. After an ad-hoc document batch (skills, triggers, registry
+  warm-up) the runner pauses so that it uses at most `BACKGROUND_SHARE` of a core, or
+  `BUSY_SHARE` while other calls are in flight (`busy()`, injected: the worker counts its
+  invocations); after a catalog-document batch it pauses to `INDEX_BUSY_SHARE` while busy and not
+  at all otherwise. A more urgent text arriving ends the pause. On a 2-core host the encoder is
+  the one thread that competes with the event loop for CPU: in a hybrid soak it re-embedded every
+  rewritten skill at half a core while 50 callers waited on the loop.
 * `keep` jobs (documents warmed in the background) are never dropped for lack of waiters: a
   document embedded once is cached on disk and useful to every later call.
 """
@@ -32,7 +37,6 @@ contracts, capabilities — goes through `EncoderPipeline.embed`. The rules:
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -42,7 +46,7 @@ from typing import Any
 
 import anyio
 
-from .vector_cache import LruVectors, VectorCache
+from .vector_cache import LruVectors, VectorCache, text_key
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +67,11 @@ encoder's freed buffers to the OS (a capability or two stay under it)."""
 BACKGROUND_SHARE = 0.5
 """At most this share of one core goes to ad-hoc document warm-up (skills, triggers, registry)
 while it runs: the event loop serving every other call needs the rest on a 2-core host."""
+BUSY_SHARE = 0.2
+"""The ad-hoc documents' share while other calls are in flight."""
+INDEX_BUSY_SHARE = 0.5
+"""The catalog documents' share while other calls are in flight (unbounded otherwise: the
+first hybrid answer waits on them)."""
 RELEASE_BUSY_TOKENS = 4096
 """Padded tokens after which the runner releases freed memory even while it stays busy."""
 QUERY_LRU = 4096
@@ -81,13 +90,19 @@ def query_key(text: str, *, lowercase: bool = True) -> str:
     return collapsed.lower() if lowercase else collapsed
 
 
+def pause_after(spent: float, share: float) -> float:
+    """Seconds to rest after `spent` seconds of encoding so the encoder uses `share` of a core:
+    `spent × (1 − share) / share` (share floored at 1 %)."""
+    return spent * (1.0 - share) / max(share, 0.01)
+
+
 def encoder_thread() -> ThreadPoolExecutor:
     """The single thread an encoder is built and run on."""
     return ThreadPoolExecutor(max_workers=1, thread_name_prefix="encoder")
 
 
-def text_digest(text: str) -> bytes:
-    return hashlib.sha256(text.encode("utf-8")).digest()
+text_digest = text_key
+"""A text's single-flight key: the same SHA-256 the vector cache files it under."""
 
 
 @dataclass
@@ -154,7 +169,8 @@ class EncoderPipeline:
                  limiter: anyio.CapacityLimiter | None = None,
                  queries: LruVectors | None = None,
                  background_share: float = BACKGROUND_SHARE,
-                 executor: ThreadPoolExecutor | None = None) -> None:
+                 executor: ThreadPoolExecutor | None = None,
+                 busy: Callable[[], bool] | None = None) -> None:
         self.encoder = encoder
         self.cache = cache
         self.dimension = dimension
@@ -165,6 +181,9 @@ class EncoderPipeline:
         self.queries = queries if queries is not None else LruVectors(QUERY_LRU)
         self.lowercase = bool(getattr(encoder, "lowercase", False))
         self.background_share = background_share
+        self.busy = busy if busy is not None else (lambda: False)
+        self.wall: Callable[[], float] = time.perf_counter
+        """The clock background pauses are measured by (tests replace it)."""
         self.stats = PipelineStats()
         self._pending: dict[bytes, Job] = {}
         self._unreleased_tokens = 0
@@ -286,8 +305,9 @@ class EncoderPipeline:
                 if batch:
                     started = time.perf_counter()
                     await self._encode_batch(batch)
-                    if batch[0].kind == DOCUMENT and self.background_share < 1.0:
-                        await self._yield_cpu(time.perf_counter() - started)
+                    share = self.share_of(batch[0].kind)
+                    if share < 1.0:
+                        await self._yield_cpu(time.perf_counter() - started, share, batch[0].kind)
             release = getattr(self.encoder, "release_memory", None)
             if release is None or self._unreleased_tokens < RELEASE_AFTER_TOKENS:
                 return
@@ -317,16 +337,23 @@ class EncoderPipeline:
                 self.queries.put(job.text, vector)
             self._finish(job, vector=vector)
 
-    async def _yield_cpu(self, spent: float) -> None:
-        """After a background batch, leave the CPU to the event loop for long enough that
-        background warm-up uses at most `background_share` of one core; a capability or catalog
-        document arriving meanwhile ends the pause."""
-        pause = spent * (1.0 - self.background_share) / max(self.background_share, 0.01)
-        deadline = time.perf_counter() + pause
-        while time.perf_counter() < deadline:
-            if any(job.kind < DOCUMENT for job in self._pending.values()):
+    def share_of(self, kind: int) -> float:
+        """The share of one core a batch of `kind` may use (1.0: no pause after it)."""
+        if kind == DOCUMENT:
+            return min(self.background_share, BUSY_SHARE) if self.busy() else self.background_share
+        if kind == INDEX and self.busy():
+            return INDEX_BUSY_SHARE
+        return 1.0
+
+    async def _yield_cpu(self, spent: float, share: float, kind: int) -> None:
+        """After a batch of `kind` that took `spent` seconds, leave the CPU to the event loop for
+        long enough that the batches use at most `share` of one core: the pause is
+        `spent × (1 − share) / share`. A job more urgent than `kind` arriving ends it."""
+        deadline = self.wall() + pause_after(spent, share)
+        while (now := self.wall()) < deadline:
+            if any(job.kind < kind for job in self._pending.values()):
                 return
-            await asyncio.sleep(min(0.05, max(0.0, deadline - time.perf_counter())))
+            await asyncio.sleep(min(0.05, deadline - now))
 
     def take_batch(self) -> list[Job]:
         """Drop expired and abandoned jobs, then the next batch: the most urgent class present,

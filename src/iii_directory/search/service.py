@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..errors import DirectoryError
+from ..timeslice import TimeSlice
 from .answerability import answerable_lanes, informative_terms, refusal
 from .call import SearchCall, best_tier
 from .catalog import CatalogFetchError, fetch_corpus
@@ -83,7 +84,7 @@ class SearchService:
         self.loaded = False
         self.memory = SessionMemory()
         self.judge = Judge()
-        self.dense = DenseLane()
+        self.dense = DenseLane(busy=self._busy)
         self.static = StaticLane()
         self.reranker: Reranker | None = None
         self._reload_lock = anyio.Lock()
@@ -95,6 +96,10 @@ class SearchService:
         """Search calls running now (waiting for a slot included)."""
         self.slots = SearchSlots(configured_slots())
         directory.settings_listeners.append(self._on_settings)
+
+    def _busy(self) -> bool:
+        """More than one call in flight in this worker: background embedding yields more."""
+        return self.directory.calls_in_flight > 1
 
     def _on_settings(self, old: Settings, new: Settings) -> None:
         """A switch to a model-backed mode starts the model (it loads only when needed)."""
@@ -196,7 +201,8 @@ class SearchService:
                     persist: bool = True) -> None:
         """Serve the dense lane with an already-built encoder (tests, benchmarks) instead of
         loading the configured model."""
-        self.dense = DenseLane(cache_dir, persist=persist, index_factory=index_factory)
+        self.dense = DenseLane(cache_dir, persist=persist, index_factory=index_factory,
+                               busy=self._busy)
         self.dense.install(encoder)
         self._model_started = True
         if self.loaded:
@@ -378,18 +384,23 @@ class SearchService:
         of a lexical lane with a dense ranking, the informative BM25 hits (`lanes.bm25_tail`) of
         a lexical-mode lane; the static lane's tails when it serves."""
         documents = call.corpus.documents
+        tick = TimeSlice()
         dense = self._dense_rankings(call, queries) if call.local_mode == "hybrid" else None
         if call.judge_active and not self.judge.paused():
             judged = await self._judge_lanes(call, queries, dense)
             if judged is not None:
                 return judged, "judge", [], []
-        pairs = [lexical_lane(documents, q.terms) for q in queries]
+        await tick.pause()
+        pairs: list[tuple[Ranking, int]] = []
+        for query in queries:
+            pairs.append(lexical_lane(documents, query.terms))
+            await tick.pause()
         lexical = [lane for lane, _ in pairs]
         exact = [exact_lane(q.text, documents) for q in queries]
         if dense is None:
             lexical, static_tails = await self.static.fuse_lanes(call, queries, pairs)
             lanes = [self._agree(call, q, lane) for q, lane in zip(queries, lexical)]
-            lanes = answerable_lanes(queries, documents, lanes, None, self._describe(call))
+            lanes = await self._answerable(call, queries, lanes, None, None, tick)
             if static_tails:
                 tails = [tail if lane else [] for tail, lane in zip(static_tails, lanes)]
             else:
@@ -411,19 +422,35 @@ class SearchService:
                 lanes.append(lex)
                 fills.append(fused)
             learned.append(fills[-1] is None and fused is not None)
+            await tick.pause()
         if self.reranker is not None:
             ranked = await self._rerank(call, queries, lexical, dense, lanes)
             learned = [was and new is old for was, new, old in zip(learned, ranked, lanes)]
             lanes = ranked
         lanes = [lane if was_learned else self._agree(call, query, lane)
                  for query, lane, was_learned in zip(queries, lanes, learned)]
-        lanes = answerable_lanes(queries, documents, lanes, dense, self._describe(call), pairs)
+        lanes = await self._answerable(call, queries, lanes, dense, pairs, tick)
         tails = [[] if d is None or e is not None
                  else answered_tail(lane, d) if fill is None else ranking_tail(lane, fill)
                  for lane, d, e, fill in zip(lanes, dense, exact, fills)]
         learned = [was_learned and e is None for was_learned, e in zip(learned, exact)]
         lanes = [e if e is not None else lane for e, lane in zip(exact, lanes)]
         return lanes, "hybrid", tails, learned
+
+    async def _answerable(self, call: SearchCall, queries: list[Query], lanes: list[Ranking],
+                          dense: list[Ranking | None] | None,
+                          pairs: list[tuple[Ranking, int]] | None,
+                          tick: TimeSlice) -> list[Ranking]:
+        """`answerability.answerable_lanes`, one capability at a time (each decision is the
+        capability's own), giving the loop way between them as `tick` says."""
+        documents, describe = call.corpus.documents, self._describe(call)
+        out: list[Ranking] = []
+        for position, (query, lane) in enumerate(zip(queries, lanes)):
+            out += answerable_lanes([query], documents, [lane],
+                                    None if dense is None else [dense[position]], describe,
+                                    None if pairs is None else [pairs[position]])
+            await tick.pause()
+        return out
 
     @staticmethod
     def _describe(call: SearchCall) -> Callable[[str], str]:

@@ -12,6 +12,7 @@ The cache directory is `$III_DIRECTORY_CACHE_DIR`, else `$XDG_CACHE_HOME/iii-dir
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -25,6 +26,8 @@ log = logging.getLogger(__name__)
 
 CACHE_ENV = "III_DIRECTORY_CACHE_DIR"
 MAGIC = b"iii-directory-vectors v1"
+TEXT_KEYS = 8192
+"""Texts whose SHA-256 key stays remembered (`text_key`)."""
 
 
 def default_cache_dir() -> Path:
@@ -39,8 +42,11 @@ def default_cache_dir() -> Path:
     return Path("~/.cache/iii-directory").expanduser()
 
 
+@functools.lru_cache(maxsize=TEXT_KEYS)
 def text_key(text: str) -> bytes:
-    """The cache key of a document: SHA-256 of its UTF-8 text."""
+    """The cache key of a document: SHA-256 of its UTF-8 text. Remembered for the last
+    `TEXT_KEYS` texts: every search call looks up the vectors of every visible skill, trigger
+    and registry document, and hashing them all again was a tenth of a hybrid call's time."""
     return hashlib.sha256(text.encode("utf-8")).digest()
 
 

@@ -401,3 +401,35 @@ async def test_queue_limit_does_not_apply_to_a_live_session() -> None:
                                      if len([f for f in session.frames if f.get("function_id") == "x::burst"]) == 10
                                      else None)
             assert [f["data"]["n"] for f in sent] == list(range(10))
+
+
+async def test_a_long_flush_gives_the_loop_way_between_frames(monkeypatch: pytest.MonkeyPatch) -> None:
+    from iii_directory import timeslice
+
+    monkeypatch.setattr(timeslice, "SLICE_S", 0.0)
+    events: list[str] = []
+
+    class Socket:
+        async def send(self, text: str) -> None:
+            events.append("frame " + str(json.loads(text)["n"]))
+
+    conn = make_connection("ws://127.0.0.1:9/")
+    socket = Socket()
+    conn._ws = socket  # type: ignore[assignment]
+    conn._outbox.extend({"type": "invokefunction", "n": n} for n in range(4))
+    done = False
+
+    async def other_work() -> None:
+        while not done:
+            events.append("other")
+            await anyio.lowlevel.checkpoint()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(other_work)
+        await anyio.lowlevel.checkpoint()
+        await conn._flush(socket)  # type: ignore[arg-type]
+        done = True
+    frames = [e for e in events if e.startswith("frame")]
+    assert frames == ["frame 0", "frame 1", "frame 2", "frame 3"]
+    between = [events[events.index(a) + 1:events.index(b)] for a, b in zip(frames, frames[1:])]
+    assert all("other" in gap for gap in between), events

@@ -16,7 +16,8 @@ from search_fakes import CATALOG, ExactIndex, FakeEncoder, PeerEngine, search
 
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
-from iii_directory.search.encoding import DOCUMENT, INDEX, QUERY, EncoderPipeline, EncodingDropped, query_key
+from iii_directory.search.encoding import (BACKGROUND_SHARE, BUSY_SHARE, DOCUMENT, INDEX, INDEX_BUSY_SHARE, QUERY,
+                                          EncoderPipeline, EncodingDropped, pause_after, query_key)
 from iii_directory.search.service import SearchService
 from iii_directory.search.vector_cache import VectorCache
 
@@ -296,3 +297,52 @@ async def test_fifty_concurrent_searches_embed_each_distinct_text_once(
     # live in memory, are embedded again — once each
     assert sorted(restarted_encoder.texts) == sorted(CAPABILITIES)
     await restarted.service(SearchService).stop()
+
+
+# -- background work yields the CPU --------------------------------------------------------------
+
+
+def test_background_shares_shrink_while_other_calls_are_in_flight() -> None:
+    busy = False
+    pipeline = EncoderPipeline(FakeEncoder(), None, busy=lambda: busy)
+    idle = {kind: pipeline.share_of(kind) for kind in (QUERY, INDEX, DOCUMENT)}
+    busy = True
+    loaded = {kind: pipeline.share_of(kind) for kind in (QUERY, INDEX, DOCUMENT)}
+    assert idle == {QUERY: 1.0, INDEX: 1.0, DOCUMENT: BACKGROUND_SHARE}
+    assert loaded == {QUERY: 1.0, INDEX: INDEX_BUSY_SHARE, DOCUMENT: BUSY_SHARE}
+    assert BUSY_SHARE < BACKGROUND_SHARE and INDEX_BUSY_SHARE < 1.0
+
+
+def test_a_pause_holds_the_encoder_to_its_share() -> None:
+    assert pause_after(0.1, 0.5) == pytest.approx(0.1)
+    assert pause_after(0.1, 0.2) == pytest.approx(0.4)
+    assert pause_after(0.1, 1.0) == 0.0
+    assert pause_after(0.1, 0.0) == pytest.approx(10.0)  # share floored at 1 %
+
+
+async def test_a_more_urgent_text_ends_a_background_pause_at_once() -> None:
+    encoder = GatedEncoder()
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None))
+    reads: list[float] = []
+    pipeline.wall = lambda: reads.append(0.0) or 0.0  # time stands still: only urgency ends it
+    async with anyio.create_task_group() as group:
+        group.start_soon(pipeline.embed, ["blocker"])
+        await wait_for_thread_event(encoder.entered)
+        group.start_soon(lambda: pipeline.embed(["send an email"], kind=QUERY))
+        await anyio.wait_all_tasks_blocked()
+        before = len(reads)
+        await pipeline._yield_cpu(10.0, 0.01, INDEX)  # a 990 s pause, ended by the query
+        during = len(reads) - before
+        encoder.gate.set()
+    assert during == 2  # the deadline, then one look at the queue: no sleep in between
+
+
+async def test_the_service_counts_calls_in_flight_as_busy(tmp_path: Path) -> None:
+    engine = PeerEngine(CATALOG)
+    directory = Directory(Settings(function_search_mode="hybrid"), engine=engine)
+    service = directory.service(SearchService)
+    assert service.dense.busy is not None and not service.dense.busy()
+    directory.calls_in_flight = 2
+    assert service.dense.busy()
+    service.use_encoder(FakeEncoder(), index_factory=ExactIndex, cache_dir=tmp_path)
+    assert service.dense.pipeline is not None and service.dense.pipeline.busy()
