@@ -47,15 +47,9 @@ MIB = 1024 * 1024
 SEARCH = "directory::search_functions"
 
 
-def cpu_seconds(pid: int) -> float | None:
-    """User + system CPU seconds of process `pid` so far (Linux `/proc/<pid>/stat`); None
-    elsewhere. A start-up figure that a loaded host changes less than wall time."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+cpu_seconds = soak.cpu_of
+"""User + system CPU seconds of a process so far: a start-up figure that a loaded host changes
+less than wall time."""
 
 
 def vm_hwm(pid: int) -> int | None:

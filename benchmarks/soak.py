@@ -113,6 +113,17 @@ def rss_of(pid: int) -> int | None:
     return None
 
 
+def cpu_of(pid: int) -> float | None:
+    """CPU seconds (user + system) the process has used (Linux `/proc/<pid>/stat`); None
+    elsewhere."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 # ----------------------------------------------------------------------------------- report
 
 
@@ -152,6 +163,12 @@ class SoakReport:
     drops: int = 0
     mode: str = "lexical"
     phases: list[Phase] = field(default_factory=list)
+    cpu_seconds: float | None = None
+    """Worker CPU (user + system) over the measured window."""
+
+    @property
+    def cpu_ms_per_call(self) -> float | None:
+        return None if self.cpu_seconds is None or not self.calls else self.cpu_seconds * 1e3 / self.calls
 
     @property
     def calls(self) -> int:
@@ -206,6 +223,10 @@ class SoakReport:
         lines.append(
             f"worker RSS: boot {fmt(self.rss_boot)}, after warm-up {fmt(self.rss_warm)}, end {fmt(self.rss_end)}"
             f" (growth {fmt(growth)}; bound {self.rss_bound / mib:.0f} MiB after warm-up)")
+        if self.cpu_seconds is not None and not self.in_process:
+            lines.append(f"worker CPU: {self.cpu_seconds:.1f} s over {self.seconds:.0f} s "
+                         f"({self.cpu_seconds / self.seconds:.2f} cores), "
+                         f"{self.cpu_ms_per_call:.2f} ms per call")
         lines.append(f"errors: {len(self.errors)}" + ("" if not self.errors else f" — first: {self.errors[0]}"))
         if self.phases:
             lines.append("cold-start phases (seconds after the callers started):")
@@ -240,7 +261,8 @@ class SoakReport:
         return {"mode": self.mode, "seconds": self.seconds, "callers": self.callers, "calls": self.calls,
                 "throughput": self.calls / self.seconds, "functions": rows, "errors": self.errors[:20],
                 "rss_boot": self.rss_boot, "rss_warm": self.rss_warm, "rss_end": self.rss_end,
-                "rss_bound": self.rss_bound, "drops": self.drops, "ok": self.ok, "phases": phases}
+                "rss_bound": self.rss_bound, "drops": self.drops, "ok": self.ok, "phases": phases,
+                "cpu_seconds": self.cpu_seconds}
 
 
 # ---------------------------------------------------------------------------------- project
@@ -632,6 +654,7 @@ class SoakSession:
                 await anyio.sleep(max(0.0, start + warmup - time.monotonic()))
             self._measuring = True  # latencies from now on; errors count over the whole run
             measured_from = time.monotonic()
+            cpu_from = cpu_of(self.worker_pid)
             next_phase = measured_from + phase_seconds
             while time.monotonic() < deadline:
                 await anyio.sleep(min(0.25, max(0.0, deadline - time.monotonic())))
@@ -647,13 +670,15 @@ class SoakSession:
         measured = ended - measured_from
         self._measuring = False
         rss_end = rss_of(self.worker_pid)
+        cpu_to = cpu_of(self.worker_pid)
+        cpu = None if cpu_from is None or cpu_to is None else cpu_to - cpu_from
         if rss_warm is None:
             rss_warm = rss_end
         boundaries.append((ended, rss_end))
         return SoakReport(seconds=measured, callers=callers, functions=self.functions, rss_boot=rss_boot,
                           rss_warm=rss_warm, rss_end=rss_end, rss_bound=self.rss_bound,
                           in_process=self.in_process, drops=self.drops, mode=self.mode,
-                          phases=self._phases(measured_from, boundaries))
+                          phases=self._phases(measured_from, boundaries), cpu_seconds=cpu)
 
     def _phases(self, origin: float, boundaries: list[tuple[float, int | None]]) -> list[Phase]:
         phases = []
@@ -695,6 +720,10 @@ def compare(lexical: SoakReport, hybrid: SoakReport) -> str:
                      f"{hyb / max(lex, 1e-9):.2f}× (floor ≤ 1.5×)")
     search = sorted(hybrid.functions.get(SEARCH, FunctionStats()).latencies)
     lines.append(f"  hybrid search p99 {percentile(search, 0.99) * 1e3:.0f} ms (floor ≤ 3000 ms)")
+    if hybrid.cpu_ms_per_call is not None and lexical.cpu_ms_per_call is not None:
+        lines.append(f"  worker CPU per call {hybrid.cpu_ms_per_call:.2f} ms / "
+                     f"{lexical.cpu_ms_per_call:.2f} ms = "
+                     f"{hybrid.cpu_ms_per_call / max(lexical.cpu_ms_per_call, 1e-9):.2f}×")
     return "\n".join(lines)
 
 

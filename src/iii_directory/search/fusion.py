@@ -55,6 +55,7 @@ the namespace floor to a learned lane (`select.select_batch`).
 from __future__ import annotations
 
 import math
+from operator import mul
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -173,7 +174,7 @@ def features(request: Request, documents: DocumentSet, pruned: Ranking, dense: R
 
 def score(row: Sequence[float], weights: Sequence[float] = WEIGHTS) -> float:
     """The learned score of one feature row: the weighted sum."""
-    return sum(w * x for w, x in zip(weights, row))
+    return sum(map(mul, weights, row))
 
 
 def learned_lane(request: Request, documents: DocumentSet, pruned: Ranking, dense: Ranking,
