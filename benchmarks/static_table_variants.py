@@ -17,7 +17,11 @@ a table does to the tree as it is.
 Variants: the recipe's knobs (PCA width or none, SIF `a`, rows normalised before / after PCA);
 `context-w*`, per-piece contextual averaging over the standard library's docstrings;
 `mapped-*`, the shipped rows times a ridge-fitted map onto MiniLM's sentence embeddings of
-those docstrings (the `dense` extra computes them once, cached like the piece vectors).
+those docstrings (the `dense` extra computes them once, cached like the piece vectors);
+`learned-l*-a*[-site]`, rows fitted so that sentences predict MiniLM's embeddings
+(`static_table_learned.py`; λ, SIF `a`, `-site` adds the venv's docstrings to the corpus). Their
+cosines are on another scale than the shipped table's: judge them whole with
+`static_table_refit.py`, which refits the pipeline's static constants on them.
 """
 
 from __future__ import annotations
@@ -286,6 +290,22 @@ VARIANTS["mapped-centred-l1"] = lambda rows, pieces: mapped_table(rows, pieces, 
 for _blend in (0.5, 1.0):
     VARIANTS[f"blend{_blend:g}-mapped64"] = (
         lambda rows, pieces, b=_blend: mapped_table(rows, pieces, 1.0, 64, blend=b))
+
+
+
+# --------------------------------------------------------------------------- learned variant
+# The rows themselves fitted so that a sentence's SIF-weighted mean predicts MiniLM's embedding
+# of it (`static_table_learned.py`: ridge-mapped prior, then the rows; λ the pull to the prior).
+
+import static_table_learned as learned  # noqa: E402
+
+SITE_PACKAGES = Path(__import__("sysconfig").get_paths()["purelib"])
+for _lam, _a in ((0.1, 3e-3), (0.3, 3e-3), (1.0, 3e-3), (0.3, 1e-3), (3.0, 1e-3)):
+    VARIANTS[f"learned-l{_lam:g}-a{_a:g}"] = (
+        lambda rows, pieces, lam=_lam, a=_a: learned.learned_table(rows, pieces, lam, a))
+    VARIANTS[f"learned-l{_lam:g}-a{_a:g}-site"] = (
+        lambda rows, pieces, lam=_lam, a=_a: learned.learned_table(rows, pieces, lam, a,
+                                                                   site_packages=SITE_PACKAGES))
 
 
 if __name__ == "__main__":
