@@ -27,6 +27,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+STDLIB_SKIP = {"test", "tests", "idlelib", "site-packages", "lib2to3", "turtledemo"}
 MAX_PIECES = 126  # the teacher truncates at 128 tokens with [CLS] and [SEP]
 
 
@@ -40,8 +42,9 @@ def sentences(text: str, shortest: int = 3) -> list[str]:
     return out
 
 
-def docstrings(root: Path, skip: set[str]) -> set[str]:
-    """Sentences of the module, class and function docstrings of every `*.py` under `root`."""
+def docstrings(root: Path, skip: set[str], shortest: int = 3) -> set[str]:
+    """Sentences (`sentences`) of the module, class and function docstrings of every `*.py`
+    under `root`, files under a folder named in `skip` left out."""
     found: set[str] = set()
     for path in sorted(root.rglob("*.py")):
         if set(path.relative_to(root).parts) & skip:
@@ -54,7 +57,7 @@ def docstrings(root: Path, skip: set[str]) -> set[str]:
             if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
                 doc = ast.get_docstring(node)
                 if doc:
-                    found.update(sentences(doc))
+                    found.update(sentences(doc, shortest))
     return found
 
 
@@ -64,8 +67,7 @@ def corpus(site_packages: Path | None = None, limit: int = 25_000) -> list[str]:
     `../shared/seeds` and `../shared/spec` and our `skills/` (code blocks dropped), sorted by
     SHA-1; with `site_packages`, up to `limit` more sentences of the docstrings found there
     (tests and vendored copies excluded, our own package too)."""
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
-    found = docstrings(stdlib, {"test", "tests", "idlelib", "site-packages", "lib2to3", "turtledemo"})
+    found = docstrings(STDLIB, STDLIB_SKIP)
     files = [*sorted((SHARED / "seeds").glob("*.txt")), *sorted((SHARED / "spec").glob("*.md")),
              *sorted((ROOT / "skills").rglob("*.md"))]
     for path in files:
@@ -81,11 +83,12 @@ def corpus(site_packages: Path | None = None, limit: int = 25_000) -> list[str]:
     return ordered
 
 
-def teacher(texts: list[str], cache_dir: Path = Path("/tmp")) -> np.ndarray:
+def teacher(texts: list[str], cache_dir: Path = Path("/tmp"), cache: Path | None = None) -> np.ndarray:
     """MiniLM's sentence embeddings of `texts` (`_rank.dense.Encoder`, the `dense` extra),
     cached by the SHA-256 of the texts."""
-    digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
-    cache = cache_dir / f"static-learned-teacher-{digest}.npy"
+    if cache is None:
+        digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
+        cache = cache_dir / f"static-learned-teacher-{digest}.npy"
     if cache.is_file():
         return np.load(cache)
     from _rank.dense import Encoder

@@ -30,32 +30,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import fit_answerability  # noqa: E402
 import fit_static_fusion  # noqa: E402
 from static_failures import ROOT  # noqa: E402
-from static_variants import all_sets  # noqa: E402
+from static_variants import all_sets, pipeline_row as pipeline  # noqa: E402
 
 from _rank import static  # noqa: E402
-from iii_directory import bench  # noqa: E402
 from iii_directory.search import answerability, static_expansion, static_lane  # noqa: E402
-
-
-def pipeline(sets: list[Any]) -> str:
-    row = []
-    for name, catalog, cases in sets:
-        run, _, _ = anyio.run(bench.run_mode, "static", catalog, cases, 1, None)
-        metrics = bench.score_cases(cases, run, set())
-        if metrics["ranked_cases"]:
-            row.append(f"{name} {metrics['recall_at_12']:.3f}/{metrics['mrr_at_1']:.3f}/"
-                       f"{metrics['false_positive_rate'] or 0:.3f}")
-        else:
-            answered = round(metrics["false_positive_rate"] * metrics["no_match_cases"])
-            row.append(f"{name} {answered}/{metrics['no_match_cases']}")
-    return "  ".join(row)
 
 
 def calibrations(eval_dir: Path, out: Path) -> tuple[Any, Any]:
