@@ -1,6 +1,6 @@
 """Judge a static table with the pipeline's static constants refitted on its cosines (issue 19).
 
-    .venv/bin/python benchmarks/static_table_refit.py TABLE.bin [--eval-dir ../shared/eval]
+    .venv/bin/python benchmarks/static_table_refit.py TABLE.bin [--fp 0.10] [--eval-dir ../shared/eval]
 
 A table built by another recipe (`static_table_variants.py`, `static_table_learned.py`) puts
 cosines on another scale than the shipped table, on which the static answerability family
@@ -41,8 +41,9 @@ from _rank import static  # noqa: E402
 from iii_directory.search import answerability, static_expansion, static_lane  # noqa: E402
 
 
-def calibrations(eval_dir: Path, out: Path) -> tuple[Any, Any]:
-    """The static family fitted on the eval catalog's sets and on the held-out catalog."""
+def calibrations(eval_dir: Path, out: Path, fp: float) -> tuple[Any, Any]:
+    """The static family fitted on the eval catalog's sets and on the held-out catalog, its
+    threshold answering at most `fp` of the training side's no-match cases."""
     args = argparse.Namespace(eval_dir=eval_dir, out=out, mode=["static"], set=None)
     with contextlib.redirect_stdout(io.StringIO()):
         fit_answerability.record(args)
@@ -51,7 +52,7 @@ def calibrations(eval_dir: Path, out: Path) -> tuple[Any, Any]:
     held_side = [r for r in rows if r["set"] in fit_answerability.HELDOUT_SIDE]
     fitted = []
     for side in (eval_side, held_side):
-        model, cut = fit_answerability.fit_family(side, "static", 0.1, 0.10)
+        model, cut = fit_answerability.fit_family(side, "static", 0.1, fp)
         fitted.append((tuple(round(float(w), 4) for w in model[:-1]), round(float(model[-1]), 4),
                        round(cut, 4)))
     return fitted[0], fitted[1]
@@ -75,13 +76,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("table", type=Path)
     parser.add_argument("--eval-dir", type=Path, default=ROOT.parent / "shared" / "eval")
+    parser.add_argument("--fp", type=float, default=0.10,
+                        help="no-match false-positive budget of the family's threshold (as --fp-lexical)")
     parser.add_argument("--signals", type=Path, default=Path("/tmp/static_table_refit_signals.json"))
     args = parser.parse_args()
     static._default = static.StaticEncoder(static.StaticTable(args.table.read_bytes(),
                                                               source=str(args.table)))
     sets = all_sets(args.eval_dir)
     print(f"tree constants: {pipeline(sets)}", flush=True)
-    ours, theirs = calibrations(args.eval_dir, args.signals)
+    ours, theirs = calibrations(args.eval_dir, args.signals, args.fp)
     weights, held_weights = fusion_weights(args.eval_dir)
     print(f"static family, eval-catalog fit: {ours}\n  held-out fit: {theirs}")
     print(f"STATIC_WEIGHTS, eval-catalog fit: {weights}\n  held-out fit: {held_weights}", flush=True)
