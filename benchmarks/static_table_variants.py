@@ -17,7 +17,11 @@ a table does to the tree as it is.
 Variants: the recipe's knobs (PCA width or none, SIF `a`, rows normalised before / after PCA);
 `context-w*`, per-piece contextual averaging over the standard library's docstrings;
 `mapped-*`, the shipped rows times a ridge-fitted map onto MiniLM's sentence embeddings of
-those docstrings (the `dense` extra computes them once, cached like the piece vectors).
+those docstrings (the `dense` extra computes them once, cached like the piece vectors);
+`learned-l*-a*[-site]`, rows fitted so that sentences predict MiniLM's embeddings
+(`static_table_learned.py`; λ, SIF `a`, `-site` adds the venv's docstrings to the corpus). Their
+cosines are on another scale than the shipped table's: judge them whole with
+`static_table_refit.py`, which refits the pipeline's static constants on them.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import build_static_table as recipe  # noqa: E402
+import static_table_learned as learned  # noqa: E402
 from static_failures import ROOT, Recorder  # noqa: E402
 from static_variants import all_sets  # noqa: E402
 
@@ -144,30 +149,8 @@ def main() -> None:
 def docstring_corpus(limit: int = 40_000) -> list[str]:
     """Sentences of 5-60 words from the standard library's docstrings (tests excluded), in a
     stable order: sorted by their SHA-1, the first `limit`."""
-    import ast
-    import re
-    import sysconfig
-
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
-    sentences: set[str] = set()
-    for path in sorted(stdlib.rglob("*.py")):
-        parts = set(path.relative_to(stdlib).parts)
-        if parts & {"test", "tests", "idlelib", "site-packages", "lib2to3", "turtledemo"}:
-            continue
-        try:
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-        except (SyntaxError, UnicodeDecodeError, ValueError):
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-                doc = ast.get_docstring(node)
-                if not doc:
-                    continue
-                for sentence in re.split(r"(?<=[.!?])\s+|\n\s*\n", doc):
-                    words = sentence.split()
-                    if 5 <= len(words) <= 60 and sum(w.isalpha() for w in words) >= len(words) // 2:
-                        sentences.add(" ".join(words))
-    ordered = sorted(sentences, key=lambda s: hashlib.sha1(s.encode()).hexdigest())
+    found = learned.docstrings(learned.STDLIB, learned.STDLIB_SKIP, shortest=5)
+    ordered = sorted(found, key=lambda s: hashlib.sha1(s.encode()).hexdigest())
     return ordered[:limit]
 
 
@@ -236,15 +219,7 @@ MINILM_CACHE = Path("/tmp/static-minilm-corpus.npy")
 
 def minilm_corpus(texts: list[str]) -> np.ndarray:
     """MiniLM sentence embeddings of `texts` (cached in `MINILM_CACHE`)."""
-    if MINILM_CACHE.is_file():
-        return np.load(MINILM_CACHE)
-    from _rank.dense import Encoder
-
-    encoder = Encoder()
-    out = np.concatenate([np.asarray(encoder.encode(texts[i:i + 256]), dtype=np.float32)
-                          for i in range(0, len(texts), 256)])
-    np.save(MINILM_CACHE, out)
-    return out
+    return learned.teacher(texts, cache=MINILM_CACHE)
 
 
 def mapped_table(rows: np.ndarray, pieces: list[str], lam: float, dims: int | None = None,
@@ -286,6 +261,21 @@ VARIANTS["mapped-centred-l1"] = lambda rows, pieces: mapped_table(rows, pieces, 
 for _blend in (0.5, 1.0):
     VARIANTS[f"blend{_blend:g}-mapped64"] = (
         lambda rows, pieces, b=_blend: mapped_table(rows, pieces, 1.0, 64, blend=b))
+
+
+
+# --------------------------------------------------------------------------- learned variant
+# The rows themselves fitted so that a sentence's SIF-weighted mean predicts MiniLM's embedding
+# of it (`static_table_learned.py`: ridge-mapped prior, then the rows; λ the pull to the prior).
+
+
+SITE_PACKAGES = Path(__import__("sysconfig").get_paths()["purelib"])
+for _lam, _a in ((0.1, 3e-3), (0.3, 3e-3), (1.0, 3e-3), (0.3, 1e-3), (3.0, 1e-3)):
+    VARIANTS[f"learned-l{_lam:g}-a{_a:g}"] = (
+        lambda rows, pieces, lam=_lam, a=_a: learned.learned_table(rows, pieces, lam, a))
+    VARIANTS[f"learned-l{_lam:g}-a{_a:g}-site"] = (
+        lambda rows, pieces, lam=_lam, a=_a: learned.learned_table(rows, pieces, lam, a,
+                                                                   site_packages=SITE_PACKAGES))
 
 
 if __name__ == "__main__":

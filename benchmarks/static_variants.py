@@ -56,11 +56,16 @@ def main() -> None:
     parser.add_argument("--set", action="append")
     parser.add_argument("--mode", default="static")
     args = parser.parse_args()
+    sets = [s for s in all_sets(args.eval_dir) if not args.set or s[0] in args.set]
+    print(pipeline_row(sets, args.mode))
+
+
+def pipeline_row(sets: list[tuple[str, list[dict[str, Any]], list[dict[str, Any]]]],
+                 mode: str = "static") -> str:
+    """One line: R@12 / MRR@1 / no-match FP rate per case set, answered / asked per negative set."""
     row = []
-    for name, catalog, cases in all_sets(args.eval_dir):
-        if args.set and name not in args.set:
-            continue
-        run, _, _ = anyio.run(bench.run_mode, args.mode, catalog, cases, 1, None)
+    for name, catalog, cases in sets:
+        run, _, _ = anyio.run(bench.run_mode, mode, catalog, cases, 1, None)
         metrics = bench.score_cases(cases, run, set())
         if metrics["ranked_cases"]:
             row.append(f"{name} {metrics['recall_at_12']:.3f}/{metrics['mrr_at_1']:.3f}/"
@@ -68,7 +73,7 @@ def main() -> None:
         else:
             answered = round(metrics["false_positive_rate"] * metrics["no_match_cases"])
             row.append(f"{name} {answered}/{metrics['no_match_cases']}")
-    print("  ".join(row))
+    return "  ".join(row)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """The static lane's measurement scripts (issue 19): the failure classes of
-`benchmarks/static_failures.py`, the table variants of `benchmarks/static_table_variants.py`
-and the fit rows of `benchmarks/fit_static_fusion.py`."""
+`benchmarks/static_failures.py`, the table variants of `benchmarks/static_table_variants.py`,
+the fit rows of `benchmarks/fit_static_fusion.py` and the learned rows of
+`benchmarks/static_table_learned.py`."""
 
 from __future__ import annotations
 
@@ -93,3 +94,33 @@ def test_empty_lane_rows_keep_only_unanswered_empty_lanes() -> None:
     assert rows[0]["share"] == 2 and rows[0]["margin"] == pytest.approx(0.52 - 0.30)
     assert GATES["cosine >= 0.50, a worker twice in the head"](rows[0])
     assert not GATES["cosine >= 0.50, one worker holds the head"](rows[0])
+
+
+def test_learned_rows_solve_the_regularised_least_squares() -> None:
+    """`static_table_learned.fit_rows` returns the minimiser of
+    `Σ_s ‖A_s E − T_s‖² + λ‖E − E0‖²`: the gradient vanishes on the pieces the sentences use,
+    the others keep `E0`; a sentence's weights are its pieces' shares of its SIF weight."""
+    import static_table_learned as learned
+
+    rng = np.random.default_rng(19)
+    weights = np.r_[0.0, rng.uniform(0.2, 1.0, 39)]
+    ids = [list(rng.integers(1, 30, size=rng.integers(2, 7))) for _ in range(80)]
+    rows_of = learned.sentence_weights(ids + [[0], []], weights)
+    assert all(abs(share.sum() - 1.0) < 1e-12 for _, share in rows_of[:80])
+    assert all(len(piece) == 0 for piece, _ in rows_of[80:])  # zero weight, no piece: no row
+    first, share = rows_of[0]
+    expected = {p: sum(weights[q] for q in ids[0] if q == p) / weights[ids[0]].sum() for p in first}
+    assert np.allclose(share, [expected[p] for p in first])
+    prior = rng.standard_normal((40, 6))
+    target = rng.standard_normal((len(rows_of), 6))
+    lam = 0.3
+    fitted = learned.fit_rows(prior, rows_of, target, lam)
+    a = np.zeros((len(rows_of), 40))
+    for s, (piece, share) in enumerate(rows_of):
+        a[s, piece] = share
+    gradient = a.T @ (a @ fitted - target) + lam * (fitted - prior)
+    used = sorted({int(p) for piece, _ in rows_of for p in piece})
+    assert np.abs(gradient[used]).max() < 1e-9
+    unused = [i for i in range(40) if i not in used]
+    assert unused and np.array_equal(fitted[unused], prior[unused])
+    assert np.array_equal(learned.fit_rows(prior, rows_of, target, lam), fitted)  # same bits
