@@ -266,3 +266,30 @@ async def test_registry_lane_over_the_wire(wire: Any) -> None:
             "functions": [{"function_id": "resend::send-email", "description": "Send a transactional email."}],
             "install": {"function": "compose::add", "payload": {"worker": "resend"}},
         }]
+
+
+async def test_workers_follow_the_rank_order_over_the_wire(wire: Any) -> None:
+    """A worker whose candidates are not consecutive in rank order gets one entry per run
+    (README "Where the pipeline loses what its lanes have"): the round robin of a
+    two-capability call takes the first capability's first hit, then the second's, then the
+    first's next hit — the flattened response is that order, the SMS worker listed twice."""
+    add_peers(wire)
+    wire.engine.add_function("sms::schedule", echo,
+                             description="Schedule an SMS text message to a phone number for later.",
+                             request_format={"type": "object", "properties": {"to": {}, "at": {}}})
+    capabilities = ["send an sms text message to a phone number",
+                    "get the weather forecast for a city"]
+    with anyio.fail_after(10):
+        while True:
+            response = await wire.call(SEARCH, {"capabilities": capabilities})
+            if "sms::schedule" in ids(response) and "weather::forecast" in ids(response):
+                break
+            await anyio.sleep(0.05)
+    assert ids(response)[:3] == ["sms::send", "weather::forecast", "sms::schedule"]
+    namespaces = [w["namespace"] for w in response["workers"]]
+    assert namespaces[:3] == ["sms", "weather", "sms"]
+    assert all(a != b for a, b in zip(namespaces, namespaces[1:]))
+    for worker in response["workers"]:
+        assert worker["functions"] and all(
+            f["function_id"].startswith(worker["namespace"] + "::") and f["description"]
+            for f in worker["functions"])

@@ -294,11 +294,19 @@ def bm25_tail(lane: Ranking, documents: DocumentSet, terms: Sequence[str]) -> Ra
     `lane` does not hold — what coverage pruning, the two-term
     minimum and the namespace floor left out — in BM25 order, the first `BM25_TAIL_DEPTH` (12);
     empty for an empty lane (a capability the answerability decision refused). Selection spends
-    only the budget the lanes leave (`select.select_batch`), so the lane's head is unchanged."""
+    only the budget the lanes leave (`select.select_batch`), so the lane's head is unchanged.
+
+    Hits of a worker the lane already holds come first (stable, BM25 order within each part):
+    one shared term is weak evidence, the lane's own worker a stronger prior — the order one
+    entry per worker used to give this tail (lexical recall@3 dev .732 → .754, recall@6 extra
+    .699 → .724 with responses in rank order, `select.group_in_rank_order`); the dense tail
+    of a hybrid lane, ordered by cosine, stays as it is (dev recall@6 .901 → .880 with it)."""
     if not lane:
         return []
     hits = [(doc_id, score) for doc_id, score, _ in documents.bm25(terms, 1, LEXICAL_DEPTH)]
-    return ranking_tail(lane, hits)[:BM25_TAIL_DEPTH]
+    tail = ranking_tail(lane, hits)[:BM25_TAIL_DEPTH]
+    held = {namespace_of(doc_id) for doc_id, _ in lane}
+    return sorted(tail, key=lambda hit: namespace_of(hit[0]) not in held)
 
 
 def exact_lane(capability: str, known: set[str] | dict[str, object] | DocumentSet,
