@@ -62,29 +62,110 @@ def load_sets(eval_dir: Path) -> dict[str, tuple[Path, list[dict[str, Any]]]]:
     return tuning_sets(eval_dir)
 
 
-def run_observed(catalog: list[dict[str, Any]], cases: list[dict[str, Any]]
+def run_observed(catalog: list[dict[str, Any]], cases: list[dict[str, Any]],
+                 batches: dict[tuple[str, ...], dict[str, Any]] | None = None
                  ) -> tuple[dict[str, list[str]], dict[str, dict[str, Any]]]:
     """The hybrid run (case id → response ids) and, per capability text, the lane the decision
-    saw and its answer."""
+    saw and its answer. With `batches`, every batch's lanes after the decision, their tails and
+    learned flags are recorded there too, keyed by the batch's capability texts."""
     import anyio
 
     from iii_directory.bench import run_mode
     from iii_directory.search import answerability
+    from iii_directory.search.service import SearchService
 
     seen: dict[str, dict[str, Any]] = {}
+    original = SearchService._installed_lanes
+
+    async def recorded(self: Any, call: Any, queries: list[Any]) -> Any:
+        out = await original(self, call, queries)
+        if batches is not None:
+            lanes, tier, tails, learned = out
+            batches[tuple(q.text for q in queries)] = {
+                "lanes": [list(lane) for lane in lanes], "tails": [list(t) for t in tails],
+                "learned": list(learned), "tier": tier}
+        return out
 
     def observer(text: str, found: Any, lane: Any, decision: bool) -> None:
         seen[text] = {"lane": [doc_id for doc_id, _ in lane], "decision": decision,
                       "refused": found.refused, "cosine": found.cosine,
                       "rare": found.rare_matched, "coverage": found.coverage,
-                      "action": found.action, "supported": answerability.supported(found)}
+                      "action": found.action, "supported": answerability.supported(found),
+                      "scored": list(lane)}
 
     previous = answerability.observe(observer)
+    SearchService._installed_lanes = recorded  # type: ignore[method-assign]
     try:
         run, _, _ = anyio.run(run_mode, "hybrid", catalog, cases, 1, None)
     finally:
         answerability.observe(previous)
+        SearchService._installed_lanes = original  # type: ignore[method-assign]
     return run, seen
+
+
+STAGES = ("no decision", "round robin", "worker cap", "response", "ungrouped", "cap-fill")
+
+
+def stage_runs(case: dict[str, Any], batches: dict[tuple[str, ...], dict[str, Any]],
+               seen: dict[str, dict[str, Any]], response: list[str]) -> dict[str, list[str]]:
+    """The case's list at every stage between its lanes and its response (one batch: ≤ 6
+    capabilities): `no decision` (refused lanes restored, as ranked, without a tail), `round
+    robin` (the lanes and their tails merged, budget 12, before the worker cap), `worker cap`
+    (the batch's selection), `response` (grouped by worker, as returned), `ungrouped` (the
+    selection in its round-robin order) and `cap-fill` (the worker cap applied inside the round
+    robin, so a capped worker's slot goes to the next candidate)."""
+    from iii_directory.search.select import (SELECTION_BUDGET, namespace_floor, round_robin,
+                                             worker_cap)
+
+    texts = [q.text for q in (make_query(c) for c in case["capabilities"]) if q is not None]
+    keys = [k for k in batches if set(k) <= set(texts)]
+    if not keys:
+        return {stage: response for stage in STAGES}
+    batch = batches[max(keys, key=len)]
+    lanes, tails, learned = batch["lanes"], batch["tails"], batch["learned"]
+    learned = learned + [False] * (len(lanes) - len(learned))
+
+    def merged(lanes_: list[list[Any]], tails_: list[list[Any]]) -> list[str]:
+        floored = [lane if skip or batch["tier"] == "judge" else namespace_floor(lane)
+                   for lane, skip in zip(lanes_, learned)]
+        out = round_robin([[d for d, _ in lane] for lane in floored], SELECTION_BUDGET)
+        if tails_ and len(out) < SELECTION_BUDGET:
+            out += round_robin([[d for d, _ in t] for t in tails_], SELECTION_BUDGET - len(out),
+                               exclude=out)
+        return out
+
+    key = max(keys, key=len)
+    restored = [lane if lane else seen.get(text, {}).get("scored", [])
+                for text, lane in zip(key, lanes)]
+    rr = merged(lanes, tails)
+    capped = worker_cap(rr, len(lanes))
+    wide = _cap_fill(lanes, tails, learned, batch["tier"])
+    return {"no decision": worker_cap(merged(restored, tails), len(lanes)), "round robin": rr,
+            "worker cap": capped, "response": response, "ungrouped": capped, "cap-fill": wide}
+
+
+def _cap_fill(lanes: list[list[Any]], tails: list[list[Any]], learned: list[bool],
+              tier: str) -> list[str]:
+    """Round robin + tails with the worker cap applied as ids are taken."""
+    from iii_directory.search.corpus import namespace_of
+    from iii_directory.search.select import (MIN_WORKER_CAP, SELECTION_BUDGET, namespace_floor)
+
+    cap = max(MIN_WORKER_CAP, 2 * len(lanes))
+    floored = [lane if skip or tier == "judge" else namespace_floor(lane)
+               for lane, skip in zip(lanes, learned)]
+    taken: list[str] = []
+    admitted: set[str] = set()
+    for group in ([[d for d, _ in lane] for lane in floored], [[d for d, _ in t] for t in tails]):
+        for r in range(max((len(x) for x in group), default=0)):
+            for lane in group:
+                if r >= len(lane) or lane[r] in taken or len(taken) >= SELECTION_BUDGET:
+                    continue
+                ns = namespace_of(lane[r])
+                if ns is None or (ns not in admitted and len(admitted) >= cap):
+                    continue
+                admitted.add(ns)
+                taken.append(lane[r])
+    return taken
 
 
 def offline_ranks(corpus: Any, matrix: np.ndarray, encoder: Any, capability: str
@@ -138,7 +219,9 @@ def analyse(name: str, catalog_path: Path, cases: list[dict[str, Any]], encoder:
     corpus = load_corpus(catalog_path)
     matrix = np.asarray(encoder.encode([tool.dense_text for tool in corpus.tools]),
                         dtype=np.float32)
-    run, seen = run_observed(catalog, cases)
+    batches: dict[tuple[str, ...], dict[str, Any]] = {}
+    run, seen = run_observed(catalog, cases, batches)
+    stages = stage_table(cases, run, batches, seen, catalog)
     misses: Counter[str] = Counter()
     firsts: Counter[str] = Counter()
     multi_misses: Counter[str] = Counter()
@@ -203,10 +286,74 @@ def analyse(name: str, catalog_path: Path, cases: list[dict[str, Any]], encoder:
     for kind, values in sorted(positions.items()):
         dense = [v[0] for v in values]
         print(f"   {kind:12s} dense ranks {sorted(d or 99 for d in dense)}")
+    print_stages(stages)
     if show_cases:
         print("\n".join(lines))
     return {"misses": dict(misses), "multi_misses": dict(multi_misses),
-            "firsts": dict(firsts), "multi_firsts": dict(multi_firsts), "ranked": ranked}
+            "firsts": dict(firsts), "multi_firsts": dict(multi_firsts), "ranked": ranked,
+            "stages": stages}
+
+
+def stage_table(cases: list[dict[str, Any]], run: dict[str, list[str]],
+                batches: dict[tuple[str, ...], dict[str, Any]], seen: dict[str, dict[str, Any]],
+                catalog: list[dict[str, Any]]) -> dict[str, Any]:
+    """The eval's metrics (`bench.score_cases`) of every stage (`stage_runs`), match and multi
+    cases apart, and per graded capability (a capability some grade-≥ 2 qrel covers, the
+    population of `fit_fusion`'s lane-level figures): its own lane and tail in the budget of 12
+    (as if searched alone) against the response."""
+    from iii_directory.bench import score_cases
+
+    internal = {r["function_id"] for r in catalog if (r.get("metadata") or {}).get("internal")}
+    ranked = [c for c in cases if c["kind"] in ("match", "multi")]
+    per_stage: dict[str, dict[str, list[str]]] = {stage: {} for stage in STAGES}
+    for case in ranked:
+        for stage, ids in stage_runs(case, batches, seen, run.get(case["id"], [])).items():
+            per_stage[stage][case["id"]] = ids
+    out: dict[str, Any] = {}
+    for kind in ("match", "multi"):
+        chosen = [c for c in ranked if c["kind"] == kind]
+        if not chosen:
+            continue
+        out[kind] = {stage: {k: score_cases(chosen, runs, internal)[k] for k in
+                             ("recall_at_1", "recall_at_3", "recall_at_6", "recall_at_12",
+                              "mrr_at_1", "ndcg_at_12")}
+                     for stage, runs in per_stage.items()}
+    own_first = own_recall = got_recall = 0
+    graded = 0
+    for case in ranked:
+        top = list(dict.fromkeys(run.get(case["id"], [])))[:TOP]
+        for index, capability in enumerate(case["capabilities"]):
+            wanted = {q["function_id"] for q in case["qrels"]
+                      if q["grade"] >= 2 and index in q["covers"]}
+            query = make_query(capability)
+            if not wanted or query is None:
+                continue
+            graded += 1
+            lane = seen.get(query.text, {}).get("scored", []) if seen.get(
+                query.text, {}).get("decision") else []
+            own = [d for d, _ in lane][:TOP]
+            own_first += bool(own and own[0] in wanted)
+            own_recall += len(wanted & set(own)) / len(wanted)
+            got_recall += len(wanted & set(top)) / len(wanted)
+    out["capabilities"] = {"graded": graded, "own lane first": own_first / graded,
+                           "own lane recall@12": own_recall / graded,
+                           "response recall@12": got_recall / graded}
+    return out
+
+
+def print_stages(stages: dict[str, Any]) -> None:
+    for kind in ("match", "multi"):
+        if kind not in stages:
+            continue
+        print(f"   stages ({kind}):        R@1   R@3   R@6  R@12 MRR@1 nDCG@12")
+        for stage, m in stages[kind].items():
+            print(f"     {stage:14s} " + " ".join(
+                f"{m[k]:.3f}" for k in ("recall_at_1", "recall_at_3", "recall_at_6",
+                                        "recall_at_12", "mrr_at_1", "ndcg_at_12")))
+    c = stages["capabilities"]
+    print(f"   graded capabilities {c['graded']}: answered lane alone first "
+          f"{c['own lane first']:.3f} recall@12 {c['own lane recall@12']:.3f}; "
+          f"response recall@12 {c['response recall@12']:.3f}")
 
 
 def main() -> None:
