@@ -190,6 +190,23 @@ def offline_ranks(corpus: Any, matrix: np.ndarray, encoder: Any, capability: str
             "lexical": [d for d, _ in lexical]}
 
 
+CHAIN = ("offline learned", "pipeline lane", "answered lane", "in response")
+
+
+def _chain(ranks: dict[str, Any], observed: dict[str, Any] | None, wanted: set[str],
+           top: list[str]) -> tuple[bool, ...]:
+    """For one graded capability, whether a relevant function is first: in the offline learned
+    fusion over all its candidates (`fit_fusion`'s lane-level figure), in the lane the pipeline
+    built (a lexical head where the dense ranking was not admitted, the exact-id lane …), in
+    that lane once the decision has spoken (empty when refused), and anywhere in the response's
+    first twelve (recall, not rank: a multi case's later capabilities are not first)."""
+    lane = observed["lane"] if observed else []
+    answered = lane if observed and observed["decision"] else []
+    return (bool(ranks["learned"]) and ranks["learned"][0] in wanted,
+            bool(lane) and lane[0] in wanted, bool(answered) and answered[0] in wanted,
+            bool(wanted & set(top)))
+
+
 def rank_of(doc_id: str, ranking: list[str]) -> int | None:
     return ranking.index(doc_id) + 1 if doc_id in ranking else None
 
@@ -229,6 +246,7 @@ def analyse(name: str, catalog_path: Path, cases: list[dict[str, Any]], encoder:
     positions: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
     lines = []
     ranked = 0
+    chain: list[tuple[bool, ...]] = []
     for case in cases:
         if case["kind"] not in ("match", "multi"):
             continue
@@ -243,6 +261,8 @@ def analyse(name: str, catalog_path: Path, cases: list[dict[str, Any]], encoder:
             wanted = {q["function_id"] for q in case["qrels"] if q["grade"] >= 2
                       and index in q.get("covers", [index])}
             per_capability.append((capability, ranks, seen.get(text), wanted))
+            if wanted and ranks is not None:
+                chain.append(_chain(ranks, seen.get(text), wanted, top))
         counter, first_counter = (multi_misses, multi_firsts) if case["kind"] == "multi" \
             else (misses, firsts)
         for doc_id in sorted(relevant - set(top)):
@@ -287,6 +307,10 @@ def analyse(name: str, catalog_path: Path, cases: list[dict[str, Any]], encoder:
         dense = [v[0] for v in values]
         print(f"   {kind:12s} dense ranks {sorted(d or 99 for d in dense)}")
     print_stages(stages)
+    shares = [sum(row[i] for row in chain) / len(chain) for i in range(len(CHAIN))]
+    print(f"   first relevant, {len(chain)} graded capabilities: " + ", ".join(
+        f"{label} {share:.3f}" for label, share in zip(CHAIN, shares)))
+    stages["chain"] = dict(zip(CHAIN, shares))
     if show_cases:
         print("\n".join(lines))
     return {"misses": dict(misses), "multi_misses": dict(multi_misses),
