@@ -7,7 +7,8 @@ grouping emits `{namespace, functions}` entries in rank order, one per run of a 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import chain, islice
 from typing import TypeVar
 
 from .corpus import namespace_of
@@ -43,12 +44,10 @@ def namespace_floor(lane: Ranking, floor: float = NAMESPACE_FLOOR) -> Ranking:
     return [(doc_id, score) for doc_id, score in lane if namespace_of(doc_id) in kept]
 
 
-def round_robin(lanes: Sequence[Sequence[T]], budget: int, *, key=lambda item: item,
-                exclude: Sequence[T] = ()) -> list[T]:
-    """Round r takes the r-th entry of every lane in lane order, skipping entries already taken
-    or in `exclude` (by `key`); stops at `budget` or when no lane has an r-th entry. Every lane
-    gets a candidate before any gets a second."""
-    taken: list[T] = []
+def interleave(lanes: Sequence[Sequence[T]], *, key=lambda item: item,
+               exclude: Iterable[T] = ()) -> Iterator[T]:
+    """The round-robin order, lazily: round r yields the r-th entry of every lane in lane order,
+    skipping entries already yielded or in `exclude` (by `key`)."""
     seen: set = {key(item) for item in exclude}
     depth = max((len(lane) for lane in lanes), default=0)
     for r in range(depth):
@@ -60,19 +59,35 @@ def round_robin(lanes: Sequence[Sequence[T]], budget: int, *, key=lambda item: i
             if marker in seen:
                 continue
             seen.add(marker)
-            taken.append(item)
-            if len(taken) >= budget:
-                return taken
-    return taken
+            yield item
 
 
-def worker_cap(ids: Sequence[str], lanes: int) -> list[str]:
+def distinct(items: Iterable[T]) -> Iterator[T]:
+    """`items` without repeats, first occurrence kept, lazily."""
+    seen: set = set()
+    for item in items:
+        if item not in seen:
+            seen.add(item)
+            yield item
+
+
+def round_robin(lanes: Sequence[Sequence[T]], budget: int, *, key=lambda item: item,
+                exclude: Sequence[T] = ()) -> list[T]:
+    """Round r takes the r-th entry of every lane in lane order, skipping entries already taken
+    or in `exclude` (by `key`); stops at `budget` or when no lane has an r-th entry. Every lane
+    gets a candidate before any gets a second."""
+    return list(islice(interleave(lanes, key=key, exclude=exclude), budget))
+
+
+def worker_cap(ids: Iterable[str], lanes: int, limit: int | None = None) -> list[str]:
     """Admit a function if its namespace is already admitted or fewer than `max(6, 2 × lanes)`
-    namespaces are; ids without a namespace are dropped."""
+    namespaces are; ids without a namespace are dropped; stop once `limit` are admitted."""
     cap = max(MIN_WORKER_CAP, 2 * lanes)
     admitted: set[str] = set()
     kept: list[str] = []
     for doc_id in ids:
+        if limit is not None and len(kept) >= limit:
+            break
         namespace = namespace_of(doc_id)
         if namespace is None:
             continue
@@ -100,12 +115,10 @@ def select_batch(lanes: Sequence[Ranking], *, judged: bool = False,
     unfloored = list(learned) + [False] * (len(lanes) - len(learned))
     floored = [lane if judged or skip else namespace_floor(lane)
                for lane, skip in zip(lanes, unfloored)]
-    everything = sum(len(lane) for lane in floored) + sum(len(tail) for tail in tails)
-    merged = round_robin([[doc_id for doc_id, _ in lane] for lane in floored], everything)
-    if tails:
-        tail_ids = [[doc_id for doc_id, _ in tail] for tail in tails]
-        merged += round_robin(tail_ids, everything, exclude=merged)
-    return worker_cap(merged, len(lanes))[:SELECTION_BUDGET]
+    lane_ids = [[doc_id for doc_id, _ in lane] for lane in floored]
+    tail_ids = [[doc_id for doc_id, _ in tail] for tail in tails]
+    order = distinct(chain(interleave(lane_ids), interleave(tail_ids)))
+    return worker_cap(order, len(lanes), SELECTION_BUDGET)
 
 
 def concatenate(selections: Sequence[Sequence[str]]) -> list[str]:
