@@ -29,6 +29,13 @@ and every case whose first result is not relevant in one of: `empty` (no result)
 capability's lane put a non-relevant function first; the dense and BM25 ranks of its best
 relevant function are printed), `order` (the lane's first was relevant, the response's first is
 not: grouping by worker or another capability's lane). Multi cases are counted apart.
+
+Then the eval's own metrics (`bench.score_cases`) at every stage between the lanes and the
+response (`stage_runs`: the lanes without the decision, the spec's §7.2 selection, its §7.3
+grouping, the response), match and multi cases apart, and for every graded capability (the
+population of `fit_fusion.py`'s lane-level figures) whether a relevant function is first in the
+offline learned fusion, in the lane the pipeline built, in that lane after the decision, and
+anywhere in the response's first twelve — the chain from the lane-level "first" to MRR@1.
 """
 
 from __future__ import annotations
@@ -103,69 +110,42 @@ def run_observed(catalog: list[dict[str, Any]], cases: list[dict[str, Any]],
     return run, seen
 
 
-STAGES = ("no decision", "round robin", "worker cap", "response", "ungrouped", "cap-fill")
+STAGES = ("no decision", "§7.2 selection", "§7.3 grouped", "response")
 
 
 def stage_runs(case: dict[str, Any], batches: dict[tuple[str, ...], dict[str, Any]],
                seen: dict[str, dict[str, Any]], response: list[str]) -> dict[str, list[str]]:
     """The case's list at every stage between its lanes and its response (one batch: ≤ 6
-    capabilities): `no decision` (refused lanes restored, as ranked, without a tail), `round
-    robin` (the lanes and their tails merged, budget 12, before the worker cap), `worker cap`
-    (the batch's selection), `response` (grouped by worker, as returned), `ungrouped` (the
-    selection in its round-robin order) and `cap-fill` (the worker cap applied inside the round
-    robin, so a capped worker's slot goes to the next candidate)."""
+    capabilities): `no decision` (the shipped selection with the refused lanes restored, as
+    ranked, without a tail), `§7.2 selection` (the spec's: round robin of the lanes, then their
+    tails, to 12, then the worker cap), `§7.3 grouped` (that selection with one entry per
+    worker in first-seen order, as the spec groups it) and `response` (as returned: the worker
+    cap inside the walk, `select.select_batch`, in rank order, `select.group_in_rank_order`)."""
     from iii_directory.search.select import (SELECTION_BUDGET, namespace_floor, round_robin,
-                                             worker_cap)
+                                             select_batch, worker_cap)
 
     texts = [q.text for q in (make_query(c) for c in case["capabilities"]) if q is not None]
     keys = [k for k in batches if set(k) <= set(texts)]
     if not keys:
         return {stage: response for stage in STAGES}
-    batch = batches[max(keys, key=len)]
-    lanes, tails, learned = batch["lanes"], batch["tails"], batch["learned"]
-    learned = learned + [False] * (len(lanes) - len(learned))
-
-    def merged(lanes_: list[list[Any]], tails_: list[list[Any]]) -> list[str]:
-        floored = [lane if skip or batch["tier"] == "judge" else namespace_floor(lane)
-                   for lane, skip in zip(lanes_, learned)]
-        out = round_robin([[d for d, _ in lane] for lane in floored], SELECTION_BUDGET)
-        if tails_ and len(out) < SELECTION_BUDGET:
-            out += round_robin([[d for d, _ in t] for t in tails_], SELECTION_BUDGET - len(out),
-                               exclude=out)
-        return out
-
     key = max(keys, key=len)
+    batch = batches[key]
+    lanes, tails, learned = batch["lanes"], batch["tails"], batch["learned"]
+    judged = batch["tier"] == "judge"
+    unfloored = learned + [False] * (len(lanes) - len(learned))
+    floored = [lane if skip or judged else namespace_floor(lane)
+               for lane, skip in zip(lanes, unfloored)]
+    merged = round_robin([[d for d, _ in lane] for lane in floored], SELECTION_BUDGET)
+    if tails and len(merged) < SELECTION_BUDGET:
+        merged += round_robin([[d for d, _ in t] for t in tails], SELECTION_BUDGET - len(merged),
+                              exclude=merged)
+    spec = worker_cap(merged, len(lanes))
+    first_seen = list(dict.fromkeys(d.split("::")[0] for d in spec))
+    grouped = sorted(spec, key=lambda d: first_seen.index(d.split("::")[0]))
     restored = [lane if lane else seen.get(text, {}).get("scored", [])
                 for text, lane in zip(key, lanes)]
-    rr = merged(lanes, tails)
-    capped = worker_cap(rr, len(lanes))
-    wide = _cap_fill(lanes, tails, learned, batch["tier"])
-    return {"no decision": worker_cap(merged(restored, tails), len(lanes)), "round robin": rr,
-            "worker cap": capped, "response": response, "ungrouped": capped, "cap-fill": wide}
-
-
-def _cap_fill(lanes: list[list[Any]], tails: list[list[Any]], learned: list[bool],
-              tier: str) -> list[str]:
-    """Round robin + tails with the worker cap applied as ids are taken."""
-    from iii_directory.search.corpus import namespace_of
-    from iii_directory.search.select import (MIN_WORKER_CAP, SELECTION_BUDGET, namespace_floor)
-
-    cap = max(MIN_WORKER_CAP, 2 * len(lanes))
-    floored = [lane if skip or tier == "judge" else namespace_floor(lane)
-               for lane, skip in zip(lanes, learned)]
-    taken: list[str] = []
-    admitted: set[str] = set()
-    for group in ([[d for d, _ in lane] for lane in floored], [[d for d, _ in t] for t in tails]):
-        for r in range(max((len(x) for x in group), default=0)):
-            for lane in group:
-                if r >= len(lane) or lane[r] in taken or len(taken) >= SELECTION_BUDGET:
-                    continue
-                ns = namespace_of(lane[r])
-                if ns is None or (ns not in admitted and len(admitted) >= cap):
-                    continue
-                admitted.add(ns)
-                taken.append(lane[r])
-    return taken
+    return {"no decision": select_batch(restored, judged=judged, tails=tails, learned=learned),
+            "§7.2 selection": spec, "§7.3 grouped": grouped, "response": response}
 
 
 def offline_ranks(corpus: Any, matrix: np.ndarray, encoder: Any, capability: str
