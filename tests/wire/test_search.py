@@ -268,11 +268,11 @@ async def test_registry_lane_over_the_wire(wire: Any) -> None:
         }]
 
 
-async def test_workers_follow_the_rank_order_over_the_wire(wire: Any) -> None:
-    """A worker whose candidates are not consecutive in rank order gets one entry per run
-    (README "Where the pipeline loses what its lanes have"): the round robin of a
-    two-capability call takes the first capability's first hit, then the second's, then the
-    first's next hit — the flattened response is that order, the SMS worker listed twice."""
+async def test_workers_appear_once_grouped_over_the_wire(wire: Any) -> None:
+    """`workers` holds one entry per worker in first-seen order, rank order within (search.md
+    §7.3; the seeds' "grouped by worker"): the round robin of a two-capability call ranks
+    sms::send, weather::forecast, sms::schedule, and the response lists the SMS worker once
+    with both functions, ahead of the weather worker."""
     add_peers(wire)
     wire.engine.add_function("sms::schedule", echo,
                              description="Schedule an SMS text message to a phone number for later.",
@@ -285,10 +285,10 @@ async def test_workers_follow_the_rank_order_over_the_wire(wire: Any) -> None:
             if "sms::schedule" in ids(response) and "weather::forecast" in ids(response):
                 break
             await anyio.sleep(0.05)
-    assert ids(response)[:3] == ["sms::send", "weather::forecast", "sms::schedule"]
     namespaces = [w["namespace"] for w in response["workers"]]
-    assert namespaces[:3] == ["sms", "weather", "sms"]
-    assert all(a != b for a, b in zip(namespaces, namespaces[1:]))
+    assert namespaces[:2] == ["sms", "weather"]
+    assert len(namespaces) == len(set(namespaces))
+    assert ids(response)[:3] == ["sms::send", "sms::schedule", "weather::forecast"]
     for worker in response["workers"]:
         assert worker["functions"] and all(
             f["function_id"].startswith(worker["namespace"] + "::") and f["description"]

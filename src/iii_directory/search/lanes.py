@@ -297,11 +297,13 @@ def bm25_tail(lane: Ranking, documents: DocumentSet, terms: Sequence[str]) -> Ra
     only the budget the lanes leave (`select.select_batch`), so the lane's head is unchanged.
 
     Hits of a worker the lane already holds come first (stable, BM25 order within each part):
-    one shared term is weak evidence, the lane's own worker a stronger prior — the order one
-    entry per worker used to give this tail (with responses in rank order,
-    `select.group_in_rank_order`, lexical dev recall@3 .732 → .754, recall@12 .831 → .854,
-    extra recall@6 .699 → .715); the dense tail of a hybrid lane, ordered by cosine, stays as
-    it is (hybrid dev recall@6 .901 → .880 with the same prior)."""
+    one shared term is weak evidence, the lane's own worker a stronger prior. Against the tail
+    in BM25 order (both with the capped walk, `select.select_batch`): lexical dev recall@3
+    .746 → .755, recall@12 .841 → .854, held-out recall@12 .741 → .745; but the padding joins
+    its worker's entry in the response, ahead of the next capability's functions, so extra
+    recall@6 .687 → .669 and extra2 .645 → .623. The dense tail of a hybrid lane, ordered by
+    cosine, stays as it is (the same prior there: hybrid dev recall@6 .901 → .880, measured
+    with responses in rank order, work/18g)."""
     if not lane:
         return []
     hits = [(doc_id, score) for doc_id, score, _ in documents.bm25(terms, 1, LEXICAL_DEPTH)]

@@ -40,8 +40,7 @@ from .query import Query, make_query
 from .registry_lane import INSTALL_FUNCTION, merge_installables, search_registry
 from .rerank import RERANK_TIMEOUT_S, Reranker, apply_scores, load_reranker, rerank_head
 from .slots import SearchSlots, configured_slots
-from .select import (BATCH_SIZE, MAX_CAPABILITIES, batches, concatenate, group_in_rank_order,
-                     select_batch)
+from .select import BATCH_SIZE, MAX_CAPABILITIES, batches, concatenate, group_by_namespace, select_batch
 from .side_lanes import SideResult, fetch_skills, fetch_triggers, rank_skills, rank_triggers
 from .static_lane import StaticLane
 from .vocabulary import request_actions
@@ -495,7 +494,7 @@ class SearchService:
         session = call.ctx.session_id
         selected = concatenate([r.selection for r in results])
         split = self.memory.split(session, corpus.fingerprint, selected)
-        workers = group_in_rank_order(split.new, corpus.descriptions)
+        workers = group_by_namespace(split.new, corpus.descriptions)
         installables = merge_installables([r.installables for r in results])
         skills = side.get("skills", SideResult(None))
         triggers = side.get("triggers", SideResult(None))

@@ -239,7 +239,8 @@ def test_bm25_tail_pads_with_one_term_hits_the_lane_left_out() -> None:
 
 def test_bm25_tail_puts_the_lanes_own_workers_first() -> None:
     """A one-term hit of a worker the lane holds goes before a better-scored hit of another
-    worker; each part keeps BM25 order (responses are in rank order, select.group_in_rank_order)."""
+    worker; each part keeps BM25 order, so a budget the lanes leave short goes to the lane's own
+    workers first."""
     docs = DocumentSet((
         Document("http::post", "", "http post post json body to a url"),
         Document("chat::post", "", "chat post post post a message to a channel"),

@@ -6,7 +6,7 @@ from iii_directory.search.select import (
     SELECTION_BUDGET,
     batches,
     concatenate,
-    group_in_rank_order,
+    group_by_namespace,
     namespace_floor,
     round_robin,
     select_batch,
@@ -58,23 +58,14 @@ def test_concatenate_dedupes_in_batch_order() -> None:
     assert concatenate([["a::1", "b::1"], ["b::1", "c::1"]]) == ["a::1", "b::1", "c::1"]
 
 
-def test_grouping_keeps_the_rank_order() -> None:
-    """One entry per run of a namespace: the flattened response is the selection's order (a
-    deliberate change versus search.md §7.3's one entry per namespace, first-seen order)."""
-    descriptions = {"a::1": "A1.", "b::1": "B1.", "a::2": "A2.", "a::3": "A3."}
-    groups = group_in_rank_order(["a::1", "b::1", "unknown::x", "a::2", "plain", "a::3"],
-                                 descriptions | {"plain": ""})
+def test_grouping_in_first_seen_order() -> None:
+    descriptions = {"a::1": "A1.", "b::1": "B1.", "a::2": "A2."}
+    groups = group_by_namespace(["a::1", "b::1", "unknown::x", "a::2", "plain"], descriptions | {"plain": ""})
     assert groups == [
-        {"namespace": "a", "functions": [{"function_id": "a::1", "description": "A1."}]},
+        {"namespace": "a", "functions": [{"function_id": "a::1", "description": "A1."},
+                                         {"function_id": "a::2", "description": "A2."}]},
         {"namespace": "b", "functions": [{"function_id": "b::1", "description": "B1."}]},
-        {"namespace": "a", "functions": [{"function_id": "a::2", "description": "A2."},
-                                         {"function_id": "a::3", "description": "A3."}]},
     ]
-    flattened = [f["function_id"] for g in groups for f in g["functions"]]
-    assert flattened == ["a::1", "b::1", "a::2", "a::3"]
-    assert group_in_rank_order([], descriptions) == []
-    # an unknown id between two of one namespace does not split its run
-    assert [g["namespace"] for g in group_in_rank_order(["a::1", "z::9", "a::2"], descriptions)] == ["a"]
 
 
 def test_tails_fill_only_the_budget_the_lanes_leave() -> None:

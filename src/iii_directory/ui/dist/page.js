@@ -3052,7 +3052,7 @@ function createCards(ui) {
     return h('div', {className: 'iiid-card'},
       h('div', {className: 'iiid-card__title'}, model.header, ' ', model.mode ? h(Chip, null, model.mode) : null, ' ', h('span', {className: 'iiid-muted'}, model.latency)),
       caps.length ? h('div', null, caps.map((c, i) => h(Chip, {key: i}, typeof c === 'string' ? c : JSON.stringify(c)))) : null,
-      model.workers.map((w, i) => h('div', {key: `${i}:${w.namespace}`, className: 'iiid-card__section'}, h('div', {className: 'iiid-card__label'}, w.namespace),
+      model.workers.map((w) => h('div', {key: w.namespace, className: 'iiid-card__section'}, h('div', {className: 'iiid-card__label'}, w.namespace),
         w.functions.map((f) => h('div', {key: f.function_id}, h('code', null, f.function_id), ' ', h('span', {className: 'iiid-muted'}, f.description))))),
       model.installable.map((w) => h('div', {key: w.name, className: 'iiid-card__section'}, h('strong', null, w.name), ' ', w.version, ' ', w.description,
         h('div', null, h('code', null, w.install)))),
