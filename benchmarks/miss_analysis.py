@@ -31,8 +31,9 @@ relevant function are printed), `order` (the lane's first was relevant, the resp
 not: grouping by worker or another capability's lane). Multi cases are counted apart.
 
 Then the eval's own metrics (`bench.score_cases`) at every stage between the lanes and the
-response (`stage_runs`: the lanes without the decision, the spec's §7.2 selection, its §7.3
-grouping, the response), match and multi cases apart, and for every graded capability (the
+response (`stage_runs`: the lanes without the decision; the spec's §7.2 selection in rank order
+and grouped by worker as §7.3 groups it; the shipped selection, with the worker cap inside the
+walk, in rank order and grouped, the response), match and multi cases apart, and for every graded capability (the
 population of `fit_fusion.py`'s lane-level figures) whether a relevant function is first in the
 offline learned fusion, in the lane the pipeline built, in that lane after the decision, and
 anywhere in the response's first twelve — the chain from the lane-level "first" to MRR@1.
@@ -110,17 +111,28 @@ def run_observed(catalog: list[dict[str, Any]], cases: list[dict[str, Any]],
     return run, seen
 
 
-STAGES = ("no decision", "§7.2 selection", "§7.3 grouped", "response")
+STAGES = ("no decision", "§7.2 ungrouped", "§7.2 grouped", "ungrouped", "response")
+
+
+def flattened_groups(ids: list[str]) -> list[str]:
+    """`ids` in the order the response lists them: one entry per worker, first-seen order, rank
+    order within (`select.group_by_namespace`), flattened."""
+    from iii_directory.search.select import group_by_namespace
+
+    return [f["function_id"] for worker in group_by_namespace(ids, dict.fromkeys(ids, ""))
+            for f in worker["functions"]]
 
 
 def stage_runs(case: dict[str, Any], batches: dict[tuple[str, ...], dict[str, Any]],
                seen: dict[str, dict[str, Any]], response: list[str]) -> dict[str, list[str]]:
     """The case's list at every stage between its lanes and its response (one batch: ≤ 6
     capabilities): `no decision` (the shipped selection with the refused lanes restored, as
-    ranked, without a tail), `§7.2 selection` (the spec's: round robin of the lanes, then their
-    tails, to 12, then the worker cap), `§7.3 grouped` (that selection with one entry per
-    worker in first-seen order, as the spec groups it) and `response` (as returned: the worker
-    cap inside the walk, `select.select_batch`, in rank order, `select.group_in_rank_order`)."""
+    ranked, without a tail, grouped as the response is), `§7.2 ungrouped` (the spec's
+    selection: round robin of the lanes, then their tails, to 12, then the worker cap, in rank
+    order), `§7.2 grouped` (that selection with one entry per worker, as §7.3 groups it: main's
+    response before the capped walk), `ungrouped` (the shipped selection, `select.select_batch`,
+    in rank order: what a response in rank order, work/18g, returned) and `response` (as
+    returned: that selection grouped by worker)."""
     from iii_directory.search.select import (SELECTION_BUDGET, namespace_floor, round_robin,
                                              select_batch, worker_cap)
 
@@ -140,12 +152,13 @@ def stage_runs(case: dict[str, Any], batches: dict[tuple[str, ...], dict[str, An
         merged += round_robin([[d for d, _ in t] for t in tails], SELECTION_BUDGET - len(merged),
                               exclude=merged)
     spec = worker_cap(merged, len(lanes))
-    first_seen = list(dict.fromkeys(d.split("::")[0] for d in spec))
-    grouped = sorted(spec, key=lambda d: first_seen.index(d.split("::")[0]))
     restored = [lane if lane else seen.get(text, {}).get("scored", [])
                 for text, lane in zip(key, lanes)]
-    return {"no decision": select_batch(restored, judged=judged, tails=tails, learned=learned),
-            "§7.2 selection": spec, "§7.3 grouped": grouped, "response": response}
+    return {"no decision": flattened_groups(select_batch(restored, judged=judged, tails=tails,
+                                                         learned=learned)),
+            "§7.2 ungrouped": spec, "§7.2 grouped": flattened_groups(spec),
+            "ungrouped": select_batch(lanes, judged=judged, tails=tails, learned=learned),
+            "response": response}
 
 
 def offline_ranks(corpus: Any, matrix: np.ndarray, encoder: Any, capability: str
