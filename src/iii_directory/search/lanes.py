@@ -296,20 +296,15 @@ def bm25_tail(lane: Ranking, documents: DocumentSet, terms: Sequence[str]) -> Ra
     empty for an empty lane (a capability the answerability decision refused). Selection spends
     only the budget the lanes leave (`select.select_batch`), so the lane's head is unchanged.
 
-    Hits of a worker the lane already holds come first (stable, BM25 order within each part):
-    one shared term is weak evidence, the lane's own worker a stronger prior. Against the tail
-    in BM25 order (both with the capped walk, `select.select_batch`): lexical dev recall@3
-    .746 → .755, recall@12 .841 → .854, held-out recall@12 .741 → .745; but the padding joins
-    its worker's entry in the response, ahead of the next capability's functions, so extra
-    recall@6 .687 → .669 and extra2 .645 → .623. The dense tail of a hybrid lane, ordered by
-    cosine, stays as it is (the same prior there: hybrid dev recall@6 .901 → .880, measured
-    with responses in rank order, work/18g)."""
+    Measured and not kept (issue 18): hits of a worker the lane already holds first (stable, BM25
+    order within each part). With the capped walk, BM25 order → that prior (lexical): dev
+    recall@3 .746 → .755, recall@12 .841 → .854, but extra recall@6 .687 → .669, extra2
+    .645 → .623 and test recall@3 .459 → .434 — the padding joins its worker's entry in the
+    response, ahead of the next capability's functions."""
     if not lane:
         return []
     hits = [(doc_id, score) for doc_id, score, _ in documents.bm25(terms, 1, LEXICAL_DEPTH)]
-    tail = ranking_tail(lane, hits)[:BM25_TAIL_DEPTH]
-    held = {namespace_of(doc_id) for doc_id, _ in lane}
-    return sorted(tail, key=lambda hit: namespace_of(hit[0]) not in held)
+    return ranking_tail(lane, hits)[:BM25_TAIL_DEPTH]
 
 
 def exact_lane(capability: str, known: set[str] | dict[str, object] | DocumentSet,

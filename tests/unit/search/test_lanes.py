@@ -237,25 +237,6 @@ def test_bm25_tail_pads_with_one_term_hits_the_lane_left_out() -> None:
     assert len(bm25_tail([("w0::send", 1.0)], many, ["send"])) == BM25_TAIL_DEPTH
 
 
-def test_bm25_tail_puts_the_lanes_own_workers_first() -> None:
-    """A one-term hit of a worker the lane holds goes before a better-scored hit of another
-    worker; each part keeps BM25 order, so a budget the lanes leave short goes to the lane's own
-    workers first."""
-    docs = DocumentSet((
-        Document("http::post", "", "http post post json body to a url"),
-        Document("chat::post", "", "chat post post post a message to a channel"),
-        Document("tracker::post", "", "tracker post post post a comment"),
-        Document("http::get", "", "http get fetch json from a url"),
-        Document("http::download", "", "http download save a url to a file"),
-    ))
-    bm25_order = [i for i, _, _ in docs.bm25(["post", "json", "url"], 1, 50)]
-    assert bm25_order.index("chat::post") < bm25_order.index("http::download")
-    tail = [i for i, _ in bm25_tail([("http::post", 2.0)], docs, ["post", "json", "url"])]
-    own = [i for i in bm25_order if i.startswith("http::") and i != "http::post"]
-    other = [i for i in bm25_order if not i.startswith("http::")]
-    assert tail == own + other
-
-
 def test_ranking_tail_keeps_the_lane_and_fills_in_the_rankings_order() -> None:
     lane = [("kv::get", 3.0)]
     learned = [("kv::set", 1.0), ("kv::get", 0.8), ("db::x", 0.5)]
