@@ -266,3 +266,30 @@ async def test_registry_lane_over_the_wire(wire: Any) -> None:
             "functions": [{"function_id": "resend::send-email", "description": "Send a transactional email."}],
             "install": {"function": "compose::add", "payload": {"worker": "resend"}},
         }]
+
+
+async def test_workers_appear_once_grouped_over_the_wire(wire: Any) -> None:
+    """`workers` holds one entry per worker in first-seen order, rank order within (search.md
+    §7.3; the seeds' "grouped by worker"): the round robin of a two-capability call ranks
+    sms::send, weather::forecast, sms::schedule, and the response lists the SMS worker once
+    with both functions, ahead of the weather worker."""
+    add_peers(wire)
+    wire.engine.add_function("sms::schedule", echo,
+                             description="Schedule an SMS text message to a phone number for later.",
+                             request_format={"type": "object", "properties": {"to": {}, "at": {}}})
+    capabilities = ["send an sms text message to a phone number",
+                    "get the weather forecast for a city"]
+    with anyio.fail_after(10):
+        while True:
+            response = await wire.call(SEARCH, {"capabilities": capabilities})
+            if "sms::schedule" in ids(response) and "weather::forecast" in ids(response):
+                break
+            await anyio.sleep(0.05)
+    namespaces = [w["namespace"] for w in response["workers"]]
+    assert namespaces[:2] == ["sms", "weather"]
+    assert len(namespaces) == len(set(namespaces))
+    assert ids(response)[:3] == ["sms::send", "sms::schedule", "weather::forecast"]
+    for worker in response["workers"]:
+        assert worker["functions"] and all(
+            f["function_id"].startswith(worker["namespace"] + "::") and f["description"]
+            for f in worker["functions"])

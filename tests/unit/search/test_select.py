@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from iii_directory.search.select import (
+    SELECTION_BUDGET,
     batches,
     concatenate,
     group_by_namespace,
@@ -75,3 +76,20 @@ def test_tails_fill_only_the_budget_the_lanes_leave() -> None:
     full = [[(f"x::{i}", 1.0 - i / 100) for i in range(12)]]
     assert select_batch(full, tails=[[("t::1", 0.3)]]) == [f"x::{i}" for i in range(12)]
     assert select_batch(lanes) == ["a::1", "b::1", "a::2"]
+
+
+def test_a_capped_workers_slot_goes_to_the_next_candidate() -> None:
+    """The worker cap (max(6, 2 × lanes) workers) walks the whole merged order and the budget
+    of 12 is counted after it: a 7th and 8th worker's entries are replaced by later entries of
+    admitted workers, not dropped from a shorter list."""
+    lane = [(f"w{i}::a", 1.0 - i / 100) for i in range(8)]
+    lane += [(f"w{i}::b", 0.5 - i / 100) for i in range(8)]
+    selected = select_batch([lane], learned=[True])
+    assert len(selected) == SELECTION_BUDGET
+    assert {doc_id.split("::")[0] for doc_id in selected} == {f"w{i}" for i in range(6)}
+    assert selected[:6] == [f"w{i}::a" for i in range(6)]
+    assert selected[6:] == [f"w{i}::b" for i in range(6)]
+    # a tail still only spends what the lanes leave, after the cap
+    tail = [("t::1", 0.3), ("w0::c", 0.2)]
+    assert select_batch([lane[:3]], learned=[True], tails=[tail]) == [
+        "w0::a", "w1::a", "w2::a", "t::1", "w0::c"]
