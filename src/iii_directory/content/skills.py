@@ -32,6 +32,7 @@ import anyio
 
 from ..config import Settings
 from ..errors import DirectoryError, not_found, quote
+from ..log_throttle import ThrottledLog
 from .files import body_is_empty, read_capped, rfc3339
 from .ids import SKILL_GET_NEXT, closest, is_valid_id, levenshtein
 from .markdown import FrontmatterError, first_h1, first_paragraph, load_yaml, split_frontmatter
@@ -54,6 +55,10 @@ if TYPE_CHECKING:
     from ..context import Context
 
 log = logging.getLogger(__name__)
+_unreadable = ThrottledLog(log)
+"""A listed file that cannot be read — typically deleted between the listing and the read,
+which a worker whose skills are being rewritten meets hundreds of times a minute — is logged
+at INFO once per error code every 30 s; the repeats go to DEBUG."""
 
 INDEX_NAMES = frozenset({"SKILL.md", "SKILLS.md"})
 T = TypeVar("T")
@@ -512,7 +517,7 @@ def row_facts_of(view: SkillsView, file: SkillFile) -> _RowFacts | None:
             return _row_facts(file.path)
         return view.row_facts.derive(file.path, st, _row_facts)
     except DirectoryError as exc:
-        log.info("skills: %s", exc.message)
+        _unreadable.info(exc.code, "skills: %s", exc.message)
         return None
 
 
@@ -532,7 +537,7 @@ def list_row(view: SkillsView, file: SkillFile) -> SkillRow:
         else:
             facts = view.row_facts.derive(file.path, st, _row_facts)
     except DirectoryError as exc:
-        log.info("skills: %s", exc.message)
+        _unreadable.info(exc.code, "skills: %s", exc.message)
         return SkillRow(file.id, display, display, None, None, False, "", size, stamp,
                         row_origin(view, file))
     return SkillRow(

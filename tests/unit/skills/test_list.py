@@ -147,3 +147,18 @@ async def test_include_origin_says_where_each_row_lives(
     assert [(r["id"], r["origin"]) for r in narrowed["skills"]] == [("pdf", "read_only")]
     failure = await error(directory, "directory::skills::list", {"include_origin": "yes"})
     assert failure.message == 'invalid request: field "include_origin": expected a boolean'
+
+
+async def test_repeated_unreadable_files_log_once_then_at_debug(
+        directory: Directory, roots: dict[str, Path], caplog: Any, monkeypatch: Any) -> None:
+    from iii_directory.content import skills
+
+    monkeypatch.setattr(skills, "_unreadable", skills.ThrottledLog(skills.log, 30.0, lambda: 0.0))
+    for name in ("a", "b", "c"):
+        write(roots["skills"], f"ns/{name}.md", "---\ntitle: Big\n---\n" + "x" * 262_200)
+    with caplog.at_level("DEBUG", logger="iii_directory.content.skills"):
+        await call(directory, "directory::skills::list")
+        await call(directory, "directory::skills::list")
+    unreadable = [r.levelname for r in caplog.records if "is too large" in r.getMessage()]
+    # six reads of three oversized files, two listings: the first at INFO, the rest at DEBUG
+    assert unreadable == ["INFO"] + ["DEBUG"] * 5
