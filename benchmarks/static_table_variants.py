@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import build_static_table as recipe  # noqa: E402
 import static_table_learned as learned  # noqa: E402
 from static_failures import ROOT, Recorder  # noqa: E402
-from static_variants import all_sets  # noqa: E402
+from static_variants import all_sets, pipeline_row  # noqa: E402
 
 from _rank import _assets, static  # noqa: E402
 from iii_directory import bench  # noqa: E402
@@ -104,19 +104,14 @@ def lane_scores(cases: list[dict[str, Any]], seen: dict[str, dict[str, Any]]) ->
 
 def measure(name: str, blob: bytes, sets: list[Any], recorder: Recorder) -> str:
     static._default = static.StaticEncoder(static.StaticTable(blob, source=name))
-    row = [f"{name:14} {len(blob) / 1e6:5.1f}MB"]
-    for set_name, catalog, cases in sets:
+
+    def lane(cases: list[dict[str, Any]]) -> str:
+        recall, first, _ = lane_scores(cases, recorder.seen)
         recorder.seen.clear()
-        run, _, _ = anyio.run(bench.run_mode, "static", catalog, cases, 1, None)
-        metrics = bench.score_cases(cases, run, set())
-        if metrics["ranked_cases"]:
-            recall, first, _ = lane_scores(cases, recorder.seen)
-            row.append(f"{set_name} lane {recall:.3f}/{first:.3f} pipe {metrics['recall_at_12']:.3f}/"
-                       f"{metrics['mrr_at_1']:.3f}/{metrics['false_positive_rate'] or 0:.3f}")
-        else:
-            answered = round(metrics["false_positive_rate"] * metrics["no_match_cases"])
-            row.append(f"{set_name} {answered}/{metrics['no_match_cases']}")
-    return "  ".join(row)
+        return f"{recall:.3f}/{first:.3f}"
+
+    recorder.seen.clear()
+    return f"{name:14} {len(blob) / 1e6:5.1f}MB  " + pipeline_row(sets, "static", lane)
 
 
 def main() -> None:

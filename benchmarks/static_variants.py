@@ -16,6 +16,7 @@ import argparse
 import json
 import random
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -61,14 +62,18 @@ def main() -> None:
 
 
 def pipeline_row(sets: list[tuple[str, list[dict[str, Any]], list[dict[str, Any]]]],
-                 mode: str = "static") -> str:
-    """One line: R@12 / MRR@1 / no-match FP rate per case set, answered / asked per negative set."""
+                 mode: str = "static",
+                 lane: Callable[[list[dict[str, Any]]], str] | None = None) -> str:
+    """One line: R@12 / MRR@1 / no-match FP rate per case set, answered / asked per negative set;
+    `lane(cases)`, when given, is run right after each ranked set's pipeline and its text put
+    before that set's figures."""
     row = []
     for name, catalog, cases in sets:
         run, _, _ = anyio.run(bench.run_mode, mode, catalog, cases, 1, None)
         metrics = bench.score_cases(cases, run, set())
         if metrics["ranked_cases"]:
-            row.append(f"{name} {metrics['recall_at_12']:.3f}/{metrics['mrr_at_1']:.3f}/"
+            prefix = f"lane {lane(cases)} pipe " if lane is not None else ""
+            row.append(f"{name} {prefix}{metrics['recall_at_12']:.3f}/{metrics['mrr_at_1']:.3f}/"
                        f"{metrics['false_positive_rate'] or 0:.3f}")
         else:
             answered = round(metrics["false_positive_rate"] * metrics["no_match_cases"])
