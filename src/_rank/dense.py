@@ -133,6 +133,10 @@ class Encoder:
       session stays ~40 MiB larger): 114 MiB after the build and 141 MiB peak after five
       16-text batches, against 160 / 275 MiB, with vectors within 6e-8 cosine of the packaged
       graph's. An unusable saved graph is removed and rebuilt.
+    * `optimize_in_child=True` builds that graph in a child process at low priority
+      (`build_in_child`) so the calling process never holds the GIL stalls and the memory peak
+      of the build; this one only waits, then loads the saved graph (falls back to building in
+      this thread when the child cannot run). `iii-directory` passes it.
     * `threads=1` intra-op thread: on a 2-core host shared with the event loop and other
       processes one thread answered a single capability faster than two (27 vs 48 ms under
       load) and long batches as fast; pass `threads=2` on an idle machine.
@@ -147,6 +151,7 @@ class Encoder:
         batch_size: int = 16,
         max_batch_tokens: int = 1024,
         optimized_dir: str | Path | None = None,
+        optimize_in_child: bool = False,
     ) -> None:
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise ValueError(f"threads must be an int >= 1, got {threads!r}")
@@ -185,7 +190,7 @@ class Encoder:
 
         self.optimized_path: Path | None = None
         """The saved optimized graph this session was loaded from, if any."""
-        self._session = self._open_session(model_file, threads, optimized_dir)
+        self._session = self._open_session(model_file, threads, optimized_dir, optimize_in_child)
         release_memory()
         inputs = {i.name for i in self._session.get_inputs()}
         for name in ("input_ids", "attention_mask"):
@@ -201,33 +206,19 @@ class Encoder:
         self.dimension = shape[2] if isinstance(shape[2], int) else DIMENSION
 
     def _open_session(self, model_file: Path, threads: int,
-                      optimized_dir: str | Path | None) -> Any:
+                      optimized_dir: str | Path | None, optimize_in_child: bool) -> Any:
         """The ONNX session: from the saved optimized graph in `optimized_dir` when one is there
         (no graph optimization at load), else from `model_file`, saving its optimized graph
-        there for the next process (see `optimized_graph_dir`)."""
-        def options(level: Any) -> Any:
-            opts = ort.SessionOptions()
-            opts.intra_op_num_threads = threads
-            opts.inter_op_num_threads = 1
-            opts.enable_cpu_mem_arena = False
-            opts.enable_mem_pattern = False
-            opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-            opts.graph_optimization_level = level
-            opts.log_severity_level = 3
-            return opts
-
+        there for the next process (see `optimized_graph_dir`) — in a child process first when
+        `optimize_in_child`, in this thread when that fails."""
         levels = ort.GraphOptimizationLevel
-        providers = ["CPUExecutionProvider"]
         if optimized_dir is None:
-            return ort.InferenceSession(str(model_file), sess_options=options(levels.ORT_ENABLE_ALL),
-                                        providers=providers)
+            return _session(model_file, session_options(threads, levels.ORT_ENABLE_ALL))
         saved = optimized_graph_dir(Path(optimized_dir), model_file)
 
         def load_saved() -> Any:
             try:
-                session = ort.InferenceSession(str(saved / OPTIMIZED_MODEL),
-                                               sess_options=options(levels.ORT_DISABLE_ALL),
-                                               providers=providers)
+                session = _session(saved / OPTIMIZED_MODEL, session_options(threads, levels.ORT_DISABLE_ALL))
             except Exception as exc:  # noqa: BLE001 - rebuild it from the packaged model
                 log.warning("saved optimized graph %s unusable (%s); rebuilding it", saved, exc)
                 shutil.rmtree(saved, ignore_errors=True)
@@ -239,35 +230,18 @@ class Encoder:
             session = load_saved()
             if session is not None:
                 return session
-        staging = saved.with_name(f"{saved.name}.tmp-{os.getpid()}-{threading.get_ident()}")
-        opts = options(levels.ORT_ENABLE_EXTENDED)  # no hardware-specific layouts in the file
-        try:
-            staging.mkdir(parents=True, exist_ok=True)
-            opts.optimized_model_filepath = str(staging / OPTIMIZED_MODEL)
-            opts.add_session_config_entry(
-                "session.optimized_model_external_initializers_file_name", OPTIMIZED_WEIGHTS)
-            opts.add_session_config_entry(
-                "session.optimized_model_external_initializers_min_size_in_bytes", "1024")
-        except OSError as exc:
-            log.warning("cannot save the optimized graph under %s: %s", staging, exc)
-            opts = options(levels.ORT_ENABLE_EXTENDED)
-        session = ort.InferenceSession(str(model_file), sess_options=opts, providers=providers)
-        try:
-            if (staging / OPTIMIZED_WEIGHTS).is_file():
-                os.replace(staging, saved)  # atomic: a reader sees all of it or nothing
-        except OSError:  # another process published it first, or the disk is read-only
-            pass
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+        if optimize_in_child and build_in_child(model_file, saved, threads):
+            session = load_saved()
+            if session is not None:
+                return session
+        session = build_optimized_graph(model_file, saved, threads)
         if (saved / OPTIMIZED_MODEL).is_file():
             # the session that saved the graph stays ~40 MiB larger than one loaded from it
             del session
             release_memory()
             session = load_saved()
             if session is None:
-                session = ort.InferenceSession(str(model_file),
-                                               sess_options=options(levels.ORT_ENABLE_ALL),
-                                               providers=providers)
+                session = _session(model_file, session_options(threads, levels.ORT_ENABLE_ALL))
         return session
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -335,6 +309,96 @@ def optimized_graph_dir(root: Path, model_file: Path) -> Path:
     stat = model_file.stat()
     stamp = f"{model_file.resolve()}:{stat.st_size}:{stat.st_mtime_ns}:{ort.__version__}"
     return root / f"onnx-{hashlib.sha256(stamp.encode('utf-8')).hexdigest()[:16]}"
+
+
+def session_options(threads: int, level: Any) -> Any:
+    """The bounded session options of every session this module opens (see `Encoder`)."""
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.enable_cpu_mem_arena = False
+    opts.enable_mem_pattern = False
+    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    opts.graph_optimization_level = level
+    opts.log_severity_level = 3
+    return opts
+
+
+def _session(model_file: Path, options: Any) -> Any:
+    return ort.InferenceSession(str(model_file), sess_options=options, providers=["CPUExecutionProvider"])
+
+
+def build_optimized_graph(model_file: Path, saved: Path, threads: int) -> Any:
+    """Optimize `model_file` (ORT_ENABLE_EXTENDED: no hardware-specific layout in the file) into
+    a staging folder beside `saved` and publish it as `saved` by one atomic rename; returns the
+    session that did it. A folder that cannot be written only means nothing is saved; a graph
+    another process published first is kept."""
+    staging = saved.with_name(f"{saved.name}.tmp-{os.getpid()}-{threading.get_ident()}")
+    opts = session_options(threads, ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED)
+    try:
+        staging.mkdir(parents=True, exist_ok=True)
+        opts.optimized_model_filepath = str(staging / OPTIMIZED_MODEL)
+        opts.add_session_config_entry(
+            "session.optimized_model_external_initializers_file_name", OPTIMIZED_WEIGHTS)
+        opts.add_session_config_entry(
+            "session.optimized_model_external_initializers_min_size_in_bytes", "1024")
+    except OSError as exc:
+        log.warning("cannot save the optimized graph under %s: %s", staging, exc)
+        opts = session_options(threads, ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED)
+    try:
+        session = _session(model_file, opts)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    try:
+        if (staging / OPTIMIZED_WEIGHTS).is_file():
+            os.replace(staging, saved)  # atomic: a reader sees all of it or nothing
+    except OSError:  # another process published it first, or the disk is read-only
+        pass
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return session
+
+
+CHILD_TIMEOUT_S = 300.0
+"""How long `build_in_child` waits for the child before killing it and building here."""
+
+CHILD_NICE = 10
+"""The child's scheduling niceness increment (POSIX): it gives way to the process it serves."""
+
+
+def build_in_child(model_file: Path, saved: Path, threads: int, *,
+                   timeout: float = CHILD_TIMEOUT_S) -> bool:
+    """Build and save the optimized graph in a child process (`python -m _rank._optimize_graph`,
+    at `CHILD_NICE`); True when `saved` holds it afterwards.
+
+    Why: onnxruntime holds the GIL for much of a session build (stalls of up to ~125 ms were
+    seen on a loaded 2-core host) and constant folding peaks ~150 MiB above the finished
+    session, so optimizing in the process that serves calls stalls its event loop and raises its
+    peak RSS. The calling thread only waits. No interpreter (`sys.executable` empty), a child
+    that fails or one that runs past `timeout` (killed) → False, logged; the caller builds in
+    its own thread instead."""
+    import subprocess
+    import sys
+
+    if not sys.executable:
+        return False
+    package_root = str(Path(__file__).resolve().parent.parent)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+    command = [sys.executable, "-m", "_rank._optimize_graph", str(model_file), str(saved), str(threads)]
+    try:
+        done = subprocess.run(command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, timeout=timeout, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        log.warning("optimizing the ONNX graph in a child process failed (%s); optimizing here", exc)
+        return False
+    if done.returncode != 0:
+        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        log.warning("optimizing the ONNX graph in a child process failed (exit %s%s); optimizing here",
+                    done.returncode, f": {lines[-1]}" if lines else "")
+        return False
+    return (saved / OPTIMIZED_MODEL).is_file()
 
 
 RELEASE_AFTER_TOKENS = 256

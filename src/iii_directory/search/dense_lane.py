@@ -99,7 +99,8 @@ def open_encoder(model_dir: str | None, cache_dir: Path | None = None) -> Any:
     word-embedding row ever read do not stay in the worker's RSS."""
     from _rank import dense
 
-    encoder = dense.Encoder(model_dir, max_length=TOKEN_CAP, optimized_dir=cache_dir)
+    encoder = dense.Encoder(model_dir, max_length=TOKEN_CAP, optimized_dir=cache_dir,
+                            optimize_in_child=cache_dir is not None)
     saved = getattr(encoder, "optimized_path", None)
     if saved is not None:
         encoder.release_memory = _releasing(encoder.release_memory, Path(saved) / dense.OPTIMIZED_WEIGHTS)

@@ -27,7 +27,7 @@ def encoder() -> dense.Encoder:
 def test_bounded_defaults(encoder: dense.Encoder) -> None:
     default = dense.Encoder.__init__.__kwdefaults__
     assert default == {"threads": 1, "max_length": 128, "batch_size": 16, "max_batch_tokens": 1024,
-                       "optimized_dir": None}
+                       "optimized_dir": None, "optimize_in_child": False}
     options = encoder._session.get_session_options()
     assert not options.enable_cpu_mem_arena and not options.enable_mem_pattern
     assert encoder.lowercase  # MiniLM's tokenizer is uncased
@@ -56,6 +56,47 @@ def test_an_unusable_saved_graph_is_rebuilt(tmp_path: Path) -> None:
     again = dense.Encoder(optimized_dir=tmp_path)  # built from the packaged model, saved afresh
     assert (saved / dense.OPTIMIZED_WEIGHTS).stat().st_size > 1_000_000
     assert dense.Encoder(optimized_dir=tmp_path).optimized_path == saved
+
+
+def test_the_optimized_graph_is_built_in_a_child_process(tmp_path: Path, encoder: dense.Encoder,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    def not_here(*args: object) -> None:
+        raise AssertionError("the graph was optimized in this process")
+
+    monkeypatch.setattr(dense, "build_optimized_graph", not_here)  # the child has its own copy
+    built = dense.Encoder(optimized_dir=tmp_path, optimize_in_child=True)
+    (saved,) = [p for p in tmp_path.iterdir()]
+    assert built.optimized_path == saved
+    assert sorted(p.name for p in saved.iterdir()) == [dense.OPTIMIZED_MODEL, dense.OPTIMIZED_WEIGHTS]
+    texts = ["send an email to a customer", "forecast the weather"]
+    assert float((1.0 - (built.encode(texts) * encoder.encode(texts)).sum(axis=1)).max()) < 1e-4
+
+
+def test_a_child_that_cannot_run_or_overruns_means_building_here(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    import sys
+
+    model, saved = dense._packaged_model(), tmp_path / "saved"
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))
+    with caplog.at_level("WARNING", logger="_rank.dense"):
+        assert dense.build_in_child(model, saved, 1) is False
+    assert "child process failed" in caplog.text
+    slow = tmp_path / "slow-python"
+    slow.write_text("#!/bin/sh\nexec sleep 60\n")
+    slow.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(slow))
+    assert dense.build_in_child(model, saved, 1, timeout=0.5) is False  # killed at its deadline
+    assert not saved.exists()
+    monkeypatch.setattr(sys, "executable", "")
+    assert dense.build_in_child(model, saved, 1) is False
+
+
+@pytest.mark.parametrize("argv", [[], ["model", "saved"], ["model", "saved", "0"], ["model", "saved", "x"]])
+def test_the_child_entry_rejects_bad_arguments(argv: list[str], tmp_path: Path) -> None:
+    from _rank import _optimize_graph
+
+    assert _optimize_graph.main(argv) == 2
+    assert _optimize_graph.main([str(tmp_path / "missing.onnx"), str(tmp_path / "saved"), "1"]) == 2
 
 
 def test_batches_stay_within_the_text_and_token_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
