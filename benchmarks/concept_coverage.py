@@ -67,12 +67,13 @@ def _documents(catalog_path: Path) -> Any:
 class Coverage:
     """The concept-coverage values of requests over one catalog (numpy; fit time only)."""
 
-    def __init__(self, documents: Any) -> None:
+    def __init__(self, documents: Any, words: dict[str, Any] | None = None) -> None:
         import _rank
         from _rank.static import default_encoder
         from iii_directory.search.answerability import catalog_stats
 
         self.encoder = default_encoder()
+        self.given = words
         self.documents = documents
         self.stats = catalog_stats(documents)
         self.words: dict[str, list[str]] = {
@@ -81,12 +82,14 @@ class Coverage:
 
     @lru_cache(maxsize=None)
     def vector(self, word: str) -> Any:
+        if self.given is not None:
+            return self.given[word]
         return np.frombuffer(self.encoder.encode_one(word), dtype=np.float32)
 
     @lru_cache(maxsize=None)
     def matrix(self, doc_id: str) -> Any:
         words = self.words.get(doc_id) or []
-        return np.stack([self.vector(w) for w in words]) if words else np.zeros((0, 384))
+        return np.stack([self.vector(w) for w in words]) if words else np.zeros((0, 1))
 
     def concepts(self, text: str, nouns: bool) -> list[str]:
         import _rank
@@ -135,13 +138,28 @@ class Coverage:
         return out
 
 
-def annotate(rows: list[dict[str, Any]], eval_dir: Path) -> None:
+def minilm_words(rows: list[dict[str, Any]], documents: Sequence[Any]) -> dict[str, Any]:
+    """`--word-vectors minilm`: every document word and request concept embedded alone by
+    MiniLM (the pooled sentence vector of the one word), instead of the static table's rows."""
+    import _rank
+    from _rank import dense
+
+    words = {w for docs in documents for d in docs.documents
+             for w in _rank.tokenize(d.lexical) if w.isalpha()}
+    probe = Coverage(documents[0])
+    words |= {w for r in rows for w in probe.concepts(r["text"], False)}
+    ordered = sorted(words)
+    return dict(zip(ordered, dense.Encoder().encode(ordered)))
+
+
+def annotate(rows: list[dict[str, Any]], eval_dir: Path, vectors: str = "static") -> None:
     """Adds `EXTRA_KEY` (both concept variants) to every row with signals."""
     from case_sets import tuning_sets
 
     sets = tuning_sets(eval_dir)
-    coverage = {"eval": Coverage(_documents(sets["dev"][0])),
-                "heldout": Coverage(_documents(sets["heldout"][0]))}
+    documents = (_documents(sets["dev"][0]), _documents(sets["heldout"][0]))
+    words = minilm_words(rows, documents) if vectors == "minilm" else None
+    coverage = {"eval": Coverage(documents[0], words), "heldout": Coverage(documents[1], words)}
     for row in rows:
         if row["signals"] is None:
             continue
@@ -347,12 +365,15 @@ def main() -> None:
                         help="the training no-match FP target of the operating point")
     parser.add_argument("--frontier", action="store_true",
                         help="print kept share at FP levels 0.05..0.30 instead of the operating point")
+    parser.add_argument("--word-vectors", choices=("static", "minilm"), default="static",
+                        help="word vectors of the concept match: the static table (shipped) or "
+                             "MiniLM on each word alone (the dense extra)")
     parser.add_argument("--late", action="store_true",
                         help="hybrid: MiniLM token-level variants (needs the dense extra)")
     parser.add_argument("--dump", type=Path, help="write the annotated rows here")
     args = parser.parse_args()
     rows = json.loads(args.signals.read_text())
-    annotate(rows, args.eval_dir)
+    annotate(rows, args.eval_dir, args.word_vectors)
     variants = dict(VARIANTS)
     if args.late:
         late_interaction(rows, args.eval_dir)
