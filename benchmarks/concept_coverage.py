@@ -1,5 +1,7 @@
-"""Concept coverage as a signal of the answerability decision (issues 18 and 19): measured, not
-shipped (README, "Answerability", "Concept coverage").
+"""Concept coverage as a signal of the answerability decision (issues 18 and 19): the
+measurement behind the lexical family's `concepts` input (variant `all_top3_cmean`, shipped as
+`search/concept_coverage.py`) and the variants not kept (README, "Answerability", "Concept
+coverage").
 
     .venv/bin/python benchmarks/fit_answerability.py record --out /tmp/signals.json
     .venv/bin/python benchmarks/concept_coverage.py --signals /tmp/signals.json
@@ -12,15 +14,17 @@ neither ordinary English (`answerability.ORDINARY_RANK`), stop words nor filler
 candidate's words are the raw words of its BM25 document (id words, description, argument
 names). With `v(w)` the static word-piece vector of one word (`_rank.static`, the L2-normalised
 sum of its pieces' rows — every target has it), concept `c`'s match in document `d` is
-`m(c, d) = max_{w ∈ d} v(c) · v(w)` (1 for a shared word), and per document
+`m(c, d) = clip(max_{w ∈ d} v(c) · v(w), 0, 1)` (1 for a shared word), and per document
 
     cmin(d)   = min_c m(c, d)
     cmean(d)  = mean_c m(c, d)
+    cwmean(d) = Σ_c idf(c) · m(c, d) / Σ_c idf(c)
+    crare(d)  = m(c*, d), c* the concept of the highest idf
     cshare(d) = Σ_{c : m(c, d) ≥ CUT} idf(c) / Σ_c idf(c)      (idf over the catalog, as the
                                                                 decision's coverage)
 
 over the lane's first candidate (`top1`) and as the best of its first three (`top3`: max over
-the three documents of each value). No concept: cmin = cmean = cshare = 1.
+the three documents of each value). No concept: every value 1.
 
 Each variant adds its value(s) to the calibrated score's features (`answerability.features`)
 and is refitted and cross-checked exactly as `fit_answerability.py fit` does (fitted on the
@@ -118,7 +122,7 @@ class Coverage:
         out: dict[str, float] = {}
         if not concepts or not lane:
             for depth in ("top1", "top3"):
-                for name in ("cmin", "cmean", *(f"cshare{c}" for c in CUTS)):
+                for name in ("cmin", "cmean", "cwmean", "crare", *(f"cshare{c}" for c in CUTS)):
                     out[f"{depth}_{name}"] = 1.0 if concepts == [] else 0.0
             return out
         q = np.stack([self.vector(c) for c in concepts])
@@ -128,7 +132,9 @@ class Coverage:
             m = self.matrix(doc_id)
             best = (q @ m.T).max(axis=1) if len(m) else np.zeros(len(concepts))
             best = np.clip(best, 0.0, 1.0)
-            row = {"cmin": float(best.min()), "cmean": float(best.mean())}
+            row = {"cmin": float(best.min()), "cmean": float(best.mean()),
+                   "cwmean": float((idf * best).sum() / idf.sum()),
+                   "crare": float(best[int(np.argmax(idf))])}
             for cut in CUTS:
                 row[f"cshare{cut}"] = float(idf[best >= cut - 1e-6].sum() / idf.sum())
             rows.append(row)
@@ -340,7 +346,7 @@ def line(name: str, result: dict[str, Any]) -> str:
 VARIANTS: dict[str, tuple[str, ...]] = {
     "baseline": (),
     **{f"{v}_{d}_{s}": (f"{v}_{d}_{s}",) for v in ("all", "nouns") for d in ("top1", "top3")
-       for s in ("cmin", "cmean", *(f"cshare{c}" for c in CUTS))},
+       for s in ("cmin", "cmean", "cwmean", "crare", *(f"cshare{c}" for c in CUTS))},
     **{f"{v}_{d}_min+mean+share": (f"{v}_{d}_cmin", f"{v}_{d}_cmean", f"{v}_{d}_cshare0.5")
        for v in ("all", "nouns") for d in ("top1", "top3")},
 }
