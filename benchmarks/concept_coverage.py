@@ -207,7 +207,8 @@ def late_interaction(rows: list[dict[str, Any]], eval_dir: Path) -> None:
         vectors = token_vectors(encoder, chunk)
         for text, encoding, tokens in zip(chunk, encodings, vectors):
             offsets = [o for o, m, special in zip(encoding.offsets, encoding.attention_mask,
-                                                  encoding.special_tokens_mask) if m and not special]
+                                                  encoding.special_tokens_mask)
+                       if m and not special]
             inside = [(m.start(), m.end()) for word in coverage.concepts(text, False)
                       for m in re.finditer(rf"\b{re.escape(word)}\b", text.lower())]
             keep = [i for i, (a, b) in enumerate(offsets)
@@ -370,7 +371,7 @@ def main() -> None:
     parser.add_argument("--fp", type=float, default=0.10,
                         help="the training no-match FP target of the operating point")
     parser.add_argument("--frontier", action="store_true",
-                        help="print kept share at FP levels 0.05..0.30 instead of the operating point")
+                        help="print kept share at FP levels 0.05..0.30, not the operating point")
     parser.add_argument("--word-vectors", choices=("static", "minilm"), default="static",
                         help="word vectors of the concept match: the static table (shipped) or "
                              "MiniLM on each word alone (the dense extra)")

@@ -126,7 +126,7 @@ def request_words(text: str) -> list[str]:
 @lru_cache(maxsize=4096)
 def _request_words(text: str) -> tuple[str, ...]:
     """`request_words`, remembered per text: the decision reads them twice (`known_share`,
-    `concept_coverage.concepts`) and agents repeat capabilities."""
+    `concept_words`) and agents repeat capabilities."""
     prose = _MASKED.sub(" ", text)
     return tuple(word.lower() for word in ID_WORD.findall(prose)
                  if word.isalpha() and len(word) >= 2)

@@ -2,10 +2,11 @@
 one signal of the lexical family's calibrated answerability score (`answerability.features`).
 
 A request's *concepts* (`answerability.concept_words`, which hands them in) are its prose words
-that are neither ordinary English, stop words nor filler. A candidate's words are the alphabetic words of its BM25 document (id
-words, description, argument names). With `v(w)` the static word-piece vector of one word
-(`_rank.static`: the L2-normalised sum of its pieces' rows — every target ships the table, so
-the signal needs no MiniLM), concept `c`'s match in document `d` is
+that are neither ordinary English, stop words nor filler. A candidate's words are the
+alphabetic words of its BM25 document (id words, description, argument names). With `v(w)`
+the static word-piece vector of one word (`_rank.static`: the L2-normalised sum of its pieces'
+rows — every target ships the table, so the signal needs no MiniLM), concept `c`'s match in
+document `d` is
 
     m(c, d) = clip(max_{w ∈ d} v(c) · v(w), 0, 1)          (1 for a word d uses)
 
@@ -16,10 +17,11 @@ and the signal is the best, over the lane's first `DEPTH` (3) candidates, of the
 A near miss shares one concept with a function and not another (`record a voice memo from the
 laptop microphone` → `audio::transcribe`); a paraphrased match has counterparts for most of its
 words. Word vectors are computed once per word and remembered (`WORDS_KEPT`), a document's word
-matrix once per document text (`DOCUMENTS_KEPT`) and a concept's match in a document once per pair (`MATCHES_KEPT`); an unseen
-pair costs one compiled cosine scan of the document's words. Figures, variants tried (minimum, IDF-weighted share above a
-cut, top 1, verbs left out, hybrid and static families): README, "Answerability", "Concept
-coverage"; the measurement: `benchmarks/concept_coverage.py`.
+matrix once per document text (`DOCUMENTS_KEPT`) and a concept's match in a document once per
+pair (`MATCHES_KEPT`); an unseen pair costs one compiled cosine scan of the document's words.
+Figures, variants tried (minimum, IDF-weighted mean or share, rarest concept, top 1, verbs left
+out, MiniLM word and token vectors, hybrid and static families): README, "Answerability",
+"Concept coverage"; the measurement: `benchmarks/concept_coverage.py`.
 """
 
 from __future__ import annotations

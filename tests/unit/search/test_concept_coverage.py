@@ -67,7 +67,8 @@ def test_lexical_signals_carry_the_concept_coverage_and_the_other_families_not(d
     assert found.concepts == c.coverage(a.concept_words(text), ["mail::send", "sms::send"],
                                         documents) == 1.0
     assert a.signals(text, terms, documents, lane=lane, extra=0.6).concepts is None
-    assert a.signals(text, terms, documents, dense=[("mail::send", 0.6)], lane=lane).concepts is None
+    hybrid = a.signals(text, terms, documents, dense=[("mail::send", 0.6)], lane=lane)
+    assert hybrid.concepts is None
 
 
 def test_the_lexical_score_weighs_concept_coverage() -> None:
