@@ -11,6 +11,7 @@ scale:
 | `coverage` | that document's IDF-weighted coverage of the request's informative (not ordinary) terms: `Σ idf(matched) / Σ idf(request terms)`, a term the catalog never uses weighing the most (`idf = ln((N − df + 0.5)/(df + 0.5) + 1)`) |
 | `cosine`, `margin` | the best cosine and its margin over the catalog's background similarity to the request (the median cosine of its dense top 64), hybrid only |
 | `action` | whether the request's action class agrees with the action of a leading candidate (`vocabulary.function_actions`): any document with the best lexical evidence (siblings that match the same terms tie), else the lane's first; None when the request names no known verb |
+| `concepts` | lexical family: the concept coverage of the lane's first three candidates (`concept_coverage.coverage`: the mean over the request's content words of their best static word-vector cosine to a word of the candidate, best candidate) |
 | `extra` | the best static cosine (`static_evidence.static_cosine`) on lanes the static lane fused (`--mode static`, BM25-only hosts) |
 
 Before the signals, three classes are refused outright: a request no more than half of whose
@@ -42,7 +43,8 @@ from functools import lru_cache
 
 import _rank
 
-from .corpus import DocumentSet, index_terms, query_terms
+from . import concept_coverage
+from .corpus import FILLER_TERMS, DocumentSet, index_terms, query_terms
 from ..exclusions import is_excluded_id
 from .lanes import catalog_admitted, corroborated
 from .static_evidence import VOUCH_HEAD, VOUCH_SCORE, head_share_of, static_cosine
@@ -92,6 +94,17 @@ def ordinary_terms(text: str) -> frozenset[str]:
     return frozenset(term for term, ordinary in ranks.items() if ordinary)
 
 
+@lru_cache(maxsize=4096)
+def concept_words(text: str) -> tuple[str, ...]:
+    """The content concepts of a request (`concept_coverage`): its prose words
+    (`request_words`, first occurrence each) that are neither ordinary English
+    (`ORDINARY_RANK`), stop words nor filler (`corpus.FILLER_TERMS`); remembered per text."""
+    vocabulary = tokenizer_words()
+    return tuple(word for word in dict.fromkeys(request_words(text))
+                 if vocabulary.get(word, ORDINARY_RANK) >= ORDINARY_RANK
+                 and word not in _rank.STOPWORDS and normal_term(word) not in FILLER_TERMS)
+
+
 def informative_terms(text: str, terms: Sequence[str]) -> list[str]:
     """The request's §4 `terms` less those that come only from ordinary English words
     (`ordinary_terms`): what a padding hit must share with the request (`lanes.bm25_tail`)."""
@@ -107,9 +120,16 @@ _MASKED = re.compile(r"(?:https?|ftp)://\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|`[^`]*`
 def request_words(text: str) -> list[str]:
     """The prose words of a request, lowercase, two letters or more (camelCase split; URLs,
     addresses, code spans, ids and file names left out)."""
+    return list(_request_words(text))
+
+
+@lru_cache(maxsize=4096)
+def _request_words(text: str) -> tuple[str, ...]:
+    """`request_words`, remembered per text: the decision reads them twice (`known_share`,
+    `concept_words`) and agents repeat capabilities."""
     prose = _MASKED.sub(" ", text)
-    return [word.lower() for word in ID_WORD.findall(prose)
-            if word.isalpha() and len(word) >= 2]
+    return tuple(word.lower() for word in ID_WORD.findall(prose)
+                 if word.isalpha() and len(word) >= 2)
 
 
 # -- catalog statistics -----------------------------------------------------------------------
@@ -273,6 +293,9 @@ class Signals:
     corroborated: bool | None = None
     """Hybrid: the lexical lane's worker is among the dense ranking's leaders
     (`lanes.corroborated`); False without a lexical lane."""
+    concepts: float | None = None
+    """Lexical family (neither a dense nor a static cosine): `concept_coverage.coverage` of the
+    lane's first candidates; None in the other families or without the static table."""
 
 
 def lexical_evidence(terms: Sequence[str], documents: DocumentSet, stats: CatalogStats,
@@ -357,18 +380,24 @@ def signals(text: str, terms: Sequence[str], documents: DocumentSet,
     if dense and lexical is not None:
         admitted = catalog_admitted(dense, lexical[0])
         corroborates = corroborated(lexical[0], dense, lexical[1])
+    concepts = None
+    if not dense and extra is None and lane:
+        concepts = concept_coverage.coverage(concept_words(text), [doc_id for doc_id, _ in lane],
+                                             documents)
     return Signals(count, share, coverage, rare, cosine, margin, action, extra,
-                   refusal(text, terms, documents), admitted, corroborates)
+                   refusal(text, terms, documents), admitted, corroborates, concepts)
 
 
 FEATURE_NAMES: dict[str, tuple[str, ...]] = {
-    "lexical": ("content", "coverage", "known_share", "agrees", "clashes"),
+    "lexical": ("content", "coverage", "known_share", "agrees", "clashes", "concepts"),
     "static": ("content", "coverage", "known_share", "agrees", "clashes", "static_cosine"),
     "hybrid": ("content", "coverage", "known_share", "agrees", "clashes", "cosine", "margin"),
 }
 """The inputs of the calibrated decision per mode family."""
 
 CONTENT_CAP = 3.0
+CONCEPTS_UNKNOWN = 0.5
+"""The lexical family's `concepts` input when the static table could not be loaded."""
 
 
 def family(found: Signals) -> str:
@@ -381,12 +410,15 @@ def family(found: Signals) -> str:
 def features(found: Signals, kind: str | None = None) -> tuple[float, ...]:
     """The decision's inputs for mode family `kind` (default `family(found)`): content evidence
     (capped at `CONTENT_CAP`), coverage, known-word share, action agreement and clash (1/0; both
-    0 when the request names no known verb), then the family's cosines."""
+    0 when the request names no known verb), then the family's cosines (hybrid, static) or the
+    concept coverage (lexical; `CONCEPTS_UNKNOWN` when it is unknown)."""
     kind = kind or family(found)
     values = [min(found.rare_matched, CONTENT_CAP), found.coverage, found.known_share,
               1.0 if found.action is True else 0.0, 1.0 if found.action is False else 0.0]
     if kind == "static":
         values.append(found.extra or 0.0)
+    elif kind == "lexical":
+        values.append(CONCEPTS_UNKNOWN if found.concepts is None else found.concepts)
     elif kind == "hybrid":
         values += [found.cosine or 0.0, found.margin or 0.0]
     return tuple(values)
@@ -394,7 +426,7 @@ def features(found: Signals, kind: str | None = None) -> tuple[float, ...]:
 
 CALIBRATION: dict[str, tuple[tuple[float, ...], float, float]] = {
     "hybrid": ((0.8723, 1.4504, -2.1622, 0.7586, -0.2318, 3.6202, 3.4927), -0.3876, 0.2362),
-    "lexical": ((1.1615, 3.6286, 2.569, 1.5036, 0.9678), -4.9166, -0.6156),
+    "lexical": ((1.0211, 2.7917, 1.8986, 1.3833, 0.8754, 2.9256), -5.1746, -0.6749),
     "static": ((0.7974, 2.9291, 1.7795, 1.2794, 0.8604, 6.4775), -6.8157, -0.7634),
 }
 """Per mode family: the weights of `features` (in `FEATURE_NAMES` order), the bias, and the

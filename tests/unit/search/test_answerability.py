@@ -135,10 +135,10 @@ def test_the_leading_verb_is_not_content(documents) -> None:
 
 def s(content: float, *, action: bool | None = None, coverage: float = 0.1,
       cosine: float | None = None, refused: str = "", extra: float | None = None,
-      known: float = 1.0) -> a.Signals:
+      known: float = 1.0, concepts: float | None = None) -> a.Signals:
     return a.Signals(words=5, known_share=known, coverage=coverage, rare_matched=content,
                      cosine=cosine, margin=None if cosine is None else cosine - 0.1,
-                     action=action, extra=extra, refused=refused)
+                     action=action, extra=extra, refused=refused, concepts=concepts)
 
 
 @pytest.mark.parametrize("found, expected", [
@@ -166,14 +166,17 @@ def test_evidence_floor(found: a.Signals, expected: bool) -> None:
 @pytest.mark.parametrize("found, expected", [
     (s(2.0, cosine=0.9, refused="intrinsic"), False),
     (s(3.0, coverage=1.0, extra=0.9, refused="unreadable"), False),
-    # lexical: the floor is necessary, the calibrated score decides above it
-    (s(0.0, action=True, coverage=0.9), False),
-    (s(1.0), False),
-    (s(1.0, coverage=0.3), True),
-    (s(1.0, action=True), True),
-    (s(0.5, action=True), True),
-    (s(0.5, coverage=0.4), True),
-    (s(2.0), True),
+    # lexical: the floor is necessary, the calibrated score decides above it (the concept
+    # coverage one of its signals)
+    (s(0.0, action=True, coverage=0.9, concepts=1.0), False),
+    (s(1.0, concepts=0.3), False),
+    (s(1.0, concepts=0.6), True),
+    (s(1.0, coverage=0.3, concepts=0.3), True),
+    (s(1.0, action=True, concepts=0.2), True),
+    (s(0.5, action=True, concepts=0.2), True),
+    (s(0.5, coverage=0.4, concepts=0.2), False),
+    (s(0.5, coverage=0.4, concepts=0.4), True),
+    (s(2.0, concepts=0.2), True),
     # static: the static cosine is one more signal
     (s(1.0, extra=0.3), False),
     (s(1.0, extra=0.5), True),
@@ -229,7 +232,7 @@ def test_more_evidence_never_turns_a_yes_into_a_no(kind: str) -> None:
     """Content, coverage and the cosines weigh positively, and the floor is monotone in them."""
     weights = dict(zip(a.FEATURE_NAMES[kind], a.CALIBRATION[kind][0]))
     assert all(weights[name] > 0 for name in ("content", "coverage", "static_cosine", "cosine",
-                                              "margin") if name in weights)
+                                              "margin", "concepts") if name in weights)
     extra = 0.45 if kind == "static" else None
     for cosine in ((0.25, 0.35, 0.5) if kind == "hybrid" else (None,)):
         for coverage in (0.0, 0.2, 0.4, 0.8):
