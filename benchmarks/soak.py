@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import signal
@@ -165,6 +166,18 @@ class SoakReport:
     phases: list[Phase] = field(default_factory=list)
     cpu_seconds: float | None = None
     """Worker CPU (user + system) over the measured window."""
+    origin: float = 0.0
+    """When the measured window began (monotonic): `tail` times are seconds after it."""
+
+    def tail(self, name: str, share: float = 0.01) -> list[tuple[float, float]]:
+        """The slowest `share` of `name`'s calls (at least one) as (seconds after the start of
+        the window when it ended, latency in seconds), slowest first: where a p99 was made."""
+        stats = self.functions.get(name)
+        if stats is None or not stats.latencies:
+            return []
+        rows = sorted(zip(stats.latencies, stats.finished), reverse=True)
+        keep = max(1, math.ceil(len(rows) * share))
+        return [(round(at - self.origin, 3), lat) for lat, at in rows[:keep]]
 
     @property
     def cpu_ms_per_call(self) -> float | None:
@@ -253,7 +266,8 @@ class SoakReport:
         for name, stats in self.functions.items():
             values = sorted(stats.latencies)
             rows[name] = {"calls": len(values), "p50_ms": percentile(values, 0.5) * 1e3,
-                          "p99_ms": percentile(values, 0.99) * 1e3, "errors": len(stats.errors)}
+                          "p99_ms": percentile(values, 0.99) * 1e3, "errors": len(stats.errors),
+                          "tail": [[at, lat * 1e3] for at, lat in self.tail(name)]}
         phases = [{"start": p.start, "end": p.end, "calls": p.calls, "errors": p.errors, "rss": p.rss,
                    "search_p50_ms": percentile(sorted(p.search), 0.5) * 1e3,
                    "search_p99_ms": percentile(sorted(p.search), 0.99) * 1e3,
@@ -678,7 +692,8 @@ class SoakSession:
         return SoakReport(seconds=measured, callers=callers, functions=self.functions, rss_boot=rss_boot,
                           rss_warm=rss_warm, rss_end=rss_end, rss_bound=self.rss_bound,
                           in_process=self.in_process, drops=self.drops, mode=self.mode,
-                          phases=self._phases(measured_from, boundaries), cpu_seconds=cpu)
+                          phases=self._phases(measured_from, boundaries), cpu_seconds=cpu,
+                          origin=measured_from)
 
     def _phases(self, origin: float, boundaries: list[tuple[float, int | None]]) -> list[Phase]:
         phases = []
