@@ -78,6 +78,7 @@ ORDINARY_RANK = 2400
 `long`, `once`, `water`): a catalog that shares one of them with a request has shown nothing."""
 
 
+@lru_cache(maxsize=4096)
 def ordinary_terms(text: str) -> frozenset[str]:
     """The normal terms of a request that come only from ordinary English words."""
     vocabulary = tokenizer_words()
@@ -107,9 +108,14 @@ _MASKED = re.compile(r"(?:https?|ftp)://\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|`[^`]*`
 def request_words(text: str) -> list[str]:
     """The prose words of a request, lowercase, two letters or more (camelCase split; URLs,
     addresses, code spans, ids and file names left out)."""
+    return list(_request_words(text))
+
+
+@lru_cache(maxsize=4096)
+def _request_words(text: str) -> tuple[str, ...]:
     prose = _MASKED.sub(" ", text)
-    return [word.lower() for word in ID_WORD.findall(prose)
-            if word.isalpha() and len(word) >= 2]
+    return tuple(word.lower() for word in ID_WORD.findall(prose)
+                 if word.isalpha() and len(word) >= 2)
 
 
 # -- catalog statistics -----------------------------------------------------------------------
@@ -183,14 +189,9 @@ def _id_terms(function_id: str) -> frozenset[str]:
                                   for word in ID_WORD.findall(segment)))
 
 
-@lru_cache(maxsize=65536)
-def _document_terms(lexical: str) -> frozenset[str]:
-    return frozenset(index_terms(_rank.tokenize(lexical)))
-
-
 def known_share(text: str, stats: CatalogStats) -> tuple[int, float]:
     """The number of prose words of a request and the share of them that are known words."""
-    words = request_words(text)
+    words = _request_words(text)
     if not words:
         return 0, 0.0
     vocabulary = tokenizer_words()
@@ -304,8 +305,7 @@ def evidence_leads(terms: Sequence[str], documents: DocumentSet, stats: CatalogS
     best: tuple[float, float] = (0.0, 0.0)
     leads: list[str] = []
     for doc_id, _, _ in documents.bm25(terms, 1, COVERAGE_DEPTH):
-        position = documents.positions[doc_id]
-        held = _document_terms(documents.documents[position].lexical)
+        held = documents.term_sets[documents.positions[doc_id]]
         matched = [t for t in wanted if t in held]
         named = _id_terms(doc_id)
         content = sum(0.0 if t in VERBS else 1.0 if t in named else DESCRIPTION_WEIGHT
