@@ -88,7 +88,7 @@ def candidate_evidence(corpus: Corpus, query: Any, doc_id: str) -> tuple[float, 
         return 0.0, 0.0
     verb = a.leading_verb(query.terms)
     weights = {t: stats.idf(t) for t in wanted}
-    held = a._document_terms(documents.documents[documents.positions[doc_id]].lexical)
+    held = documents.term_sets[documents.positions[doc_id]]
     matched = [t for t in wanted if t in held]
     named = a._id_terms(doc_id)
     content = sum(0.0 if t in a.VERBS else 1.0 if t in named else a.DESCRIPTION_WEIGHT

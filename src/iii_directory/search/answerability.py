@@ -80,6 +80,7 @@ ORDINARY_RANK = 2400
 `long`, `once`, `water`): a catalog that shares one of them with a request has shown nothing."""
 
 
+@lru_cache(maxsize=4096)
 def ordinary_terms(text: str) -> frozenset[str]:
     """The normal terms of a request that come only from ordinary English words."""
     vocabulary = tokenizer_words()
@@ -203,14 +204,9 @@ def _id_terms(function_id: str) -> frozenset[str]:
                                   for word in ID_WORD.findall(segment)))
 
 
-@lru_cache(maxsize=65536)
-def _document_terms(lexical: str) -> frozenset[str]:
-    return frozenset(index_terms(_rank.tokenize(lexical)))
-
-
 def known_share(text: str, stats: CatalogStats) -> tuple[int, float]:
     """The number of prose words of a request and the share of them that are known words."""
-    words = request_words(text)
+    words = _request_words(text)
     if not words:
         return 0, 0.0
     vocabulary = tokenizer_words()
@@ -327,8 +323,7 @@ def evidence_leads(terms: Sequence[str], documents: DocumentSet, stats: CatalogS
     best: tuple[float, float] = (0.0, 0.0)
     leads: list[str] = []
     for doc_id, _, _ in documents.bm25(terms, 1, COVERAGE_DEPTH):
-        position = documents.positions[doc_id]
-        held = _document_terms(documents.documents[position].lexical)
+        held = documents.term_sets[documents.positions[doc_id]]
         matched = [t for t in wanted if t in held]
         named = _id_terms(doc_id)
         content = sum(0.0 if t in VERBS else 1.0 if t in named else DESCRIPTION_WEIGHT
@@ -360,12 +355,19 @@ def signals(text: str, terms: Sequence[str], documents: DocumentSet,
             dense: Ranking | None = None, lane: Ranking | None = None,
             describe: Callable[[str], str] | None = None,
             extra: float | None = None,
-            lexical: tuple[Ranking, int] | None = None) -> Signals:
+            lexical: tuple[Ranking, int] | None = None,
+            screened: Screening | None = None,
+            admitted: bool | None = None) -> Signals:
     """The signals of one capability over `documents`; `dense` is its dense ranking (hybrid),
     `lane` the lane as ranked (for action agreement), `lexical` its lexical lane and the terms
-    its leader matched (`lanes.lexical_lane`; hybrid, for coherence and corroboration)."""
+    its leader matched (`lanes.lexical_lane`; hybrid, for coherence and corroboration).
+    `screened` is the capability's `screen` and `admitted` its `lanes.catalog_admitted` when the
+    caller already has them (the search service computes each once per capability); computed
+    here otherwise."""
     stats = catalog_stats(documents)
-    count, share = known_share(text, stats)
+    if screened is None:
+        screened = screen(text, terms, documents)
+    count, share = screened.words, screened.known_share
     coverage, rare, leads = evidence_leads(terms, documents, stats, text)
     cosine = margin = None
     if dense:
@@ -376,16 +378,19 @@ def signals(text: str, terms: Sequence[str], documents: DocumentSet,
     if actions and describe is not None:
         head = leads or [doc_id for doc_id, _ in (lane or dense or [])[:1]]
         action = any(function_actions(doc_id, describe(doc_id)) & actions for doc_id in head)
-    admitted = corroborates = None
+    corroborates = None
     if dense and lexical is not None:
-        admitted = catalog_admitted(dense, lexical[0])
+        if admitted is None:
+            admitted = catalog_admitted(dense, lexical[0])
         corroborates = corroborated(lexical[0], dense, lexical[1])
+    else:
+        admitted = None
     concepts = None
     if not dense and extra is None and lane:
         concepts = concept_coverage.coverage(concept_words(text), [doc_id for doc_id, _ in lane],
                                              documents)
     return Signals(count, share, coverage, rare, cosine, margin, action, extra,
-                   refusal(text, terms, documents), admitted, corroborates, concepts)
+                   screened.refused, admitted, corroborates, concepts)
 
 
 FEATURE_NAMES: dict[str, tuple[str, ...]] = {
@@ -497,21 +502,40 @@ def supported(found: Signals) -> bool:
     return bool(found.admitted or found.corroborated)
 
 
+@dataclass(frozen=True)
+class Screening:
+    """The checks of one capability that need no ranking (`screen`)."""
+
+    refused: str
+    """`refusal`: `excluded`, `unreadable`, `intrinsic`, or "" when the capability is searched."""
+    words: int
+    known_share: float
+    """`known_share`: its prose word count and the share of them that are known words."""
+
+
+def screen(text: str, terms: Sequence[str], documents: DocumentSet) -> Screening:
+    """The capability's `refusal` with the `known_share` it reads, computed once: the search
+    service screens every capability before ranking and hands the result to `signals`."""
+    stats = catalog_stats(documents)
+    count, share = known_share(text, stats)
+    if text.strip() in documents.positions:
+        refused = ""
+    elif names_excluded_id(text):
+        refused = "excluded"
+    elif count == 0 or share <= MIN_KNOWN_SHARE:
+        refused = "unreadable"
+    elif intrinsic_need(text, terms, stats):
+        refused = "intrinsic"
+    else:
+        refused = ""
+    return Screening(refused, count, share)
+
+
 def refusal(text: str, terms: Sequence[str], documents: DocumentSet) -> str:
     """Why a capability is not searched at all — `excluded`, `unreadable` or `intrinsic` — or
     "": the checks that need no ranking. A capability that is exactly a catalog id is never
     refused."""
-    if text.strip() in documents.positions:
-        return ""
-    stats = catalog_stats(documents)
-    if names_excluded_id(text):
-        return "excluded"
-    count, share = known_share(text, stats)
-    if count == 0 or share <= MIN_KNOWN_SHARE:
-        return "unreadable"
-    if intrinsic_need(text, terms, stats):
-        return "intrinsic"
-    return ""
+    return screen(text, terms, documents).refused
 
 
 Observer = Callable[[str, Signals, Ranking, bool], None]
@@ -530,11 +554,14 @@ def observe(observer: Observer | None) -> Observer | None:
 def answerable_lanes(queries: Sequence[object], documents: DocumentSet, lanes: Sequence[Ranking],
                      dense: Sequence[Ranking | None] | None,
                      describe: Callable[[str], str],
-                     lexical: Sequence[tuple[Ranking, int]] | None = None) -> list[Ranking]:
+                     lexical: Sequence[tuple[Ranking, int]] | None = None,
+                     screened: Sequence[Screening | None] | None = None,
+                     admitted: Sequence[bool | None] | None = None) -> list[Ranking]:
     """`lanes` with the lane of every capability the decision says no to emptied (`queries`
     are `query.Query` objects: `text`, `terms`; `dense` their dense rankings in hybrid). Without
     dense rankings, the best static cosine of a capability whose lane the static lane fused in
-    this call (`static_evidence.static_cosine`) is the `extra` signal."""
+    this call (`static_evidence.static_cosine`) is the `extra` signal. `screened` and `admitted`
+    are what the caller already computed per capability (`signals`)."""
     out = []
     for position, (query, lane) in enumerate(zip(queries, lanes)):
         if lane:
@@ -542,7 +569,9 @@ def answerable_lanes(queries: Sequence[object], documents: DocumentSet, lanes: S
             extra = static_cosine(query) if dense is None else None
             found = signals(query.text, query.terms, documents,  # type: ignore[attr-defined]
                             ranking, lane, describe, extra,
-                            lexical[position] if lexical is not None else None)
+                            lexical[position] if lexical is not None else None,
+                            screened[position] if screened is not None else None,
+                            admitted[position] if admitted is not None else None)
             decision = answerable(found) or (dense is None and vouches(query, found))
             if _OBSERVER is not None:
                 _OBSERVER(query.text, found, lane, decision)  # type: ignore[attr-defined]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..log_throttle import ThrottledLog
@@ -21,6 +21,7 @@ from .views import ViewCosines
 if TYPE_CHECKING:
     from ..config import Settings
     from ..context import Context
+    from .answerability import Screening
 
 log = logging.getLogger(__name__)
 _skips = ThrottledLog(log)
@@ -55,6 +56,8 @@ class SearchCall:
     """The query matrix (one row per embedded query), or None when nothing was embedded."""
     concurrent: bool = False
     """Other search calls were in flight when this one started (the loop is busy)."""
+    screened: dict[str, Screening] = field(default_factory=dict)
+    """Each searched capability's `answerability.screen` by its text, computed once."""
 
     @property
     def judge_settings(self) -> JudgeSettings:

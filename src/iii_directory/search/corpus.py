@@ -13,7 +13,7 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -138,6 +138,11 @@ FILLER_TERMS = frozenset(normal_terms((
 """Words of a request that say how or when, not what (chosen for this project)."""
 
 
+@functools.lru_cache(maxsize=16384)
+def _query_terms(terms: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(query_terms(terms))
+
+
 def query_terms(terms: Iterable[str]) -> list[str]:
     """The `index_terms` a request is matched with, less pure numbers and `FILLER_TERMS` (both
     chosen for this project). A number in a request is a value (`order 7781`, `Python 3`, `21
@@ -179,15 +184,21 @@ class DocumentSet:
     def ids(self) -> list[str]:
         return [d.id for d in self.documents]
 
+    @functools.cached_property
+    def term_sets(self) -> tuple[frozenset[str], ...]:
+        """Each document's indexed terms as a set (`document_terms`), in document order: made
+        once per set for the answerability evidence, which reads them for every hit."""
+        return tuple(frozenset(document_terms(d.lexical)) for d in self.documents)
+
     def bm25(self, terms: Sequence[str], min_matched: int = 2,
              k: int | None = None) -> list[tuple[str, float, int]]:
         """Raw BM25 `(id, score, matched distinct terms)` of the query's `index_terms`: score > 0,
         at least `min_matched` distinct query terms, by score descending, ties in document
         order; the first `k` (all when None)."""
-        terms = query_terms(terms)
-        if not terms or not self.documents:
+        normal = _query_terms(tuple(terms))
+        if not normal or not self.documents:
             return []
-        hits = self.index.search(terms, k, min_matched)
+        hits = self.index.search(list(normal), k, min_matched)
         return [(self.documents[i].id, score, matched) for i, score, matched in hits if score > 0.0]
 
 
@@ -206,8 +217,30 @@ class DocumentSetCache:
 
     def __init__(self, directory: object | None = None, capacity: int = SHARED_SETS) -> None:
         self._sets: OrderedDict[tuple[Document, ...], DocumentSet] = OrderedDict()
+        self._by_identity: OrderedDict[tuple[int, ...], tuple[tuple[object, ...], DocumentSet]] = \
+            OrderedDict()
         self._lock = threading.Lock()
         self._capacity = capacity
+
+    def of_entries(self, entries: Sequence[Any], document: Callable[[Any], Document]) -> DocumentSet:
+        """`get(tuple(document(e) for e in entries))`, found first by the identity of the entries
+        themselves: the skills lane hands over the very same (interned) entry objects while
+        nothing changed, and hashing 135 entries and their documents field by field was most of
+        what finding their set cost. The entries are kept with the set, so an id seen here
+        cannot belong to another object meanwhile."""
+        key = tuple(map(id, entries))
+        with self._lock:
+            found = self._by_identity.get(key)
+            if found is not None:
+                self._by_identity.move_to_end(key)
+                return found[1]
+        built = self.get(tuple(document(entry) for entry in entries))
+        with self._lock:
+            self._by_identity[key] = (tuple(entries), built)
+            self._by_identity.move_to_end(key)
+            while len(self._by_identity) > self._capacity:
+                self._by_identity.popitem(last=False)
+        return built
 
     def __len__(self) -> int:
         return len(self._sets)

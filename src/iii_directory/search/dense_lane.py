@@ -131,7 +131,11 @@ def vector_index(vectors: Any) -> Any:
 
 def top_ranking(ids: Sequence[str], positions: Sequence[int], scores: Sequence[float]) -> Ranking:
     """`(id, cosine)` sorted by cosine descending, then id ascending."""
-    pairs = [(ids[int(p)], float(s)) for p, s in zip(positions, scores) if int(p) >= 0]
+    # numpy rows become Python ints / floats in one `tolist` (element by element was most of
+    # the ranking's cost); the values are the same
+    rows = positions.tolist() if hasattr(positions, "tolist") else [int(p) for p in positions]
+    values = scores.tolist() if hasattr(scores, "tolist") else [float(s) for s in scores]
+    pairs = [(ids[p], s) for p, s in zip(rows, values) if p >= 0]
     pairs.sort(key=lambda pair: (-pair[1], pair[0]))
     return pairs
 
@@ -419,5 +423,5 @@ class DenseLane:
         rankings = []
         for row in cosines:
             order = np.lexsort((by_id, -row))[:take]
-            rankings.append([(ids[i], float(row[i])) for i in order.tolist()])
+            rankings.append(list(zip([ids[i] for i in order.tolist()], row[order].tolist())))
         return rankings

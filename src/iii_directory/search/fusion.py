@@ -105,6 +105,19 @@ def worker_term(namespace: str) -> frozenset[str]:
     return frozenset(names)
 
 
+@lru_cache(maxsize=65536)
+def candidate_facts(function_id: str, description: str
+                    ) -> tuple[str | None, frozenset[str], frozenset[str], int, frozenset[str]]:
+    """What the features read of one function whatever the request: its worker
+    (`namespace_of`), the terms that name that worker (`worker_term`), its id's words
+    (`id_words`) and their count (at least 1), and its action classes
+    (`vocabulary.function_actions`) — looked up once per candidate, not five times."""
+    worker = namespace_of(function_id)
+    words = id_words(function_id)
+    return (worker, worker_term(worker) if worker else frozenset(), words, max(1, len(words)),
+            function_actions(function_id, description))
+
+
 @dataclass(frozen=True)
 class Request:
     """What the features need of one request: its distinct normal terms, its BM25 terms and its
@@ -147,17 +160,16 @@ def features(request: Request, documents: DocumentSet, pruned: Ranking, dense: R
     for doc_id in candidates:
         cos, dense_rank = cosines.get(doc_id, (floor, None))
         bm25, bm25_rank, matched = lexical.get(doc_id, (0.0, None, 0))
-        worker = namespace_of(doc_id)
+        worker, named_by, words, word_count, actions = candidate_facts(doc_id, describe(doc_id))
         rows.append((
             cos,
             1.0 / (1 + dense_rank) if dense_rank is not None else 0.0,
             bm25,
             1.0 / (1 + bm25_rank) if bm25_rank is not None else 0.0,
             matched / distinct,
-            1.0 if request.actions and function_actions(doc_id, describe(doc_id)) & request.actions
-            else 0.0,
-            1.0 if worker and worker_term(worker) & request.terms else 0.0,
-            len(id_words(doc_id) & request.terms) / max(1, len(id_words(doc_id))),
+            1.0 if request.actions and actions & request.actions else 0.0,
+            1.0 if worker and named_by & request.terms else 0.0,
+            len(words & request.terms) / word_count,
             1.0 if worker is not None and worker == leader_worker else 0.0,
             head_workers.count(worker) / DENSE_WORKER_HEAD if worker else 0.0,
             rrf.get(doc_id, 0.0),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 import _rank
 
 from .corpus import DocumentSet
@@ -37,9 +38,13 @@ class Query:
         return Query(self.text, self.terms, row, self.dense_text)
 
 
+@lru_cache(maxsize=4096)
 def make_query(capability: str) -> Query | None:
     """The query of one capability, or None for an intrinsic (summarize-provided-text) or a
-    control-plane request (`text.is_control_plane`)."""
+    control-plane request (`text.is_control_plane`). A pure function of the text, so the last
+    4,096 are remembered: agents repeat their capabilities, and compacting, tokenising and
+    rewriting one took a tenth of a short call's ranking time. A `Query` is immutable
+    (`with_vector` makes a new one), so calls can share it."""
     text = compact_capability(capability)
     terms = tuple(_rank.tokenize_query(text))
     if is_intrinsic(terms) or is_control_plane(terms, text):

@@ -26,7 +26,7 @@ import anyio
 
 from ..errors import DirectoryError
 from ..timeslice import TimeSlice
-from .answerability import answerable_lanes, informative_terms, refusal
+from .answerability import Screening, answerable_lanes, informative_terms, screen
 from .call import SearchCall, best_tier
 from .catalog import CatalogFetchError, fetch_corpus
 from .corpus import Corpus
@@ -258,14 +258,16 @@ class SearchService:
         settings = ctx.settings
         corpus = self.corpus
         per_capability = [make_query(c) for c in kept]
-        per_capability = [None if q is None or refusal(q.text, q.terms, corpus.documents) else q
+        screened = {q.text: screen(q.text, q.terms, corpus.documents)
+                    for q in per_capability if q is not None}
+        per_capability = [None if q is None or screened[q.text].refused else q
                           for q in per_capability]
         call = SearchCall(
             ctx=ctx, settings=settings, corpus=corpus, dense=self.dense, judge=self.judge,
             judge_active=(settings.function_search_mode == "judge" and not self.judge.paused()
                           and JUDGE_EVALUATE in corpus.raw_ids),
             deadline=self.judge.clock() + settings.function_search_judge_timeout_ms / 1000.0,
-            concurrent=concurrent,
+            concurrent=concurrent, screened=screened,
         )
         # A judge-backed call mostly awaits the judge worker; it takes no slot (search/slots.py).
         async with (nullcontext() if call.judge_active else self.slots.hold()):
@@ -278,11 +280,14 @@ class SearchService:
             async def fetch(name: str, fetcher: Any) -> None:
                 corpora[name] = await fetcher(call)
 
+            # the first piece of work of each group runs in this task itself, the others in
+            # tasks started before it, so they start in the same order as before at one task
+            # spawn less (anyio's task spawns were a tenth of a short call's loop time)
             async with anyio.create_task_group() as group:
-                group.start_soon(embed)
                 if searched:
                     group.start_soon(fetch, "skills", fetch_skills)
                     group.start_soon(fetch, "triggers", fetch_triggers)
+                await embed()
             per_capability = corpora["queries"]
             batch_queries = [[q for q in batch if q is not None]
                              for batch in batches(per_capability, BATCH_SIZE)]
@@ -298,11 +303,13 @@ class SearchService:
                 side[name] = await ranker(call, corpora.get(name), side_queries)
 
             async with anyio.create_task_group() as group:
-                for position, queries in enumerate(batch_queries):
+                for position, queries in enumerate(batch_queries[1:], 1):
                     group.start_soon(run_batch, position, queries)
                 if side_queries:
                     group.start_soon(run_side, "skills", rank_skills)
                     group.start_soon(run_side, "triggers", rank_triggers)
+                if batch_queries:
+                    await run_batch(0, batch_queries[0])
 
             return self._respond(call, results, side, dropped, started)
 
@@ -352,9 +359,9 @@ class SearchService:
         async def registry() -> None:
             result.installables = await search_registry(call, queries)
 
-        async with anyio.create_task_group() as group:
-            group.start_soon(installed)
+        async with anyio.create_task_group() as group:  # installed lanes in this task
             group.start_soon(registry)
+            await installed()
         return result
 
     # -- installed lanes -------------------------------------------------------------------
@@ -411,11 +418,12 @@ class SearchService:
         lanes: list[Ranking] = []
         learned: list[bool] = []
         fills: list[Ranking | None] = []
-        for query, lex, d in zip(queries, lexical, dense):
+        admitted = [None if d is None else CATALOG.admit(d, lex) for lex, d in zip(lexical, dense)]
+        for query, lex, d, admits in zip(queries, lexical, dense, admitted):
             fused = None if d is None else learned_lane(
                 Request.of(query.terms), documents, lex, d, self._describe(call),
                 call.view_cosines(query))
-            if fused is not None and (not lex or CATALOG.admit(d, lex)):
+            if fused is not None and (not lex or admits):
                 lanes.append(fused)
                 fills.append(None)
             else:  # no dense ranking, or one that only corroborates the lexical lane
@@ -424,12 +432,12 @@ class SearchService:
             learned.append(fills[-1] is None and fused is not None)
             await tick.pause()
         if self.reranker is not None:
-            ranked = await self._rerank(call, queries, lexical, dense, lanes)
+            ranked = await self._rerank(call, queries, lexical, dense, admitted, lanes)
             learned = [was and new is old for was, new, old in zip(learned, ranked, lanes)]
             lanes = ranked
         lanes = [lane if was_learned else self._agree(call, query, lane)
                  for query, lane, was_learned in zip(queries, lanes, learned)]
-        lanes = await self._answerable(call, queries, lanes, dense, pairs, tick)
+        lanes = await self._answerable(call, queries, lanes, dense, pairs, tick, admitted)
         tails = [[] if d is None or e is not None
                  else answered_tail(lane, d) if fill is None else ranking_tail(lane, fill)
                  for lane, d, e, fill in zip(lanes, dense, exact, fills)]
@@ -440,15 +448,19 @@ class SearchService:
     async def _answerable(self, call: SearchCall, queries: list[Query], lanes: list[Ranking],
                           dense: list[Ranking | None] | None,
                           pairs: list[tuple[Ranking, int]] | None,
-                          tick: TimeSlice) -> list[Ranking]:
+                          tick: TimeSlice,
+                          admitted: list[bool | None] | None = None) -> list[Ranking]:
         """`answerability.answerable_lanes`, one capability at a time (each decision is the
-        capability's own), giving the loop way between them as `tick` says."""
+        capability's own), giving the loop way between them as `tick` says; the call's
+        screenings and the lanes' admissions (hybrid) are handed over, not computed again."""
         documents, describe = call.corpus.documents, self._describe(call)
         out: list[Ranking] = []
         for position, (query, lane) in enumerate(zip(queries, lanes)):
+            screened: Screening | None = call.screened.get(query.text)
             out += answerable_lanes([query], documents, [lane],
                                     None if dense is None else [dense[position]], describe,
-                                    None if pairs is None else [pairs[position]])
+                                    None if pairs is None else [pairs[position]], [screened],
+                                    None if admitted is None else [admitted[position]])
             await tick.pause()
         return out
 
@@ -483,14 +495,16 @@ class SearchService:
         return [e if e is not None else lane for e, lane in zip(exact, lanes)]
 
     async def _rerank(self, call: SearchCall, queries: list[Query], lexical: list[Ranking],
-                      dense: list[Ranking | None], default: list[Ranking]) -> list[Ranking]:
-        """Steps 5'–7' of the reranker stage for admitted lanes; one 3 s budget for all."""
+                      dense: list[Ranking | None], admitted: list[bool | None],
+                      default: list[Ranking]) -> list[Ranking]:
+        """Steps 5'–7' of the reranker stage for admitted lanes (`admitted`: each lane's
+        `CATALOG.admit`, None without a dense ranking); one 3 s budget for all."""
         reranker = self.reranker
         assert reranker is not None
         documents = {tool.name: tool.dense_text for tool in call.corpus.tools}
         plans: dict[int, tuple[Ranking, list[str]]] = {}
         for i, (lex, d) in enumerate(zip(lexical, dense)):
-            if d is not None and CATALOG.admit(d, lex):
+            if d is not None and admitted[i]:
                 retrieval = weighted_rrf(lex, d)
                 plans[i] = (retrieval, rerank_head(retrieval))
 

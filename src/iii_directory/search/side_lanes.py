@@ -155,7 +155,7 @@ def skill_document(entry: SkillEntry) -> Document:
 
 
 def skill_documents(entries: Sequence[SkillEntry], cache: DocumentSetCache) -> DocumentSet:
-    return cache.get(tuple(skill_document(entry) for entry in entries))
+    return cache.of_entries(entries, skill_document)
 
 
 async def fetch_skills(call: SearchCall) -> list[SkillEntry] | None:

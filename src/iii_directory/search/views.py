@@ -85,10 +85,12 @@ class Views:
 
         at = [self.rows.get(doc_id, -1) for doc_id in ids]
         known = np.asarray([max(i, 0) for i in at], dtype=np.intp)
-        desc = self.description[known] @ vector
-        act = self.action[known] @ vector
-        return ([float(c) if i >= 0 else 0.0 for c, i in zip(desc, at)],
-                [float(c) if i >= 0 else 0.0 for c, i in zip(act, at)])
+        desc = (self.description[known] @ vector).tolist()
+        act = (self.action[known] @ vector).tolist()
+        if min(at, default=0) < 0:
+            desc = [c if i >= 0 else 0.0 for c, i in zip(desc, at)]
+            act = [c if i >= 0 else 0.0 for c, i in zip(act, at)]
+        return desc, act
 
     @classmethod
     def of(cls, tools: Sequence[Tool], vectors: Any) -> Views:

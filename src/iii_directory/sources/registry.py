@@ -407,6 +407,26 @@ GET_THREADS = 16
 """Registry GETs run at once (each on a worker thread of the client's own limiter)."""
 
 
+class CappedBody:
+    """The body of one answer read chunk by chunk, for the blocking GETs and the async requests
+    alike: `add` raises `too_large` once it passes `MAX_RESPONSE_BYTES`."""
+
+    def __init__(self, status: int) -> None:
+        self.status = status
+        self.size = 0
+        self._chunks: list[bytes] = []
+
+    def add(self, chunk: bytes) -> None:
+        self.size += len(chunk)
+        if self.size > MAX_RESPONSE_BYTES:
+            raise too_large(self.status)
+        self._chunks.append(chunk)
+
+    def answer(self) -> tuple[int, bytes]:
+        """(status, the whole body)."""
+        return self.status, b"".join(self._chunks)
+
+
 def _list_key(search: str | None, cursor: str | None) -> str:
     return f"worker-list:{search or ''}:{cursor or ''}"
 
@@ -491,19 +511,15 @@ class RegistryClient:
             response = client.send(request, stream=True)
         except httpx.RemoteProtocolError:  # a pooled connection the server had closed
             response = client.send(request, stream=True)
+        body = CappedBody(response.status_code)
         try:
-            chunks: list[bytes] = []
-            size = 0
             for chunk in response.iter_bytes():
-                size += len(chunk)
-                if size > MAX_RESPONSE_BYTES:
-                    raise too_large(response.status_code)
+                body.add(chunk)
                 if self.clock() > deadline:
                     raise httpx.ReadTimeout(f"answer not read within {timeout_s:g} s")
-                chunks.append(chunk)
         finally:
             response.close()
-        return response.status_code, b"".join(chunks)
+        return body.answer()
 
     # -- cache ---------------------------------------------------------------------------
 
@@ -561,17 +577,13 @@ class RegistryClient:
                 # only non-idempotent requests come here (a GET retries a stale pooled
                 # connection in `_get_blocking`), so none is sent twice
                 response = await client.send(request, stream=True)
+                body = CappedBody(response.status_code)
                 try:
-                    chunks: list[bytes] = []
-                    size = 0
                     async for chunk in response.aiter_bytes():
-                        size += len(chunk)
-                        if size > MAX_RESPONSE_BYTES:
-                            raise too_large(response.status_code)
-                        chunks.append(chunk)
+                        body.add(chunk)
                 finally:
                     await response.aclose()
-                return response.status_code, b"".join(chunks)
+                return body.answer()
         except RegistryFailure:
             raise
         except TimeoutError:

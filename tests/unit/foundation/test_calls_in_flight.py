@@ -3,44 +3,34 @@ cancelled (the encoder's background share reads it)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import anyio
 import pytest
 
 from iii_directory.errors import DirectoryError
 from iii_directory.invocation import invoke
-from iii_directory.models import Request
 from iii_directory.runtime import Runtime
-from iii_directory.table import FunctionSpec, FunctionTable, Surface
-
-
-class Empty(Request):
-    pass
-
-
-def runtime_with(handler: object) -> Runtime:
-    spec = FunctionSpec(id="probe::hold", description="holds until released", request=Empty,
-                        response=None, handler=handler)  # type: ignore[arg-type]
-    return Runtime(table=FunctionTable.merge([Surface(functions=(spec,))]))
 
 
 @pytest.mark.anyio
-async def test_running_handlers_are_counted_until_they_answer_or_fail() -> None:
+async def test_running_handlers_are_counted_until_they_answer_or_fail(probe_runtime: Callable[..., Runtime]) -> None:
     release = anyio.Event()
     seen: list[int] = []
     runtime: Runtime
 
-    async def handler(_ctx: object, request: Empty) -> None:
+    async def handler(_ctx: object, request: object) -> None:
         seen.append(runtime.calls_in_flight)
         await release.wait()
         if len(seen) == 3:
             raise ValueError("the third call fails")
 
-    runtime = runtime_with(handler)
+    runtime = probe_runtime(handler)
     assert runtime.calls_in_flight == 0
 
     async def call() -> None:
         try:
-            await invoke(runtime, "probe::hold", {})
+            await invoke(runtime, "probe::call", {})
         except DirectoryError:
             pass
 
@@ -55,13 +45,13 @@ async def test_running_handlers_are_counted_until_they_answer_or_fail() -> None:
 
 
 @pytest.mark.anyio
-async def test_a_cancelled_call_leaves_the_count() -> None:
-    async def handler(_ctx: object, request: Empty) -> None:
+async def test_a_cancelled_call_leaves_the_count(probe_runtime: Callable[..., Runtime]) -> None:
+    async def handler(_ctx: object, request: object) -> None:
         await anyio.sleep_forever()
 
-    runtime = runtime_with(handler)
+    runtime = probe_runtime(handler)
     async with anyio.create_task_group() as group:
-        group.start_soon(invoke, runtime, "probe::hold", {})
+        group.start_soon(invoke, runtime, "probe::call", {})
         await anyio.wait_all_tasks_blocked()
         assert runtime.calls_in_flight == 1
         group.cancel_scope.cancel()
@@ -69,11 +59,11 @@ async def test_a_cancelled_call_leaves_the_count() -> None:
 
 
 @pytest.mark.anyio
-async def test_a_rejected_request_is_never_counted() -> None:
-    async def handler(_ctx: object, request: Empty) -> None:
+async def test_a_rejected_request_is_never_counted(probe_runtime: Callable[..., Runtime]) -> None:
+    async def handler(_ctx: object, request: object) -> None:
         raise AssertionError("not reached")
 
-    runtime = runtime_with(handler)
+    runtime = probe_runtime(handler)
     with pytest.raises(DirectoryError):
-        await invoke(runtime, "probe::hold", {"unknown": 1})
+        await invoke(runtime, "probe::call", {"unknown": 1})
     assert runtime.calls_in_flight == 0

@@ -74,38 +74,106 @@ def test_a_get_thread_stops_reading_a_slow_answer_at_its_deadline() -> None:
     deadline the next chunk ends it (clock injected, no sleeping)."""
     import httpx
 
-    from iii_directory.config import Settings
-    from iii_directory.directory import Directory
-    from iii_directory.port import StandaloneEngine
-    from iii_directory.table import FunctionTable
-
     now = [0.0]
-    closed: list[bool] = []
 
-    class Dripping:
-        status_code = 200
-
+    class Dripping(Chunked):
         def iter_bytes(self):  # type: ignore[no-untyped-def]
             for _ in range(10):
                 now[0] += 1.0  # each chunk arrives a second after the last
                 yield b"x"
 
-        def close(self) -> None:
-            closed.append(True)
-
-    class Client:
-        is_closed = False
-
-        def build_request(self, *args: object, **kwargs: object) -> object:
-            return object()
-
-        def send(self, request: object, stream: bool = False) -> Dripping:
-            return Dripping()
-
-    directory = Directory(settings=Settings(), engine=StandaloneEngine(), table=FunctionTable.merge([]))
-    client = directory.service(registry.RegistryClient)
+    client = bare_client()
     client.clock = lambda: now[0]
-    client._blocking = Client()  # type: ignore[assignment]
+    answer = Dripping([])
+    client._blocking = Sending(answer)  # type: ignore[assignment]
     with pytest.raises(httpx.ReadTimeout):
         client._get_blocking("http://registry/w", None, {}, 3.0)
-    assert now[0] == 4.0 and closed == [True]  # stopped at the first chunk past 3 s, closed
+    assert now[0] == 4.0 and answer.closed  # stopped at the first chunk past 3 s, closed
+
+
+class Chunked:
+    """A streamed answer of `chunks` (blocking and async iteration); records its closing."""
+
+    status_code = 200
+
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = chunks
+        self.closed = False
+
+    def iter_bytes(self):  # type: ignore[no-untyped-def]
+        yield from self.chunks
+
+    async def aiter_bytes(self):  # type: ignore[no-untyped-def]
+        for chunk in self.chunks:
+            yield chunk
+
+    def close(self) -> None:
+        self.closed = True
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+class Sending:
+    """A client (blocking or async) whose every request answers `response`."""
+
+    is_closed = False
+
+    def __init__(self, response: Chunked) -> None:
+        self.response = response
+
+    def build_request(self, *args: object, **kwargs: object) -> object:
+        return object()
+
+    def send(self, request: object, stream: bool = False) -> Chunked:
+        return self.response
+
+
+class AsyncSending(Sending):
+    async def send(self, request: object, stream: bool = False) -> Chunked:  # type: ignore[override]
+        return self.response
+
+
+def bare_client() -> registry.RegistryClient:
+    from iii_directory.config import Settings
+    from iii_directory.directory import Directory
+    from iii_directory.port import StandaloneEngine
+    from iii_directory.table import FunctionTable
+
+    directory = Directory(settings=Settings(), engine=StandaloneEngine(), table=FunctionTable.merge([]))
+    return directory.service(registry.RegistryClient)
+
+
+def test_the_capped_body_joins_its_chunks_and_refuses_past_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry, "MAX_RESPONSE_BYTES", 6)
+    body = registry.CappedBody(200)
+    body.add(b"abc")
+    body.add(b"def")  # exactly the cap
+    assert body.answer() == (200, b"abcdef")
+    with pytest.raises(registry.RegistryFailure) as raised:
+        body.add(b"g")
+    assert (raised.value.kind, raised.value.status, raised.value.code) == ("too_large", 200, "D320")
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+async def test_both_transports_refuse_an_answer_past_the_cap(method: str,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The blocking GET and the async request read through the one capped body: an oversized
+    answer is `too_large` (D320) and its stream is closed; an answer at the cap is whole."""
+    from iii_directory.config import Settings
+
+    monkeypatch.setattr(registry, "MAX_RESPONSE_BYTES", 6)
+    settings = Settings(download_timeout_ms=5000)
+    for chunks, refused in (([b"abc", b"def"], False), ([b"abc", b"def", b"g"], True)):
+        client = bare_client()
+        answer = Chunked(chunks)
+        client._blocking = Sending(answer)  # type: ignore[assignment]
+        monkeypatch.setattr(client, "_http", lambda: AsyncSending(answer))
+        body = {"a": 1} if method == "POST" else None
+        if refused:
+            with pytest.raises(registry.RegistryFailure) as raised:
+                await client._request(settings, method, "/w", body=body)
+            assert raised.value.kind == "too_large"
+        else:
+            assert await client._request(settings, method, "/w", body=body) == (200, b"abcdef")
+        assert answer.closed

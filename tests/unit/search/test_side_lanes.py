@@ -150,3 +150,27 @@ def test_skill_documents_reuse_the_documents_of_unchanged_entries() -> None:
     assert three is one  # equal entries, the same shared set
     text = one.documents[0].lexical
     assert list(document_terms(text)) == index_terms(_rank.tokenize(text))
+
+
+def test_the_same_entry_objects_find_their_set_without_building_documents() -> None:
+    """`DocumentSetCache.of_entries`: the very same entry objects find their set by identity
+    (no document is built or hashed); equal but new entries still find the equal set; the set
+    keeps its entries, so a freed entry's id is never mistaken for another's."""
+    from iii_directory.search.corpus import DocumentSetCache
+    from iii_directory.search.side_lanes import SkillEntry, skill_document
+
+    built: list[object] = []
+
+    def document(entry: SkillEntry):  # type: ignore[no-untyped-def]
+        built.append(entry)
+        return skill_document(entry)
+
+    cache = DocumentSetCache()
+    entries = [SkillEntry("mail/index", "Mail", "Send mail."), SkillEntry("sms/index", "Texts", "Send a text.")]
+    first = cache.of_entries(entries, document)
+    assert len(built) == 2
+    assert cache.of_entries(list(entries), document) is first and len(built) == 2
+    equal = [SkillEntry("mail/index", "Mail", "Send mail."), SkillEntry("sms/index", "Texts", "Send a text.")]
+    assert cache.of_entries(equal, document) is first and len(built) == 4  # built, then shared
+    other = cache.of_entries(entries[:1], document)
+    assert other is not first and [d.id for d in other.documents] == ["mail/index"]

@@ -1,0 +1,54 @@
+"""One search call computes each capability's screening (refusal and known-word share) and each
+hybrid lane's admission once: the service hands them to the answerability decision instead of
+the decision computing them again (fewer main-thread cycles per call, same answers)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+from search_fakes import CATALOG, ExactIndex, FakeEncoder, PeerEngine, search
+
+from iii_directory.config import Settings
+from iii_directory.directory import Directory
+from iii_directory.search import answerability, lanes, service as service_module
+from iii_directory.search.service import SearchService
+
+CAPABILITIES = ("send an email to a customer", "charge a credit card", "create a calendar event",
+                "list my open invoices")
+
+
+def counting(calls: list[str], name: str, function: Any) -> Any:
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(name)
+        return function(*args, **kwargs)
+
+    return counted
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "lexical"])
+async def test_each_capability_is_screened_and_admitted_once(
+        mode: str, settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    directory = Directory(settings=settings.model_copy(update={"function_search_mode": mode}),
+                          engine=PeerEngine(CATALOG))
+    service = directory.service(SearchService)
+    if mode == "hybrid":
+        service.use_encoder(FakeEncoder(), index_factory=ExactIndex, cache_dir=tmp_path)
+    before = await search(directory, *CAPABILITIES)  # warm: index, vectors
+    await service.settle()
+
+    calls: list[str] = []
+    monkeypatch.setattr(answerability, "known_share",
+                        counting(calls, "known_share", answerability.known_share))
+    monkeypatch.setattr(answerability, "catalog_admitted",
+                        counting(calls, "admit", lanes.catalog_admitted))
+    monkeypatch.setattr(service_module, "CATALOG", dataclasses.replace(
+        lanes.CATALOG, admit=counting(calls, "admit", lanes.CATALOG.admit)))
+    response = await search(directory, *CAPABILITIES)
+
+    assert response["search_mode"] == mode
+    assert response["workers"] == before["workers"]
+    assert calls.count("known_share") == len(CAPABILITIES)
+    assert calls.count("admit") == (len(CAPABILITIES) if mode == "hybrid" else 0)
