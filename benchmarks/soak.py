@@ -20,7 +20,8 @@ collide. Every answer is checked (a write's file must hold what was sent).
 
 `--mode` is the `function_search_mode` the worker runs: `lexical`, `hybrid` or `both` (one soak
 each, lexical first, then the hybrid/lexical ratios); the default is the mode an installation
-gets: `hybrid` where the `dense` extra is installed, else `lexical`. Every soak starts cold: a
+gets: `hybrid` where the `dense` extra is installed, else `lexical`; a lexical worker runs with
+`III_DIRECTORY_PRELOAD=0`, as a host without the extra starts no encoder. Every soak starts cold: a
 new worker process with an empty vector cache (`III_DIRECTORY_CACHE_DIR` in the work folder), and
 callers start the moment its functions are registered, so the model load, the first index and
 the first skill embeddings fall inside the measured window (`--warmup N` excludes the first N
@@ -377,8 +378,8 @@ def publish_registry(registry: MockRegistry) -> None:
 class SubprocessWorker:
     """`iii-directory serve` in its own process (its RSS is the worker's alone)."""
 
-    def __init__(self, url: str, project: Project, log_path: Path) -> None:
-        self.url, self.project, self.log_path = url, project, log_path
+    def __init__(self, url: str, project: Project, log_path: Path, *, preload: bool = True) -> None:
+        self.url, self.project, self.log_path, self.preload = url, project, log_path, preload
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -390,6 +391,8 @@ class SubprocessWorker:
         env = {k: v for k, v in os.environ.items() if not k.startswith("III_")}
         env.update({"HOME": str(self.project.home), "OTEL_ENABLED": "false",
                     "III_DIRECTORY_CACHE_DIR": str(self.project.root / "vectors")})
+        if not self.preload:
+            env["III_DIRECTORY_PRELOAD"] = "0"
         with self.log_path.open("ab") as sink:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "iii_directory", "serve", "--url", self.url],
@@ -514,7 +517,9 @@ class SoakSession:
             self.worker = worker
             await worker.start(stack)
         else:
-            self.worker = SubprocessWorker(self.engine.url, self.project, self.project.root / "worker.log")
+            # a lexical worker starts no encoder preload, as on a host without the dense extra
+            self.worker = SubprocessWorker(self.engine.url, self.project, self.project.root / "worker.log",
+                                           preload=self.mode != "lexical")
             self.worker.start()
         await self.engine.wait_for(self._registered, timeout=120)
         self.client = await stack.enter_async_context(self.engine.client("soak-client"))

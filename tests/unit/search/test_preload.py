@@ -44,10 +44,15 @@ def warm_cache(root: Path) -> Path:
     return cache.path
 
 
-def test_no_preload_without_a_vector_cache(tmp_path: Path) -> None:
+def test_a_cold_host_preloads_too(tmp_path: Path) -> None:
     opener = Opener()
-    assert not preload.start(cache_dir=tmp_path, opener=opener, installed=lambda: True)
-    assert opener.calls == [] and preload.take(None) is None
+    assert preload.start(cache_dir=tmp_path / "empty", opener=opener, installed=lambda: True)
+    pending = preload.take(None)
+    assert pending is not None
+    thread, future = pending
+    assert future.result(timeout=30) is opener.encoder and opener.calls == [None]
+    assert opener.threads[0].startswith("encoder")
+    thread.shutdown(wait=False)
 
 
 def test_no_preload_when_the_seed_says_lexical_or_it_is_turned_off(
