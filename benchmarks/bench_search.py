@@ -7,6 +7,9 @@ catalog only; the 50k rows build an HNSW graph first, about a minute on 2 cores)
   eval catalog (295 records; the shipped example catalog when the eval set is not on this
   machine), `lexical` and `hybrid` (packaged MiniLM, warm). Registry lane off, no skills, the
   standalone engine (the trigger side lane fails fast, as with no engine).
+* `test_eval_call_new_texts` — the same hybrid calls with the query LRU emptied before every
+  round, so every capability goes through the encoder pipeline (an agent's first wording of a
+  need); `test_eval_call` measures the repeated wording, served from the LRU.
 * `test_cold_embedding_512` — embedding a 512-function catalog into an empty vector cache, then
   a restart on the same cache directory (must embed nothing).
 * `test_scaled_call` — catalogs of 5,000 and 50,000 functions (the eval catalog cloned under
@@ -141,6 +144,29 @@ def test_eval_call(benchmark: Any, loop: asyncio.AbstractEventLoop, encoder: Any
     result = benchmark(call, loop, directory, capabilities)
     assert result["search_mode"] == mode
     report(benchmark, f"search eval {count} caps", mode, 1)
+
+
+@pytest.mark.parametrize("count", [1, 6, 18])
+def test_eval_call_new_texts(benchmark: Any, loop: asyncio.AbstractEventLoop, encoder: Any,
+                             tmp_path_factory: pytest.TempPathFactory, count: int) -> None:
+    from iii_directory.search.vector_cache import LruVectors
+
+    directory = eval_directory(loop, "hybrid", tmp_path_factory.mktemp("eval"), encoder)
+    pipeline = directory.service(SearchService).dense.pipeline
+    assert pipeline is not None
+    capabilities = CAPABILITIES[:count]
+    call(loop, directory, capabilities)
+    before = pipeline.stats.encoded
+
+    def forget() -> None:
+        pipeline.queries = LruVectors(pipeline.queries.capacity)
+
+    benchmark.group = f"search-eval-{count}-caps"
+    result = benchmark.pedantic(call, args=(loop, directory, capabilities), setup=forget,
+                                rounds=40, warmup_rounds=2)
+    assert result["search_mode"] == "hybrid"
+    assert pipeline.stats.encoded >= before + 42 * count  # every round went through the encoder
+    report(benchmark, f"search eval {count} caps, new texts", "hybrid", 1)
 
 
 def test_cold_embedding_512(benchmark: Any, loop: asyncio.AbstractEventLoop, encoder: Any,
