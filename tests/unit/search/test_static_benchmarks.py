@@ -153,3 +153,17 @@ def test_static_against_lexical_names_the_stage_that_lost_or_found_a_function() 
     assert fp_cause(dict(answered, lexical=["b::y"]), {"decided": []}) == "expanded"
     assert fp_cause(dict(answered, lexical=["b::y"]), {"decided": ["b::y"]}) == "decision"
 
+
+def test_the_shipped_static_calibration_is_the_measured_fit_with_concepts() -> None:
+    """`benchmarks/static_rules.py` measures the static family's refits of the sixth round;
+    the shipped constants are its eval-catalog fit with the concept coverage (`eval7`), and a
+    6-weight calibration there leaves the concept input out (`score` zips weights and inputs)."""
+    from iii_directory.search import answerability
+
+    import static_rules
+
+    names = answerability.FEATURE_NAMES["static"]
+    assert names[-1] == "concepts"
+    assert answerability.CALIBRATION["static"] == static_rules.CALIBRATIONS["eval7"]
+    for weights, _, _ in static_rules.CALIBRATIONS.values():
+        assert len(weights) in (len(names) - 1, len(names))
