@@ -25,6 +25,8 @@ catalog and 200 near misses get an answer. Never `test`. Variants (`VARIANTS`):
   (cut, fusion, learned order, tail); the gates and the decision read the first ranking.
 * `rerank-K` — a lane with a lexical lane is its first K BM25 hits re-ranked by RRF of their
   lexical and static ranks, leader kept, then the rule's fused lane (K 12 / 24).
+* `alone-C` — an empty lexical lane takes the static head alone from best cosine C (0.58 in
+  the tree; the decision still reads the lane).
 * `cal-NAME` — the static family's calibration `CALIBRATIONS[NAME]`: refits of one recording
   (`fit_answerability.py record --mode static`, `fit --mode static`), fitted on the eval
   catalog's sets (`eval`) or on the held-out catalog (`held`), without (6) or with (7) the
@@ -264,6 +266,8 @@ VARIANTS: dict[str, Callable[[], None]] = {
     **{f"lprf-order-{k}-{b}": (lambda k=k, b=b: prf(k, b, True, True))
        for k in (3, 5) for b in (0.5, 1.0)},
     **{f"cal-{name}": (lambda name=name: calibration(name)) for name in CALIBRATIONS},
+    **{f"alone-{c}": (lambda c=c: setattr(static_lane, "ALONE_COSINE", c))
+       for c in (0.40, 0.45, 0.50, 0.54)},
     **{f"rerank-{k}": (lambda k=k: rerank(k)) for k in (12, 24)},
 }
 
