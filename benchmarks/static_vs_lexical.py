@@ -32,7 +32,6 @@ no), `vouch` (static's decision said no, `answerability.vouches` yes), and the r
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -46,7 +45,7 @@ from iii_directory import bench  # noqa: E402
 from iii_directory.search import answerability  # noqa: E402
 from iii_directory.search.static_lane import StaticLane  # noqa: E402
 
-from static_failures import ROOT, sets  # noqa: E402
+from static_failures import sets, sets_parser  # noqa: E402
 
 
 class Seen:
@@ -120,8 +119,7 @@ def fp_cause(static: dict[str, Any], lexical: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--eval-dir", type=Path, default=ROOT.parent / "shared" / "eval")
+    parser = sets_parser(__doc__)
     parser.add_argument("--list", action="store_true")
     args = parser.parse_args()
     seen = Seen()
