@@ -20,7 +20,7 @@ served capability whose lane holds no relevant function is left out (neither ans
 recall). Only capabilities that meet `answerability.evidence_floor` are fitted and decided by
 the score (below it the answer is no). Then, per mode family (`hybrid`: lexical features + best
 cosine and its margin; `lexical`: + the concept coverage, `concept_coverage.coverage`; `static`:
-lexical features + the best static cosine), an
+lexical features + the best static cosine + the concept coverage), an
 L2-regularised logistic regression over `answerability.features` (numpy, fit time only), its
 threshold chosen on the training side: the lowest score that keeps the false-positive rate of
 the training no-match cases (near misses included) within `--fp-hybrid` / `--fp-lexical` (0.10)

@@ -119,9 +119,16 @@ def classify(entry: dict[str, Any], function_id: str) -> str:
     return "absent"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def sets_parser(doc: str) -> argparse.ArgumentParser:
+    """The command line of a script that runs over `sets`: its doc's first paragraph and
+    `--eval-dir`."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--eval-dir", type=Path, default=ROOT.parent / "shared" / "eval")
+    return parser
+
+
+def main() -> None:
+    parser = sets_parser(__doc__)
     parser.add_argument("--summary", action="store_true")
     args = parser.parse_args()
     recorder = Recorder()

@@ -177,11 +177,13 @@ def test_evidence_floor(found: a.Signals, expected: bool) -> None:
     (s(0.5, coverage=0.4, concepts=0.2), False),
     (s(0.5, coverage=0.4, concepts=0.4), True),
     (s(2.0, concepts=0.2), True),
-    # static: the static cosine is one more signal
-    (s(1.0, extra=0.3), False),
-    (s(1.0, extra=0.5), True),
-    (s(0.5, action=True, coverage=0.2, extra=0.3), False),
-    (s(0.5, action=True, coverage=0.2, extra=0.5), True),
+    # static: the static cosine and the concept coverage are two more signals
+    (s(1.0, extra=0.3, concepts=0.5), False),
+    (s(1.0, extra=0.5, concepts=0.5), True),
+    (s(0.5, action=True, coverage=0.2, extra=0.3, concepts=0.3), False),
+    (s(0.5, action=True, coverage=0.2, extra=0.5, concepts=0.3), True),
+    (s(1.0, extra=0.4, concepts=0.2), False),
+    (s(1.0, extra=0.4, concepts=0.9), True),
     # hybrid
     (s(0.0, cosine=a.CONFIDENT_COSINE), True),
     (s(a.STRONG_CONTENT, cosine=0.05), False),
@@ -207,9 +209,9 @@ def test_the_family_follows_the_signals_present() -> None:
 
 
 def test_the_calibrated_score_is_the_linear_log_odds() -> None:
-    found = s(5.0, action=False, coverage=0.4, extra=0.5, known=0.75)
+    found = s(5.0, action=False, coverage=0.4, extra=0.5, known=0.75, concepts=0.8)
     weights, bias, threshold = a.CALIBRATION["static"]
-    values = (a.CONTENT_CAP, 0.4, 0.75, 0.0, 1.0, 0.5)
+    values = (a.CONTENT_CAP, 0.4, 0.75, 0.0, 1.0, 0.5, 0.8)
     assert a.features(found) == values
     assert a.score(found) == pytest.approx(bias + sum(w * x for w, x in zip(weights, values)))
     assert a.answerable(found) is (a.score(found) >= threshold)

@@ -1,5 +1,5 @@
-"""Concept coverage (`search/concept_coverage.py`) and its place in the lexical family's
-calibrated answerability score."""
+"""Concept coverage (`search/concept_coverage.py`) and its place in the lexical and static
+families' calibrated answerability scores."""
 
 from __future__ import annotations
 
@@ -59,16 +59,32 @@ def test_a_request_without_concepts_is_covered_and_an_empty_lane_is_unknown(docu
     assert c.coverage(("invoice",), ["no::such"], documents) is None
 
 
-def test_lexical_signals_carry_the_concept_coverage_and_the_other_families_not(documents) -> None:
+def test_lexical_and_static_signals_carry_the_concept_coverage_and_hybrid_not(documents) -> None:
     text = "send an email to the team"
     terms = _rank.tokenize_query(text)
     lane = [("mail::send", 3.0), ("sms::send", 1.0)]
     found = a.signals(text, terms, documents, lane=lane)
     assert found.concepts == c.coverage(a.concept_words(text), ["mail::send", "sms::send"],
                                         documents) == 1.0
-    assert a.signals(text, terms, documents, lane=lane, extra=0.6).concepts is None
+    static = a.signals(text, terms, documents, lane=lane, extra=0.6)
+    assert a.family(static) == "static" and static.concepts == 1.0
     hybrid = a.signals(text, terms, documents, dense=[("mail::send", 0.6)], lane=lane)
     assert hybrid.concepts is None
+
+
+def test_the_static_score_weighs_concept_coverage() -> None:
+    """The static family (issue 19, sixth round): at the same lexical evidence and static
+    cosine, a request whose concepts the lane's candidates cover is answered and a near miss
+    (most concepts without a counterpart) refused."""
+    weights = dict(zip(a.FEATURE_NAMES["static"], a.CALIBRATION["static"][0]))
+    assert weights["concepts"] > 0
+    base = a.Signals(words=6, known_share=1.0, coverage=0.1, rare_matched=1.0, action=None,
+                     extra=0.4)
+    assert a.evidence_floor(base) and a.family(base) == "static"
+    assert not a.answerable(dataclasses.replace(base, concepts=0.2))
+    assert a.answerable(dataclasses.replace(base, concepts=0.9))
+    assert a.features(dataclasses.replace(base, concepts=0.9))[-1] == 0.9
+    assert a.features(base)[-1] == a.CONCEPTS_UNKNOWN
 
 
 def test_the_lexical_score_weighs_concept_coverage() -> None:

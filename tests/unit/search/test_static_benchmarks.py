@@ -1,7 +1,7 @@
 """The static lane's measurement scripts (issue 19): the failure classes of
 `benchmarks/static_failures.py`, the table variants of `benchmarks/static_table_variants.py`,
-the fit rows of `benchmarks/fit_static_fusion.py` and the learned rows of
-`benchmarks/static_table_learned.py`."""
+the fit rows of `benchmarks/fit_static_fusion.py`, the learned rows of
+`benchmarks/static_table_learned.py` and the stage comparison of `static_vs_lexical.py`."""
 
 from __future__ import annotations
 
@@ -124,3 +124,46 @@ def test_learned_rows_solve_the_regularised_least_squares() -> None:
     unused = [i for i in range(40) if i not in used]
     assert unused and np.array_equal(fitted[unused], prior[unused])
     assert np.array_equal(learned.fit_rows(prior, rows_of, target, lam), fitted)  # same bits
+
+
+def test_static_against_lexical_names_the_stage_that_lost_or_found_a_function() -> None:
+    """`benchmarks/static_vs_lexical.py` (sixth round): a function lexical selects and static
+    does not is lost to the static decision, the corroboration drop, the fusion's depth or the
+    BM25 tail; one static finds is found by the vouch, an empty lane's rescue, the fused lane
+    or the tail; an added false positive is named by its cause."""
+    from static_vs_lexical import fp_cause, gained_stage, lost_stage
+
+    lexical = {"decision": True, "decided": ["a::x", "b::y"]}
+    assert lost_stage({"decision": False, "lexical": ["a::x"], "fused": ["a::x"]}, lexical,
+                      "a::x") == "refused"
+    assert lost_stage({"decision": True, "lexical": ["a::x"], "fused": []}, lexical,
+                      "a::x") == "dropped"
+    assert lost_stage({"decision": True, "lexical": ["a::x"], "fused": ["c::z", "a::x"]},
+                      lexical, "a::x") == "deep"
+    assert lost_stage({"decision": True, "lexical": ["a::x"], "fused": ["a::x"]}, lexical,
+                      "d::w") == "tail"
+    vouched = {"decision": True, "answerable": False, "lexical": ["a::x"], "fused": ["a::x"]}
+    assert gained_stage(vouched, {}, "a::x") == "vouch"
+    answered = {"decision": True, "answerable": True, "lexical": [], "fused": ["a::x"]}
+    assert gained_stage(answered, {}, "a::x") == "rescued"
+    assert gained_stage(dict(answered, lexical=["b::y"]), {}, "a::x") == "fused"
+    assert gained_stage(dict(answered, lexical=["b::y"]), {}, "c::z") == "tail"
+    assert fp_cause(vouched, {"decided": []}) == "vouch"
+    assert fp_cause(answered, {"decided": []}) == "alone"
+    assert fp_cause(dict(answered, lexical=["b::y"]), {"decided": []}) == "expanded"
+    assert fp_cause(dict(answered, lexical=["b::y"]), {"decided": ["b::y"]}) == "decision"
+
+
+def test_the_shipped_static_calibration_is_the_measured_fit_with_concepts() -> None:
+    """`benchmarks/static_rules.py` measures the static family's refits of the sixth round;
+    the shipped constants are its eval-catalog fit with the concept coverage (`eval7`), and a
+    6-weight calibration there leaves the concept input out (`score` zips weights and inputs)."""
+    from iii_directory.search import answerability
+
+    import static_rules
+
+    names = answerability.FEATURE_NAMES["static"]
+    assert names[-1] == "concepts"
+    assert answerability.CALIBRATION["static"] == static_rules.CALIBRATIONS["eval7"]
+    for weights, _, _ in static_rules.CALIBRATIONS.values():
+        assert len(weights) in (len(names) - 1, len(names))

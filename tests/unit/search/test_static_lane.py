@@ -115,7 +115,7 @@ def test_a_refusal_the_static_lane_vouches_for() -> None:
     assert vouches(query, strong)
     assert not vouches(object(), strong)  # the static lane did not serve that capability
     weak = Signals(words=6, known_share=1.0, coverage=0.5, rare_matched=0.0, action=False,
-                   extra=0.4)
+                   extra=0.4, concepts=0.3)
     assert not vouches(query, weak)  # the calibrated score stays below even odds
     no_verb = Signals(words=6, known_share=1.0, coverage=0.5, rare_matched=0.0, action=None,
                       extra=0.7)
