@@ -13,9 +13,11 @@ each relevant candidate (grade ≥ 2) against each other candidate of the same c
 It prints the dense-only baseline, the cross-check (each set scored with weights fitted on the
 others: share of capabilities whose first candidate is relevant, share of relevant functions in
 the first twelve), and the weights fitted on all sets, ready to paste into `fusion.py`. Every lane
-gets the catalog's extra views (`views.py`), so the features are `fusion.VIEWED_FEATURES`;
-`--without cos_desc --without cos_act --without view_max --without view_mean` gives
-`fusion.WEIGHTS_WITHOUT_VIEWS` (its first thirteen weights).
+gets the catalog's extra views (`views.py`) and the request's second embedding
+(`second_query.py`), so the features are `fusion.SECOND_VIEWED_FEATURES`; `--without cos_second
+--without second_max --without second_mean` gives `fusion.WEIGHTS_WITHOUT_SECOND` (its first
+seventeen weights), and leaving out the four view features as well gives
+`fusion.WEIGHTS_WITHOUT_VIEWS` (its first thirteen).
 
 `--heldout` adds the transfer check across catalogs: our independent catalog
 (`benchmarks/data/heldout_catalog.json`, its cases in `heldout_cases.json`) scored with weights
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +41,7 @@ import numpy as np
 
 import _bm25f
 from iii_directory.search.corpus import Corpus, tool_from_schema
-from iii_directory.search.fusion import VIEWED_FEATURES as FEATURES, Request, features
+from iii_directory.search.fusion import SECOND_VIEWED_FEATURES as FEATURES, Request, features
 from iii_directory.search.lanes import lexical_ranking
 from iii_directory.search.query import make_query
 from iii_directory.search.views import Views, view_texts
@@ -83,6 +86,66 @@ def corpus_views(corpus: Corpus, encoder: Any) -> Views:
     return _VIEWS[id(corpus)]
 
 
+def dense_ranking(ids: list[str], cosines: np.ndarray) -> tuple[list[int], list[tuple[str, float]]]:
+    """The dense top `DENSE_K` as the lane ranks it (cosine descending, then id): the rows and
+    the `(id, cosine)` ranking."""
+    order = sorted(range(len(ids)), key=lambda i: (-float(cosines[i]), ids[i]))[:DENSE_K]
+    return order, [(ids[i], float(cosines[i])) for i in order]
+
+
+def cross_checks(sets: dict[str, list[Sample]], heldout: list[Sample]
+                 ) -> tuple[list[str], np.ndarray]:
+    """The cross-check cells (`name first/recall`): each eval-catalog set scored with weights
+    fitted on the others, the held-out catalog with weights fitted on them all, each set with
+    weights fitted on the held-out catalog; and the weights fitted on every eval-catalog set."""
+    cells = []
+    for name in sets:
+        weights = fit([s for other, data in sets.items() if other != name for s in data])
+        cells.append("%s %.3f/%.3f" % (name, *quality(weights, sets[name])))
+    weights = fit([s for data in sets.values() for s in data])
+    cells.append("eval->heldout %.3f/%.3f" % quality(weights, heldout))
+    back = fit(heldout)
+    cells += ["heldout->%s %.3f/%.3f" % (name, *quality(back, data)) for name, data in sets.items()]
+    return cells, weights
+
+
+def probe_sets(eval_dir: Path,
+               samples_of: Callable[[Corpus, list[tuple[str, dict[str, int]]]], list[Sample]]
+               ) -> tuple[dict[str, list[Sample]], list[Sample]]:
+    """A probe's samples (`samples_of(corpus, graded)`): the eval catalog's sets (dev, then each
+    `benchmarks/data/extra*_cases.json` named by its file) and the held-out catalog's cases."""
+    data_dir = Path(__file__).parent / "data"
+    corpus = load_corpus(eval_dir / "catalog.json")
+    sets = {"dev": samples_of(corpus, graded_capabilities(eval_dir / "cases.json", "dev"))}
+    for path in sorted(data_dir.glob("extra*_cases.json")):
+        name = path.stem.replace("_cases", "")
+        sets[name] = samples_of(corpus, graded_capabilities(path, name))
+    heldout = samples_of(load_corpus(data_dir / "heldout_catalog.json"),
+                         graded_capabilities(data_dir / "heldout_cases.json", None))
+    return sets, heldout
+
+
+def print_groups(groups: dict[str, tuple[str, ...]], labels: list[str],
+                 sets: dict[str, list[Sample]], heldout: list[Sample],
+                 pick: Callable[[list[Sample], tuple[str, ...]], list[Sample]], base: int) -> None:
+    """One line of `cross_checks` per feature group: its columns chosen by `pick`, and the
+    weights the eval catalog's sets give the columns after the first `base`."""
+    for label in labels:
+        columns = groups[label]
+        cells, weights = cross_checks({name: pick(data, columns) for name, data in sets.items()},
+                                      pick(heldout, columns))
+        added = " ".join(f"{c} {w:+.3f}" for c, w in zip(columns, weights[base:]))
+        print(f"{label:12s} " + "  ".join(cells) + (f"  [{added}]" if added else ""), flush=True)
+
+
+def index_cosines(ids: list[str], matrix: np.ndarray, vector: np.ndarray
+                  ) -> Callable[[Sequence[str]], list[float]]:
+    """`(names) → cosines` of `vector` to those rows of the index `matrix` (ids in row order),
+    as `SearchCall.second_cosines` gives them from the dense lane's index."""
+    position = {name: i for i, name in enumerate(ids)}
+    return lambda names: (matrix[[position[n] for n in names]] @ vector).tolist()
+
+
 def samples(corpus: Corpus, matrix: np.ndarray, encoder: Any,
             graded: list[tuple[str, dict[str, int]]]) -> list[Sample]:
     ids = [tool.name for tool in corpus.tools]
@@ -92,14 +155,14 @@ def samples(corpus: Corpus, matrix: np.ndarray, encoder: Any,
         query = make_query(capability)
         if query is None:
             continue
-        vector = np.asarray(encoder.encode([query.dense_text]), dtype=np.float32)[0]
-        cosines = matrix @ vector
-        order = sorted(range(len(ids)), key=lambda i: (-float(cosines[i]), ids[i]))[:DENSE_K]
-        dense = [(ids[i], float(cosines[i])) for i in order]
+        vector, second = np.asarray(encoder.encode([query.dense_text, query.second_text]),
+                                    dtype=np.float32)
+        _, dense = dense_ranking(ids, matrix @ vector)
         names, rows = features(Request.of(query.terms), corpus.documents,
                                lexical_ranking(corpus.documents, query.terms), dense,
                                corpus.descriptions.__getitem__,
-                               lambda names, v=vector: views.cosines(names, v))
+                               lambda names, v=vector: views.cosines(names, v),
+                               index_cosines(ids, matrix, second))
         out.append((names, np.asarray(rows, dtype=np.float64), grades))
     return out
 

@@ -2,7 +2,7 @@
 
 A lane that admits its dense ranking ranks the union of its first `DENSE_CANDIDATES` (20) dense
 hits and first `LEXICAL_CANDIDATES` (20) BM25 hits (one matched term is enough here: admission
-already decided that the request is served) by a linear score over seventeen features of each
+already decided that the request is served) by a linear score over twenty features of each
 candidate:
 
 | feature | meaning |
@@ -24,6 +24,9 @@ candidate:
 | `cos_act` | the request's cosine to its id read as a phrase (`hr::time-off::request` → "request time off hr") |
 | `view_max` | the largest of `cos`, `cos_desc`, `cos_act` |
 | `view_mean` | their mean |
+| `cos_second` | the cosine of the request cut to its action and object (`second_query.py`) to it |
+| `second_max` | the larger of `cos` and `cos_second` |
+| `second_mean` | their mean |
 
 The weights are fitted by `benchmarks/fit_fusion.py`: pairwise logistic regression (every
 relevant candidate of a capability against every other candidate of it; L2 0.01, 300 gradient
@@ -48,6 +51,14 @@ held-out catalog, dev .812 / .984 → .812 / .992, extra .728 / .988 → .741 / 
 .958 → .776 / .958. Until a catalog's views are embedded (or above `views.VIEW_LIMIT`
 functions) a lane is scored by `WEIGHTS_WITHOUT_VIEWS`, the thirteen-feature fit.
 
+Second-query features (issue 18): the last three read a second embedding of the request, its
+leading verb and concept words (`send an email to a customer` → "send email customer"), embedded
+with the capability when a call embeds at most `second_query.SECOND_QUERY_CAPABILITIES` (6)
+capabilities; a lane without it is scored by `WEIGHTS_WITHOUT_SECOND`, the seventeen-feature fit.
+Lane level (`fit_fusion.py --heldout`), first / recall@12 without → with them: dev .844 → .859,
+extra .765 → .778, extra2 .776 (equal), eval catalog → held-out .774 → .777, held-out → extra
+.741 → .753, held-out → dev .812 and → extra2 .776 equal; recall@12 equal in every direction.
+
 The lane's scores are `exp(score − best score)` (the leader scores 1); selection does not apply
 the namespace floor to a learned lane (`select.select_batch`).
 """
@@ -62,7 +73,7 @@ from functools import lru_cache
 
 from .corpus import DocumentSet, namespace_of
 from .lanes import CATALOG, Ranking, fuse
-from .views import ViewCosines
+from .views import SecondCosines, ViewCosines
 from .vocabulary import ID_WORD, function_actions, normal_term, normal_terms, request_actions
 
 DENSE_CANDIDATES = 20
@@ -77,11 +88,21 @@ FEATURES: tuple[str, ...] = ("cos", "dense_rr", "bm25", "bm25_rr", "matched", "a
 VIEW_FEATURES: tuple[str, ...] = ("cos_desc", "cos_act", "view_max", "view_mean")
 VIEWED_FEATURES: tuple[str, ...] = FEATURES + VIEW_FEATURES
 """The features of a lane whose catalog views are known (`views.py`)."""
+SECOND_FEATURES: tuple[str, ...] = ("cos_second", "second_max", "second_mean")
+SECOND_VIEWED_FEATURES: tuple[str, ...] = VIEWED_FEATURES + SECOND_FEATURES
+"""The features of a lane whose views are known and whose request has its second embedding
+(`second_query.py`)."""
 
-WEIGHTS: tuple[float, ...] = (0.337, 0.879, 0.781, 0.471, 0.247, 0.987, 0.159, 0.307, 0.935, 0.545,
-                             0.952, 0.411, 0.182, 0.387, 0.337, 0.374, 0.354)
+WEIGHTS: tuple[float, ...] = (0.304, 0.811, 0.780, 0.463, 0.242, 0.975, 0.152, 0.298, 0.927, 0.503,
+                             0.888, 0.402, 0.167, 0.348, 0.308, 0.340, 0.320, 0.377, 0.343, 0.340)
 """Fitted by `benchmarks/fit_fusion.py` (see the module docstring); one weight per feature of
-`VIEWED_FEATURES`."""
+`SECOND_VIEWED_FEATURES`."""
+
+WEIGHTS_WITHOUT_SECOND: tuple[float, ...] = (0.337, 0.879, 0.781, 0.471, 0.247, 0.987, 0.159,
+                                             0.307, 0.935, 0.545, 0.952, 0.411, 0.182, 0.387,
+                                             0.337, 0.374, 0.354)
+"""The `VIEWED_FEATURES` weights of a lane whose request has no second embedding:
+`fit_fusion.py` with the three second-query features left out (`--without`) reproduces them."""
 
 WEIGHTS_WITHOUT_VIEWS: tuple[float, ...] = (0.394, 0.994, 0.775, 0.481, 0.249, 1.010, 0.180, 0.332,
                                             0.948, 0.626, 1.052, 0.414, 0.192)
@@ -134,11 +155,14 @@ class Request:
 
 
 def features(request: Request, documents: DocumentSet, pruned: Ranking, dense: Ranking,
-             describe: Callable[[str], str], views: ViewCosines | None = None
+             describe: Callable[[str], str], views: ViewCosines | None = None,
+             second: SecondCosines | None = None
              ) -> tuple[list[str], list[tuple[float, ...]]]:
     """The candidates of one lane and their feature rows, in `FEATURES` order — in
     `VIEWED_FEATURES` order when `views` gives the request's cosines to the candidates'
-    description and action views (`views.py`); `pruned` is the lane's lexical ranking
+    description and action views (`views.py`), and in `SECOND_VIEWED_FEATURES` order when
+    `second` also gives the cosines of the request's action-and-object embedding to them
+    (`second_query.py`; read only with `views`); `pruned` is the lane's lexical ranking
     (`lanes.lexical_ranking`)."""
     hits = documents.bm25(list(request.bm25_terms), 1, LEXICAL_DEPTH)
     best = hits[0][1] if hits else 1.0
@@ -181,6 +205,10 @@ def features(request: Request, documents: DocumentSet, pruned: Ranking, dense: R
         for position, (row, desc, act) in enumerate(zip(rows, descs, acts)):
             cos = row[0]
             rows[position] = row + (desc, act, max(cos, desc, act), (cos + desc + act) / 3.0)
+        if second is not None:
+            for position, (row, other) in enumerate(zip(rows, second(candidates))):
+                cos = row[0]
+                rows[position] = row + (other, max(cos, other), (cos + other) / 2.0)
     return candidates, rows
 
 
@@ -190,13 +218,18 @@ def score(row: Sequence[float], weights: Sequence[float] = WEIGHTS) -> float:
 
 
 def learned_lane(request: Request, documents: DocumentSet, pruned: Ranking, dense: Ranking,
-                 describe: Callable[[str], str], views: ViewCosines | None = None) -> Ranking:
+                 describe: Callable[[str], str], views: ViewCosines | None = None,
+                 second: SecondCosines | None = None) -> Ranking:
     """The candidates ranked by the learned score, scored `exp(score − best)`; ties keep
-    candidate order (dense first). Without `views` the weights fitted without them score."""
-    candidates, rows = features(request, documents, pruned, dense, describe, views)
+    candidate order (dense first). Without `views` the weights fitted without them score,
+    without `second` those fitted without the second query."""
+    if views is None:
+        second = None
+    candidates, rows = features(request, documents, pruned, dense, describe, views, second)
     if not candidates:
         return []
-    weights = WEIGHTS if views is not None else WEIGHTS_WITHOUT_VIEWS
+    weights = (WEIGHTS if second is not None else WEIGHTS_WITHOUT_SECOND) if views is not None \
+        else WEIGHTS_WITHOUT_VIEWS
     scored = sorted(((score(row, weights), position, doc_id)
                      for position, (doc_id, row) in enumerate(zip(candidates, rows))),
                     key=lambda item: (-item[0], item[1]))

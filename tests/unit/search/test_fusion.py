@@ -10,9 +10,12 @@ import pytest
 from iii_directory.search.corpus import Document, DocumentSet
 from iii_directory.search.fusion import (
     FEATURES,
+    SECOND_FEATURES,
+    SECOND_VIEWED_FEATURES,
     VIEW_FEATURES,
     VIEWED_FEATURES,
     WEIGHTS,
+    WEIGHTS_WITHOUT_SECOND,
     WEIGHTS_WITHOUT_VIEWS,
     Request,
     features,
@@ -50,10 +53,12 @@ def lane(text: str, dense: list[tuple[str, float]]) -> list[tuple[str, float]]:
 
 
 def test_one_weight_per_feature() -> None:
-    assert len(WEIGHTS) == len(VIEWED_FEATURES) == 17
+    assert len(WEIGHTS) == len(SECOND_VIEWED_FEATURES) == 20
+    assert len(WEIGHTS_WITHOUT_SECOND) == len(VIEWED_FEATURES) == 17
     assert len(WEIGHTS_WITHOUT_VIEWS) == len(FEATURES) == 13
     assert VIEWED_FEATURES == FEATURES + VIEW_FEATURES
-    assert all(math.isfinite(w) for w in WEIGHTS + WEIGHTS_WITHOUT_VIEWS)
+    assert SECOND_VIEWED_FEATURES == VIEWED_FEATURES + SECOND_FEATURES
+    assert all(math.isfinite(w) for w in WEIGHTS + WEIGHTS_WITHOUT_SECOND + WEIGHTS_WITHOUT_VIEWS)
 
 
 def test_view_features_read_the_request_cosines_to_each_view() -> None:
@@ -90,6 +95,45 @@ def test_a_view_that_matches_lifts_its_candidate() -> None:
         == "email::send"
     assert learned_lane(request(text), DOCS, lex, dense, DESCRIPTIONS.__getitem__,
                         views)[0][0] == "state::get"
+
+
+def test_second_query_features_read_its_cosine_with_max_and_mean() -> None:
+    dense = [("state::get", 0.6), ("state::set", 0.5), ("email::send", 0.1)]
+    text = "store the value under the key"
+
+    def views(ids):
+        return [0.2 for _ in ids], [0.3 for _ in ids]
+
+    def second(ids):
+        return [0.8 if i == "state::set" else 0.1 for i in ids]
+
+    names, rows = features(request(text), DOCS, lexical_ranking(DOCS, _rank.tokenize_query(text)),
+                           dense, DESCRIPTIONS.__getitem__, views, second)
+    row = dict(zip(SECOND_VIEWED_FEATURES, rows[names.index("state::set")]))
+    assert len(rows[0]) == len(SECOND_VIEWED_FEATURES)
+    assert row["cos_second"] == 0.8 and row["second_max"] == 0.8
+    assert row["second_mean"] == pytest.approx((0.5 + 0.8) / 2)
+
+
+def test_a_second_query_that_matches_lifts_its_candidate() -> None:
+    """Views tie two siblings; the request's action-and-object embedding matches one. Without
+    views the second query is not read (no weights were fitted for that combination)."""
+    dense = [("email::send", 0.5), ("state::get", 0.5)]
+    text = "zzz"
+    lex = lexical_ranking(DOCS, _rank.tokenize_query(text))
+
+    def views(ids):
+        return [0.3 for _ in ids], [0.3 for _ in ids]
+
+    def second(ids):
+        return [0.9 if i == "state::get" else 0.1 for i in ids]
+
+    describe = DESCRIPTIONS.__getitem__
+    assert learned_lane(request(text), DOCS, lex, dense, describe, views)[0][0] == "email::send"
+    assert learned_lane(request(text), DOCS, lex, dense, describe, views, second)[0][0] \
+        == "state::get"
+    assert learned_lane(request(text), DOCS, lex, dense, describe, None, second)[0][0] \
+        == "email::send"
 
 
 def test_id_words_and_worker_names() -> None:
