@@ -14,8 +14,8 @@ logo", `give the buyer their money back for order 7781` → "give buyer refund".
 One more encoder text per capability, embedded in the same batch as the capability and cached
 in the query LRU like it — only in a call that embeds at most `SECOND_QUERY_CAPABILITIES` (6,
 one search batch) capabilities: the encoder's time grows with its texts, and eighteen new
-capabilities with their second texts took 92–138 ms (p50, `bench_search.py -k new_texts`)
-against 75–96 ms without, past the 80 ms floor. A larger call's lanes are scored without them
+capabilities with their second texts took 98–108 ms (p50, `bench_search.py -k new_texts`)
+against 66–74 ms without, past the 80 ms floor. A larger call's lanes are scored without them
 (`fusion.WEIGHTS_WITHOUT_SECOND`). Figures: `fusion.py` and README "The first result: what was
 tried".
 """
