@@ -19,6 +19,8 @@ added:
 | `mq` | cos(m, d): m = the request cut to its action and object (`second_query.py`: leading verb + concept words; all non-stop, non-filler words when it names no concept) |
 | `mq_desc`, `mq_act` | m against the description and action views (`views.py`) |
 | `mq_max`, `mq_mean` | max / mean of `cos` and `mq` |
+| `mqo`, `mqc` (+ `_max`, `_mean`) | other second queries: the concept words alone; every prose word that is neither a stop word nor filler |
+| `st`, `st_rr` | the static table's cosine (`_rank.static`, no encoder) of the request to d, and d's rank by it |
 | `mq_rr`, `xprf3_rr` | `1 / (1 + rank)` of d in the catalog ranked by m / by `xprf3`'s q′ |
 | `cos_copy`, `rr_copy` | controls: copies of `cos` and `dense_rr` (no new information) |
 
@@ -39,8 +41,10 @@ from typing import Any
 
 import numpy as np
 
+import _rank
 from fit_fusion import dense_ranking, graded_capabilities, print_groups, probe_sets
-from iii_directory.search.corpus import Corpus, document_terms
+from iii_directory.search.answerability import concept_words, request_words
+from iii_directory.search.corpus import FILLER_TERMS, Corpus, document_terms
 from iii_directory.search.fusion import VIEWED_FEATURES, Request, features
 from iii_directory.search.lanes import lexical_ranking
 from iii_directory.search.query import make_query
@@ -55,7 +59,7 @@ EXTRA: tuple[str, ...] = tuple(
     [f"prf{k}_{b}" for k, b in PRF] + [f"prf{k}_{b}_rr" for k, b in PRF]
     + ["prfw5", "prfhead", "xprf3", "nbr2", "nbr3", "nbr5", "rm3",
        "mq", "mq_desc", "mq_act", "mq_max", "mq_mean", "cos_copy", "mq_rr", "xprf3_rr",
-       "rr_copy"])
+       "rr_copy", "mqo", "mqo_max", "mqo_mean", "mqc", "mqc_max", "mqc_mean", "st", "st_rr"])
 GROUPS: dict[str, tuple[str, ...]] = {"none": ()}
 for _k, _b in PRF:
     GROUPS[f"prf{_k}_{_b}"] = (f"prf{_k}_{_b}",)
@@ -69,6 +73,11 @@ GROUPS.update({
     "rr-copy": ("rr_copy",),
     "prf3_0.5_rr": ("prf3_0.5_rr",),
     "xprf3+rr": ("xprf3", "xprf3_rr"),
+    "mqo+maxmean": ("mqo", "mqo_max", "mqo_mean"),
+    "mqc+maxmean": ("mqc", "mqc_max", "mqc_mean"),
+    "mq+mqc+maxmean": ("mq", "mq_max", "mq_mean", "mqc", "mqc_max", "mqc_mean"),
+    "st": ("st",), "st+rr": ("st", "st_rr"),
+    "mq+maxmean+st": ("mq", "mq_max", "mq_mean", "st"),
     "mq+rr": ("mq", "mq_rr"),
     "mq+maxmean+rr": ("mq", "mq_max", "mq_mean", "mq_rr"),
     "mq+maxmean+prf2_0.5+rr": ("mq", "mq_max", "mq_mean", "prf2_0.5", "prf2_0.5_rr"),
@@ -109,6 +118,42 @@ class CachedEncoder:
     def save(self) -> None:
         if self.dirty:
             np.savez(self.path, **self.vectors)
+
+
+_STATIC: dict[int, np.ndarray] = {}
+
+
+def static_row(text: str) -> np.ndarray:
+    """The static table's unit vector of a text (`_rank.static`, distilled from MiniLM)."""
+    from _rank import static
+
+    if -1 not in _STATIC:
+        _STATIC[-1] = static.default_encoder()  # type: ignore[assignment]
+    vector = np.asarray(_STATIC[-1].encode_one(text), dtype=np.float32)  # type: ignore[attr-defined]
+    return vector / (np.linalg.norm(vector) or 1.0)
+
+
+def static_rows(corpus: Corpus) -> np.ndarray:
+    """The static vectors of a corpus's dense texts, made once."""
+    if id(corpus) not in _STATIC:
+        _STATIC[id(corpus)] = np.stack([static_row(t.dense_text) for t in corpus.tools])
+    return _STATIC[id(corpus)]
+
+
+def static_cosines(corpus: Corpus, text: str) -> np.ndarray:
+    return static_rows(corpus) @ static_row(text)
+
+
+def objects_only(dense_text: str) -> str:
+    """The concept words alone (`answerability.concept_words`); the text when it names none."""
+    return " ".join(concept_words(dense_text)) or dense_text
+
+
+def content_words(dense_text: str) -> str:
+    """Every prose word that is neither a stop word nor filler (ordinary English kept)."""
+    words = [w for w in request_words(dense_text)
+             if w not in _rank.STOPWORDS and normal_term(w) not in FILLER_TERMS]
+    return " ".join(words) or dense_text
 
 
 def unit(vector: np.ndarray) -> np.ndarray:
@@ -195,6 +240,15 @@ def samples(corpus: Corpus, encoder: CachedEncoder,
         columns["mq_mean"] = (cos + columns["mq"]) / 2.0
         columns["cos_copy"] = cos
         columns["rr_copy"] = base[:, VIEWED_FEATURES.index("dense_rr")]
+        st = static_cosines(corpus, query.dense_text)
+        columns["st"] = st[at]
+        rr = rr_of(static_rows(corpus), static_row(query.dense_text), ids)
+        columns["st_rr"] = np.asarray([rr.get(n, 0.0) for n in names])
+        for key, text in (("mqo", objects_only(query.dense_text)),
+                          ("mqc", content_words(query.dense_text))):
+            other = cand @ encoder.encode([text])[0]
+            columns[key], columns[f"{key}_max"] = other, np.maximum(cos, other)
+            columns[f"{key}_mean"] = (cos + other) / 2.0
         rr = rr_of(main, m, ids)
         columns["mq_rr"] = np.asarray([rr.get(n, 0.0) for n in names])
         rr = rr_of(main, unit(q + main[lexical_top].mean(0)) if lexical_top else q, ids)
