@@ -12,8 +12,10 @@ each relevant candidate (grade ≥ 2) against each other candidate of the same c
 
 It prints the dense-only baseline, the cross-check (each set scored with weights fitted on the
 others: share of capabilities whose first candidate is relevant, share of relevant functions in
-the first twelve), and the weights fitted on all sets, ready to paste into `fusion.py`. Every lane
-gets the catalog's extra views (`views.py`) and the request's second embedding
+the first twelve; each without and with the lane's first `fusion.HEAD` re-sorted by the head
+score), and the weights fitted on all sets, ready to paste into `fusion.py`: `WEIGHTS`, and
+`HEAD_WEIGHTS`, fitted the same way over the rows with the head features (`fusion.head_rows`).
+Every lane gets the catalog's extra views (`views.py`) and the request's second embedding
 (`second_query.py`), so the features are `fusion.SECOND_VIEWED_FEATURES`; `--without cos_second
 --without second_max --without second_mean` gives `fusion.WEIGHTS_WITHOUT_SECOND` (its first
 seventeen weights), and leaving out the four view features as well gives
@@ -41,7 +43,8 @@ import numpy as np
 
 import _bm25f
 from iii_directory.search.corpus import Corpus, tool_from_schema
-from iii_directory.search.fusion import SECOND_VIEWED_FEATURES as FEATURES, Request, features
+from iii_directory.search.fusion import (HEAD, HEAD_SCORED_FEATURES, SECOND_VIEWED_FEATURES as FEATURES,
+                                         Request, features, head_rows)
 from iii_directory.search.lanes import lexical_ranking
 from iii_directory.search.query import make_query
 from iii_directory.search.views import Views, view_texts
@@ -183,6 +186,42 @@ def fit(data: list[Sample]) -> np.ndarray:
     return weights
 
 
+def with_head(data: list[Sample]) -> list[Sample]:
+    """Each sample's rows with the head features added (`fusion.head_rows`:
+    `fusion.HEAD_SCORED_FEATURES`)."""
+    return [(names, np.asarray(head_rows([tuple(row) for row in rows]), dtype=np.float64), grades)
+            for names, rows, grades in data]
+
+
+def head_quality(weights: np.ndarray, head_weights: np.ndarray, data: list[Sample]
+                 ) -> tuple[float, float]:
+    """`quality` of the lane as `fusion.learned_lane` ranks it: by `weights`, then its first
+    `fusion.HEAD` re-sorted by `head_weights` (`data` with the head features, `with_head`)."""
+    first, recall = [], []
+    for names, rows, grades in data:
+        order = list(np.argsort(-(rows[:, :len(weights)] @ weights), kind="stable"))
+        head_scores = rows @ head_weights
+        order = sorted(order[:HEAD], key=lambda i: -head_scores[i]) + order[HEAD:]
+        relevant = [n for n, g in grades.items() if g >= 2]
+        top = {names[i] for i in order[:12]}
+        first.append(grades.get(names[order[0]], 0) >= 2)
+        recall.append(sum(n in top for n in relevant) / len(relevant))
+    return float(np.mean(first)), float(np.mean(recall))
+
+
+def both_fits(train: list[Sample]) -> tuple[np.ndarray, np.ndarray]:
+    """`WEIGHTS` and `HEAD_WEIGHTS` fitted on the same samples."""
+    return fit(train), fit(with_head(train))
+
+
+def report(label: str, fitted: tuple[np.ndarray, np.ndarray], data: list[Sample]) -> None:
+    """One cross-check line: the lane without and with its head re-sorted."""
+    plain = quality(fitted[0], data)
+    headed = head_quality(*fitted, with_head(data))
+    print(f"{label:34s} first {plain[0]:.3f}  recall@12 {plain[1]:.3f}  |  head re-sorted: "
+          f"first {headed[0]:.3f}  recall@12 {headed[1]:.3f}")
+
+
 def quality(weights: np.ndarray, data: list[Sample]) -> tuple[float, float]:
     """Share of capabilities whose best-scored candidate is relevant; mean share of relevant
     functions among the best twelve."""
@@ -240,11 +279,10 @@ def main() -> None:
         print(f"dense only   {name:5s}  first {quality(dense_only, data)[0]:.3f}  "
               f"recall@12 {quality(dense_only, data)[1]:.3f}")
     for held_out in sets:
-        weights = fit([sample for name, data in sets.items() if name != held_out for sample in data])
-        first, recall = quality(weights, sets[held_out])
-        print(f"fit on the others -> {held_out:6s}  first {first:.3f}  recall@12 {recall:.3f}  "
-              "weights " + ",".join(f"{w:.3f}" for w in weights))
-    weights = fit([sample for data in sets.values() for sample in data])
+        fitted = both_fits([sample for name, data in sets.items() if name != held_out
+                            for sample in data])
+        report(f"fit on the others -> {held_out}", fitted, sets[held_out])
+    weights, head_weights = both_fits([sample for data in sets.values() for sample in data])
     if args.heldout:
         data_dir = Path(__file__).parent / "data"
         other = load_corpus(data_dir / "heldout_catalog.json")
@@ -254,17 +292,19 @@ def main() -> None:
                                  graded_capabilities(data_dir / "heldout_cases.json", None)))
         first, recall = quality(dense_only, heldout)
         print(f"dense only   heldout  first {first:.3f}  recall@12 {recall:.3f}")
-        first, recall = quality(weights, heldout)
-        print(f"fit on the eval catalog -> heldout  first {first:.3f}  recall@12 {recall:.3f}")
-        transferred = fit(heldout)
-        print("weights fitted on heldout: " + ",".join(f"{w:.3f}" for w in transferred))
+        report("fit on the eval catalog -> heldout", (weights, head_weights), heldout)
+        transferred = both_fits(heldout)
+        print("weights fitted on heldout: " + ",".join(f"{w:.3f}" for w in transferred[0]))
+        print("head weights fitted on heldout: " + ",".join(f"{w:.3f}" for w in transferred[1]))
         for name, data in sets.items():
-            first, recall = quality(transferred, data)
-            print(f"fit on heldout -> {name:6s}  first {first:.3f}  recall@12 {recall:.3f}")
+            report(f"fit on heldout -> {name}", transferred, data)
     print("WEIGHTS: tuple[float, ...] = (" + ", ".join(f"{w:.3f}" for w in weights) + ")")
     for name, weight in zip(FEATURES, weights):
         print(f"  {name:15s} {weight:+.3f}")
-
+    print("HEAD_WEIGHTS: tuple[float, ...] = (" + ", ".join(f"{w:.3f}" for w in head_weights)
+          + ")")
+    for name, weight in zip(HEAD_SCORED_FEATURES, head_weights):
+        print(f"  {name:15s} {weight:+.3f}")
 
 if __name__ == "__main__":
     main()

@@ -21,6 +21,9 @@ added:
 | `mq_max`, `mq_mean` | max / mean of `cos` and `mq` |
 | `mqo`, `mqc` (+ `_max`, `_mean`) | other second queries: the concept words alone; every prose word that is neither a stop word nor filler |
 | `st`, `st_rr` | the static table's cosine (`_rank.static`, no encoder) of the request to d, and d's rank by it |
+| `cos_z`, `vmax_z`, `mq_z` | `cos`, `view_max`, `mq` as z-scores over the lane's candidates (a catalog's cosine scale left out) |
+| `cos_gap` | `cos` minus the lane's best `cos` |
+| `*_zc`, `*_zd` | the z-scores clipped to [−2, 2]; z-scores against the mean and spread of the dense top 20 |
 | `mq_rr`, `xprf3_rr` | `1 / (1 + rank)` of d in the catalog ranked by m / by `xprf3`'s q′ |
 | `cos_copy`, `rr_copy` | controls: copies of `cos` and `dense_rr` (no new information) |
 
@@ -59,7 +62,9 @@ EXTRA: tuple[str, ...] = tuple(
     [f"prf{k}_{b}" for k, b in PRF] + [f"prf{k}_{b}_rr" for k, b in PRF]
     + ["prfw5", "prfhead", "xprf3", "nbr2", "nbr3", "nbr5", "rm3",
        "mq", "mq_desc", "mq_act", "mq_max", "mq_mean", "cos_copy", "mq_rr", "xprf3_rr",
-       "rr_copy", "mqo", "mqo_max", "mqo_mean", "mqc", "mqc_max", "mqc_mean", "st", "st_rr"])
+       "rr_copy", "mqo", "mqo_max", "mqo_mean", "mqc", "mqc_max", "mqc_mean", "st", "st_rr",
+       "cos_z", "vmax_z", "mq_z", "cos_gap", "cos_zc", "vmax_zc", "mq_zc", "cos_zd", "vmax_zd",
+       "mq_zd"])
 GROUPS: dict[str, tuple[str, ...]] = {"none": ()}
 for _k, _b in PRF:
     GROUPS[f"prf{_k}_{_b}"] = (f"prf{_k}_{_b}",)
@@ -77,6 +82,12 @@ GROUPS.update({
     "mqc+maxmean": ("mqc", "mqc_max", "mqc_mean"),
     "mq+mqc+maxmean": ("mq", "mq_max", "mq_mean", "mqc", "mqc_max", "mqc_mean"),
     "st": ("st",), "st+rr": ("st", "st_rr"),
+    "z": ("cos_z", "vmax_z"), "mq+maxmean+z": ("mq", "mq_max", "mq_mean", "cos_z", "vmax_z", "mq_z"),
+    "vmax_z": ("vmax_z",), "mq+maxmean+mq_z": ("mq", "mq_max", "mq_mean", "mq_z"),
+    "mq+maxmean+vmax_z": ("mq", "mq_max", "mq_mean", "vmax_z"),
+    "mq+maxmean+zc": ("mq", "mq_max", "mq_mean", "cos_zc", "vmax_zc", "mq_zc"),
+    "mq+maxmean+zd": ("mq", "mq_max", "mq_mean", "cos_zd", "vmax_zd", "mq_zd"),
+    "gap": ("cos_gap",), "mq+maxmean+gap": ("mq", "mq_max", "mq_mean", "cos_gap"),
     "mq+maxmean+st": ("mq", "mq_max", "mq_mean", "st"),
     "mq+rr": ("mq", "mq_rr"),
     "mq+maxmean+rr": ("mq", "mq_max", "mq_mean", "mq_rr"),
@@ -240,6 +251,23 @@ def samples(corpus: Corpus, encoder: CachedEncoder,
         columns["mq_mean"] = (cos + columns["mq"]) / 2.0
         columns["cos_copy"] = cos
         columns["rr_copy"] = base[:, VIEWED_FEATURES.index("dense_rr")]
+        def z(values: np.ndarray) -> np.ndarray:
+            return (values - values.mean()) / (values.std() or 1.0)
+
+        columns["cos_z"] = z(cos)
+        columns["vmax_z"] = z(base[:, VIEWED_FEATURES.index("view_max")])
+        columns["mq_z"] = z(columns["mq"])
+        columns["cos_gap"] = cos - cos.max()
+        head = np.asarray([name in {d for d, _ in dense[:20]} for name in names])
+
+        def zd(values: np.ndarray) -> np.ndarray:
+            ref = values[head] if head.any() else values
+            return (values - ref.mean()) / (ref.std() or 1.0)
+
+        for key, values in (("cos", cos), ("vmax", base[:, VIEWED_FEATURES.index("view_max")]),
+                            ("mq", columns["mq"])):
+            columns[f"{key}_zc"] = np.clip(z(values), -2.0, 2.0)
+            columns[f"{key}_zd"] = zd(values)
         st = static_cosines(corpus, query.dense_text)
         columns["st"] = st[at]
         rr = rr_of(static_rows(corpus), static_row(query.dense_text), ids)

@@ -59,6 +59,17 @@ Lane level (`fit_fusion.py --heldout`), first / recall@12 without → with them:
 extra .765 → .778, extra2 .776 (equal), eval catalog → held-out .774 → .777, held-out → extra
 .741 → .753, held-out → dev .812 and → extra2 .776 equal; recall@12 equal in every direction.
 
+The head re-sorted (issue 18): in a lane with the second query, the first `HEAD` (3)
+candidates of the learned order are re-sorted by a second linear score, `HEAD_WEIGHTS` over the
+twenty features plus the z-scores of `cos`, `view_max` and `cos_second` over the lane's
+candidates (`head_rows`: how far a candidate stands out of this request's candidates, whatever
+the catalog's cosine scale), fitted by `fit_fusion.py` on the same pairs as `WEIGHTS`. Scored
+on the whole list, those z-scores raise first place but cost recall@12 (the tail reorders);
+on the head alone the first twelve stay the same set. Lane level, first place without → with
+(recall@12 equal by construction): dev .859 → .875, extra .778 (equal), extra2 .776 → .822,
+eval catalog → held-out .777 → .790, held-out → dev .812 → .828, → extra .753 → .778, → extra2
+.776 → .804. Positions keep their scores, so a re-sorted lane's scores still descend.
+
 The lane's scores are `exp(score − best score)` (the leader scores 1); selection does not apply
 the namespace floor to a learned lane (`select.select_batch`).
 """
@@ -92,11 +103,22 @@ SECOND_FEATURES: tuple[str, ...] = ("cos_second", "second_max", "second_mean")
 SECOND_VIEWED_FEATURES: tuple[str, ...] = VIEWED_FEATURES + SECOND_FEATURES
 """The features of a lane whose views are known and whose request has its second embedding
 (`second_query.py`)."""
+HEAD_FEATURES: tuple[str, ...] = ("cos_z", "view_max_z", "second_z")
+HEAD_SCORED_FEATURES: tuple[str, ...] = SECOND_VIEWED_FEATURES + HEAD_FEATURES
+"""The features the head of such a lane is re-sorted by (`head_rows`)."""
+HEAD = 3
+"""How many of the lane's first candidates the head score re-sorts."""
 
 WEIGHTS: tuple[float, ...] = (0.304, 0.811, 0.780, 0.463, 0.242, 0.975, 0.152, 0.298, 0.927, 0.503,
                              0.888, 0.402, 0.167, 0.348, 0.308, 0.340, 0.320, 0.377, 0.343, 0.340)
 """Fitted by `benchmarks/fit_fusion.py` (see the module docstring); one weight per feature of
 `SECOND_VIEWED_FEATURES`."""
+
+HEAD_WEIGHTS: tuple[float, ...] = (0.063, 0.239, 0.850, 0.470, 0.240, 0.877, 0.110, 0.245, 0.956,
+                                  0.182, 0.399, 0.390, 0.106, 0.061, 0.068, 0.064, 0.064, 0.094,
+                                  0.092, 0.078, 0.181, 0.305, 0.412)
+"""Fitted by `benchmarks/fit_fusion.py` over every candidate, like `WEIGHTS`; one weight per
+feature of `HEAD_SCORED_FEATURES`. They re-sort only the first `HEAD` candidates."""
 
 WEIGHTS_WITHOUT_SECOND: tuple[float, ...] = (0.337, 0.879, 0.781, 0.471, 0.247, 0.987, 0.159,
                                              0.307, 0.935, 0.545, 0.952, 0.411, 0.182, 0.387,
@@ -217,12 +239,43 @@ def score(row: Sequence[float], weights: Sequence[float] = WEIGHTS) -> float:
     return sum(map(mul, weights, row))
 
 
+def z_scores(values: Sequence[float]) -> list[float]:
+    """`(v − mean) / standard deviation` over the values (population; all 0 when they are
+    equal)."""
+    mean, spread = _spread(values)
+    return [(v - mean) / spread if spread > 0.0 else 0.0 for v in values]
+
+
+def _spread(values: Sequence[float]) -> tuple[float, float]:
+    mean = sum(values) / len(values)
+    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+
+
+_Z_COLUMNS = tuple(SECOND_VIEWED_FEATURES.index(name) for name in ("cos", "view_max", "cos_second"))
+
+
+def head_rows(rows: Sequence[tuple[float, ...]], which: Sequence[int] | None = None
+              ) -> list[tuple[float, ...]]:
+    """`SECOND_VIEWED_FEATURES` rows with `HEAD_FEATURES` added: the z-scores of `cos`,
+    `view_max` and `cos_second` over all the lane's candidates (`rows`) — how far each stands out
+    of this request's candidates, whatever the catalog's cosine scale; for the rows at `which`
+    (every row when None)."""
+    if not rows:
+        return []
+    stats = [_spread([row[i] for row in rows]) for i in _Z_COLUMNS]
+    chosen = range(len(rows)) if which is None else which
+    return [tuple(rows[k]) + tuple((rows[k][i] - mean) / spread if spread > 0.0 else 0.0
+                                   for i, (mean, spread) in zip(_Z_COLUMNS, stats))
+            for k in chosen]
+
+
 def learned_lane(request: Request, documents: DocumentSet, pruned: Ranking, dense: Ranking,
                  describe: Callable[[str], str], views: ViewCosines | None = None,
                  second: SecondCosines | None = None) -> Ranking:
     """The candidates ranked by the learned score, scored `exp(score − best)`; ties keep
     candidate order (dense first). Without `views` the weights fitted without them score,
-    without `second` those fitted without the second query."""
+    without `second` those fitted without the second query; with `second` the first `HEAD`
+    are then re-sorted by the head score (`resort_head`), each position keeping its score."""
     if views is None:
         second = None
     candidates, rows = features(request, documents, pruned, dense, describe, views, second)
@@ -234,4 +287,18 @@ def learned_lane(request: Request, documents: DocumentSet, pruned: Ranking, dens
                      for position, (doc_id, row) in enumerate(zip(candidates, rows))),
                     key=lambda item: (-item[0], item[1]))
     best = scored[0][0]
-    return [(doc_id, math.exp(value - best)) for value, _, doc_id in scored]
+    ranked = [doc_id for _, _, doc_id in scored]
+    if second is not None:
+        ranked = resort_head(scored, rows) + ranked[HEAD:]
+    return [(doc_id, math.exp(value - best)) for doc_id, (value, _, _) in zip(ranked, scored)]
+
+
+def resort_head(scored: Sequence[tuple[float, int, str]], rows: Sequence[tuple[float, ...]]
+                ) -> list[str]:
+    """The ids of the first `HEAD` entries of `scored` (`(score, candidate position, id)` in
+    learned order) sorted by their `HEAD_WEIGHTS` score over `head_rows` (ties keep their
+    order)."""
+    head = scored[:HEAD]
+    extended = head_rows(rows, [position for _, position, _ in head])
+    order = sorted(range(len(head)), key=lambda k: -score(extended[k], HEAD_WEIGHTS))
+    return [head[k][2] for k in order]
