@@ -5,8 +5,10 @@ catalog only; the 50k rows build an HNSW graph first, about a minute on 2 cores)
 
 * `test_eval_call` — one call with 1, 6 and 18 capabilities through `Directory.invoke` on the
   eval catalog (295 records; the shipped example catalog when the eval set is not on this
-  machine), `lexical` and `hybrid` (packaged MiniLM, warm). Registry lane off, no skills, the
-  standalone engine (the trigger side lane fails fast, as with no engine).
+  machine), `lexical` and `hybrid` (packaged MiniLM, warm; the index and the fusion's views
+  embedded before the first round, so no background document batch holds the encoder while a
+  round runs). Registry lane off, no skills, the standalone engine (the trigger side lane fails
+  fast, as with no engine).
 * `test_eval_call_new_texts` — the same hybrid calls with the query LRU emptied before every
   round, so every capability goes through the encoder pipeline (an agent's first wording of a
   need); `test_eval_call` measures the repeated wording, served from the LRU.
@@ -112,7 +114,7 @@ def make_directory(loop: asyncio.AbstractEventLoop, records: list[dict[str, Any]
         await service.boot()
         if mode != "lexical":
             service.use_encoder(encoder, cache_dir=root / "cache")
-            await service.ensure_ready(directory.context())
+            await service.ensure_ready(directory.context(), views=True)
             await service.settle()
 
     loop.run_until_complete(prepare())

@@ -12,10 +12,14 @@ each relevant candidate (grade ≥ 2) against each other candidate of the same c
 
 It prints the dense-only baseline, the cross-check (each set scored with weights fitted on the
 others: share of capabilities whose first candidate is relevant, share of relevant functions in
-the first twelve), and the weights fitted on all sets, ready to paste into `fusion.py`. Every lane
-gets the catalog's extra views (`views.py`), so the features are `fusion.VIEWED_FEATURES`;
-`--without cos_desc --without cos_act --without view_max --without view_mean` gives
-`fusion.WEIGHTS_WITHOUT_VIEWS` (its first thirteen weights).
+the first twelve; each without and with the lane's first `fusion.HEAD` re-sorted by the head
+score), and the weights fitted on all sets, ready to paste into `fusion.py`: `WEIGHTS`, and
+`HEAD_WEIGHTS`, fitted the same way over the rows with the head features (`fusion.head_rows`).
+Every lane gets the catalog's extra views (`views.py`) and the request's second embedding
+(`second_query.py`), so the features are `fusion.SECOND_VIEWED_FEATURES`; `--without cos_second
+--without second_max --without second_mean` gives `fusion.WEIGHTS_WITHOUT_SECOND` (its first
+seventeen weights), and leaving out the four view features as well gives
+`fusion.WEIGHTS_WITHOUT_VIEWS` (its first thirteen).
 
 `--heldout` adds the transfer check across catalogs: our independent catalog
 (`benchmarks/data/heldout_catalog.json`, its cases in `heldout_cases.json`) scored with weights
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +43,8 @@ import numpy as np
 
 import _bm25f
 from iii_directory.search.corpus import Corpus, tool_from_schema
-from iii_directory.search.fusion import VIEWED_FEATURES as FEATURES, Request, features
+from iii_directory.search.fusion import (HEAD, HEAD_SCORED_FEATURES, SECOND_VIEWED_FEATURES as FEATURES,
+                                         Request, features, head_rows)
 from iii_directory.search.lanes import lexical_ranking
 from iii_directory.search.query import make_query
 from iii_directory.search.views import Views, view_texts
@@ -83,6 +89,66 @@ def corpus_views(corpus: Corpus, encoder: Any) -> Views:
     return _VIEWS[id(corpus)]
 
 
+def dense_ranking(ids: list[str], cosines: np.ndarray) -> tuple[list[int], list[tuple[str, float]]]:
+    """The dense top `DENSE_K` as the lane ranks it (cosine descending, then id): the rows and
+    the `(id, cosine)` ranking."""
+    order = sorted(range(len(ids)), key=lambda i: (-float(cosines[i]), ids[i]))[:DENSE_K]
+    return order, [(ids[i], float(cosines[i])) for i in order]
+
+
+def cross_checks(sets: dict[str, list[Sample]], heldout: list[Sample]
+                 ) -> tuple[list[str], np.ndarray]:
+    """The cross-check cells (`name first/recall`): each eval-catalog set scored with weights
+    fitted on the others, the held-out catalog with weights fitted on them all, each set with
+    weights fitted on the held-out catalog; and the weights fitted on every eval-catalog set."""
+    cells = []
+    for name in sets:
+        weights = fit([s for other, data in sets.items() if other != name for s in data])
+        cells.append("%s %.3f/%.3f" % (name, *quality(weights, sets[name])))
+    weights = fit([s for data in sets.values() for s in data])
+    cells.append("eval->heldout %.3f/%.3f" % quality(weights, heldout))
+    back = fit(heldout)
+    cells += ["heldout->%s %.3f/%.3f" % (name, *quality(back, data)) for name, data in sets.items()]
+    return cells, weights
+
+
+def probe_sets(eval_dir: Path,
+               samples_of: Callable[[Corpus, list[tuple[str, dict[str, int]]]], list[Sample]]
+               ) -> tuple[dict[str, list[Sample]], list[Sample]]:
+    """A probe's samples (`samples_of(corpus, graded)`): the eval catalog's sets (dev, then each
+    `benchmarks/data/extra*_cases.json` named by its file) and the held-out catalog's cases."""
+    data_dir = Path(__file__).parent / "data"
+    corpus = load_corpus(eval_dir / "catalog.json")
+    sets = {"dev": samples_of(corpus, graded_capabilities(eval_dir / "cases.json", "dev"))}
+    for path in sorted(data_dir.glob("extra*_cases.json")):
+        name = path.stem.replace("_cases", "")
+        sets[name] = samples_of(corpus, graded_capabilities(path, name))
+    heldout = samples_of(load_corpus(data_dir / "heldout_catalog.json"),
+                         graded_capabilities(data_dir / "heldout_cases.json", None))
+    return sets, heldout
+
+
+def print_groups(groups: dict[str, tuple[str, ...]], labels: list[str],
+                 sets: dict[str, list[Sample]], heldout: list[Sample],
+                 pick: Callable[[list[Sample], tuple[str, ...]], list[Sample]], base: int) -> None:
+    """One line of `cross_checks` per feature group: its columns chosen by `pick`, and the
+    weights the eval catalog's sets give the columns after the first `base`."""
+    for label in labels:
+        columns = groups[label]
+        cells, weights = cross_checks({name: pick(data, columns) for name, data in sets.items()},
+                                      pick(heldout, columns))
+        added = " ".join(f"{c} {w:+.3f}" for c, w in zip(columns, weights[base:]))
+        print(f"{label:12s} " + "  ".join(cells) + (f"  [{added}]" if added else ""), flush=True)
+
+
+def index_cosines(ids: list[str], matrix: np.ndarray, vector: np.ndarray
+                  ) -> Callable[[Sequence[str]], list[float]]:
+    """`(names) → cosines` of `vector` to those rows of the index `matrix` (ids in row order),
+    as `SearchCall.second_cosines` gives them from the dense lane's index."""
+    position = {name: i for i, name in enumerate(ids)}
+    return lambda names: (matrix[[position[n] for n in names]] @ vector).tolist()
+
+
 def samples(corpus: Corpus, matrix: np.ndarray, encoder: Any,
             graded: list[tuple[str, dict[str, int]]]) -> list[Sample]:
     ids = [tool.name for tool in corpus.tools]
@@ -92,14 +158,14 @@ def samples(corpus: Corpus, matrix: np.ndarray, encoder: Any,
         query = make_query(capability)
         if query is None:
             continue
-        vector = np.asarray(encoder.encode([query.dense_text]), dtype=np.float32)[0]
-        cosines = matrix @ vector
-        order = sorted(range(len(ids)), key=lambda i: (-float(cosines[i]), ids[i]))[:DENSE_K]
-        dense = [(ids[i], float(cosines[i])) for i in order]
+        vector, second = np.asarray(encoder.encode([query.dense_text, query.second_text]),
+                                    dtype=np.float32)
+        _, dense = dense_ranking(ids, matrix @ vector)
         names, rows = features(Request.of(query.terms), corpus.documents,
                                lexical_ranking(corpus.documents, query.terms), dense,
                                corpus.descriptions.__getitem__,
-                               lambda names, v=vector: views.cosines(names, v))
+                               lambda names, v=vector: views.cosines(names, v),
+                               index_cosines(ids, matrix, second))
         out.append((names, np.asarray(rows, dtype=np.float64), grades))
     return out
 
@@ -118,6 +184,42 @@ def fit(data: list[Sample]) -> np.ndarray:
         gradient = -(differences * (1.0 / (1.0 + np.exp(margin)))[:, None]).mean(0) + L2 * weights
         weights -= STEP_SIZE * gradient
     return weights
+
+
+def with_head(data: list[Sample]) -> list[Sample]:
+    """Each sample's rows with the head features added (`fusion.head_rows`:
+    `fusion.HEAD_SCORED_FEATURES`)."""
+    return [(names, np.asarray(head_rows([tuple(row) for row in rows]), dtype=np.float64), grades)
+            for names, rows, grades in data]
+
+
+def head_quality(weights: np.ndarray, head_weights: np.ndarray, data: list[Sample]
+                 ) -> tuple[float, float]:
+    """`quality` of the lane as `fusion.learned_lane` ranks it: by `weights`, then its first
+    `fusion.HEAD` re-sorted by `head_weights` (`data` with the head features, `with_head`)."""
+    first, recall = [], []
+    for names, rows, grades in data:
+        order = list(np.argsort(-(rows[:, :len(weights)] @ weights), kind="stable"))
+        head_scores = rows @ head_weights
+        order = sorted(order[:HEAD], key=lambda i: -head_scores[i]) + order[HEAD:]
+        relevant = [n for n, g in grades.items() if g >= 2]
+        top = {names[i] for i in order[:12]}
+        first.append(grades.get(names[order[0]], 0) >= 2)
+        recall.append(sum(n in top for n in relevant) / len(relevant))
+    return float(np.mean(first)), float(np.mean(recall))
+
+
+def both_fits(train: list[Sample]) -> tuple[np.ndarray, np.ndarray]:
+    """`WEIGHTS` and `HEAD_WEIGHTS` fitted on the same samples."""
+    return fit(train), fit(with_head(train))
+
+
+def report(label: str, fitted: tuple[np.ndarray, np.ndarray], data: list[Sample]) -> None:
+    """One cross-check line: the lane without and with its head re-sorted."""
+    plain = quality(fitted[0], data)
+    headed = head_quality(*fitted, with_head(data))
+    print(f"{label:34s} first {plain[0]:.3f}  recall@12 {plain[1]:.3f}  |  head re-sorted: "
+          f"first {headed[0]:.3f}  recall@12 {headed[1]:.3f}")
 
 
 def quality(weights: np.ndarray, data: list[Sample]) -> tuple[float, float]:
@@ -177,11 +279,10 @@ def main() -> None:
         print(f"dense only   {name:5s}  first {quality(dense_only, data)[0]:.3f}  "
               f"recall@12 {quality(dense_only, data)[1]:.3f}")
     for held_out in sets:
-        weights = fit([sample for name, data in sets.items() if name != held_out for sample in data])
-        first, recall = quality(weights, sets[held_out])
-        print(f"fit on the others -> {held_out:6s}  first {first:.3f}  recall@12 {recall:.3f}  "
-              "weights " + ",".join(f"{w:.3f}" for w in weights))
-    weights = fit([sample for data in sets.values() for sample in data])
+        fitted = both_fits([sample for name, data in sets.items() if name != held_out
+                            for sample in data])
+        report(f"fit on the others -> {held_out}", fitted, sets[held_out])
+    weights, head_weights = both_fits([sample for data in sets.values() for sample in data])
     if args.heldout:
         data_dir = Path(__file__).parent / "data"
         other = load_corpus(data_dir / "heldout_catalog.json")
@@ -191,17 +292,19 @@ def main() -> None:
                                  graded_capabilities(data_dir / "heldout_cases.json", None)))
         first, recall = quality(dense_only, heldout)
         print(f"dense only   heldout  first {first:.3f}  recall@12 {recall:.3f}")
-        first, recall = quality(weights, heldout)
-        print(f"fit on the eval catalog -> heldout  first {first:.3f}  recall@12 {recall:.3f}")
-        transferred = fit(heldout)
-        print("weights fitted on heldout: " + ",".join(f"{w:.3f}" for w in transferred))
+        report("fit on the eval catalog -> heldout", (weights, head_weights), heldout)
+        transferred = both_fits(heldout)
+        print("weights fitted on heldout: " + ",".join(f"{w:.3f}" for w in transferred[0]))
+        print("head weights fitted on heldout: " + ",".join(f"{w:.3f}" for w in transferred[1]))
         for name, data in sets.items():
-            first, recall = quality(transferred, data)
-            print(f"fit on heldout -> {name:6s}  first {first:.3f}  recall@12 {recall:.3f}")
+            report(f"fit on heldout -> {name}", transferred, data)
     print("WEIGHTS: tuple[float, ...] = (" + ", ".join(f"{w:.3f}" for w in weights) + ")")
     for name, weight in zip(FEATURES, weights):
         print(f"  {name:15s} {weight:+.3f}")
-
+    print("HEAD_WEIGHTS: tuple[float, ...] = (" + ", ".join(f"{w:.3f}" for w in head_weights)
+          + ")")
+    for name, weight in zip(HEAD_SCORED_FEATURES, head_weights):
+        print(f"  {name:15s} {weight:+.3f}")
 
 if __name__ == "__main__":
     main()

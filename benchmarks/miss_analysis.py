@@ -9,8 +9,8 @@ does (`iii_directory.bench.run_mode`), with an answerability observer that recor
 capability, the lane the decision saw and its answer. Beside that, each capability is ranked
 offline the way the lane ranks it: its dense ranking over the catalog (the packaged MiniLM, top
 64), its raw BM25 hits (one matched term, depth 50) and the learned fusion over them
-(`fusion.learned_lane`, with the catalog's extra views), and whether the lane admits its
-dense ranking (`CATALOG.admit`).
+(`fusion.learned_lane`, with the catalog's extra views and the second query), and whether the
+lane admits its dense ranking (`CATALOG.admit`).
 
 Every relevant function (grade ≥ 2) of a match or multi case that the response's first twelve do
 not hold is put in one class, the first that applies:
@@ -54,7 +54,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from case_sets import tuning_sets  # noqa: E402
-from fit_fusion import corpus_views, load_corpus  # noqa: E402
+from fit_fusion import corpus_views, index_cosines, load_corpus  # noqa: E402
 
 from iii_directory.search.fusion import (DENSE_CANDIDATES, LEXICAL_CANDIDATES,  # noqa: E402
                                          LEXICAL_DEPTH, Request, learned_lane)
@@ -168,7 +168,8 @@ def offline_ranks(corpus: Any, matrix: np.ndarray, encoder: Any, capability: str
     if query is None:
         return None
     ids = [tool.name for tool in corpus.tools]
-    vector = np.asarray(encoder.encode([query.dense_text]), dtype=np.float32)[0]
+    vector, second = np.asarray(encoder.encode([query.dense_text, query.second_text]),
+                                dtype=np.float32)
     cosines = matrix @ vector
     order = sorted(range(len(ids)), key=lambda i: (-float(cosines[i]), ids[i]))[:DENSE_K]
     dense = [(ids[i], float(cosines[i])) for i in order]
@@ -177,7 +178,8 @@ def offline_ranks(corpus: Any, matrix: np.ndarray, encoder: Any, capability: str
     views = corpus_views(corpus, encoder)
     learned = learned_lane(Request.of(query.terms), corpus.documents, lexical, dense,
                            corpus.descriptions.__getitem__,
-                           lambda names: views.cosines(names, vector))
+                           lambda names: views.cosines(names, vector),
+                           index_cosines(ids, matrix, second))
     return {"text": query.text, "dense": [d for d, _ in dense], "bm25": [h[0] for h in hits],
             "learned": [d for d, _ in learned], "admitted": CATALOG.admit(dense, lexical),
             "lexical": [d for d, _ in lexical]}

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from fit_fusion import fit, graded_capabilities, load_corpus, quality
+from fit_fusion import print_groups, probe_sets
 from iii_directory.search.corpus import Corpus
 from iii_directory.search.fusion import FEATURES, Request, features
 from iii_directory.search.lanes import lexical_ranking
@@ -153,30 +153,9 @@ def main() -> None:
     from _rank import dense
 
     encoder = dense.Encoder()
-    data_dir = Path(__file__).parent / "data"
-    corpus = load_corpus(args.eval_dir / "catalog.json")
-    sets = {"dev": samples(corpus, encoder,
-                           graded_capabilities(args.eval_dir / "cases.json", "dev"))}
-    for path in sorted(data_dir.glob("extra*_cases.json")):
-        name = path.stem.replace("_cases", "")
-        sets[name] = samples(corpus, encoder, graded_capabilities(path, name))
-    heldout = samples(load_corpus(data_dir / "heldout_catalog.json"), encoder,
-                      graded_capabilities(data_dir / "heldout_cases.json", None))
-    for label in args.group or list(GROUPS):
-        columns = GROUPS[label]
-        chosen = {name: pick(data, columns) for name, data in sets.items()}
-        held = pick(heldout, columns)
-        cells = []
-        for name in chosen:
-            weights = fit([s for other, d in chosen.items() if other != name for s in d])
-            cells.append("%s %.3f/%.3f" % (name, *quality(weights, chosen[name])))
-        weights = fit([s for d in chosen.values() for s in d])
-        cells.append("eval->heldout %.3f/%.3f" % quality(weights, held))
-        back = fit(held)
-        cells += ["heldout->%s %.3f/%.3f" % (name, *quality(back, d)) for name, d in chosen.items()]
-        added = " ".join(f"{c} {w:+.3f}" for c, w in zip(columns, weights[len(FEATURES):]))
-        print(f"{label:9s} " + "  ".join(cells) + (f"  [{added}]" if added else ""), flush=True)
-
+    sets, heldout = probe_sets(args.eval_dir,
+                               lambda corpus, graded: samples(corpus, encoder, graded))
+    print_groups(GROUPS, args.group or list(GROUPS), sets, heldout, pick, len(FEATURES))
 
 if __name__ == "__main__":
     main()

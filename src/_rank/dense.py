@@ -499,6 +499,17 @@ class VectorIndex:
                 self._hnsw.add_items(rows, ids)
         return ids
 
+    def cosines(self, query: Any, ids: Any) -> np.ndarray:
+        """The cosines of one query vector to the stored vectors `ids` (float32, in `ids` order);
+        an id outside the index raises IndexError."""
+        q = normalize(query, self.dim, what="queries")
+        if q.shape[0] != 1:
+            raise ValueError(f"cosines takes one query vector, got {q.shape[0]}")
+        rows = np.asarray(ids, dtype=np.int64).reshape(-1)
+        if rows.size and (rows.min() < 0 or rows.max() >= len(self)):
+            raise IndexError("vector id outside the index")
+        return np.einsum("nd,d->n", self._vectors[rows], q[0]).astype(np.float32, copy=False)
+
     def search(self, queries: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-`k` stored vectors by cosine for each query row → (ids, scores), each of shape
         (number of queries, min(k, len(self)))."""

@@ -16,7 +16,7 @@ from .dense_lane import DenseLane, DenseUnavailable
 from .judge import Candidate, Judge, JudgeFailure, JudgeSettings, Kind, LaneAsk
 from .lanes import Ranking, exact_lane
 from .query import Query, local_lanes, shortlist
-from .views import ViewCosines
+from .views import SecondCosines, ViewCosines
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -85,6 +85,16 @@ class SearchCall:
             return None
         vector = self.vectors[query.vector]
         return lambda ids: views.cosines(ids, vector)
+
+    def second_cosines(self, query: Query) -> SecondCosines | None:
+        """The cosines of the request's action-and-object embedding (`second_query.py`) to the
+        catalog's indexed documents, for the learned fusion; None when it was not embedded."""
+        fingerprint = self.corpus.fingerprint
+        if self.vectors is None or query.second_vector is None \
+                or not self.dense.has_index(fingerprint):
+            return None
+        vector = self.vectors[query.second_vector]
+        return lambda ids: self.dense.cosines(fingerprint, vector, ids)
 
     def query_vectors(self, queries: Sequence[Query]) -> Any:
         rows = [q.vector for q in queries]

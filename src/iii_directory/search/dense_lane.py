@@ -22,6 +22,7 @@ per text, micro-batches across callers, deadlines, and encoder threads from its 
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import logging
 import time
@@ -145,6 +146,14 @@ class DocumentIndex:
     fingerprint: str
     ids: tuple[str, ...]
     index: Any
+
+    @functools.cached_property
+    def positions(self) -> dict[str, int]:
+        """Each id's row in the index (the first, should an id repeat)."""
+        rows: dict[str, int] = {}
+        for row, doc_id in enumerate(self.ids):
+            rows.setdefault(doc_id, row)
+        return rows
 
 
 class DenseLane:
@@ -369,6 +378,20 @@ class DenseLane:
             return [[] for _ in range(len(queries))]
         positions, scores = self.index.index.search(queries, min(k, len(self.index.ids)))
         return [top_ranking(self.index.ids, p, s) for p, s in zip(positions, scores)]
+
+    def cosines(self, fingerprint: str, vector: Any, ids: Sequence[str]) -> list[float]:
+        """The cosines of one query vector to the indexed documents `ids` of `fingerprint`'s
+        index (0 for an id it does not hold)."""
+        if not self.has_index(fingerprint):
+            raise DenseUnavailable("no dense index for the active catalog")
+        assert self.index is not None
+        positions = self.index.positions
+        rows = [positions.get(doc_id, -1) for doc_id in ids]
+        known = [row for row in rows if row >= 0]
+        if not known:
+            return [0.0] * len(rows)
+        found = iter(self.index.index.cosines(vector, known).tolist())
+        return [next(found) if row >= 0 else 0.0 for row in rows]
 
     # -- ad-hoc documents ------------------------------------------------------------------
 

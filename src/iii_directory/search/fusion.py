@@ -2,7 +2,7 @@
 
 A lane that admits its dense ranking ranks the union of its first `DENSE_CANDIDATES` (20) dense
 hits and first `LEXICAL_CANDIDATES` (20) BM25 hits (one matched term is enough here: admission
-already decided that the request is served) by a linear score over seventeen features of each
+already decided that the request is served) by a linear score over twenty features of each
 candidate:
 
 | feature | meaning |
@@ -24,6 +24,9 @@ candidate:
 | `cos_act` | the request's cosine to its id read as a phrase (`hr::time-off::request` → "request time off hr") |
 | `view_max` | the largest of `cos`, `cos_desc`, `cos_act` |
 | `view_mean` | their mean |
+| `cos_second` | the cosine of the request cut to its action and object (`second_query.py`) to it |
+| `second_max` | the larger of `cos` and `cos_second` |
+| `second_mean` | their mean |
 
 The weights are fitted by `benchmarks/fit_fusion.py`: pairwise logistic regression (every
 relevant candidate of a capability against every other candidate of it; L2 0.01, 300 gradient
@@ -48,6 +51,25 @@ held-out catalog, dev .812 / .984 → .812 / .992, extra .728 / .988 → .741 / 
 .958 → .776 / .958. Until a catalog's views are embedded (or above `views.VIEW_LIMIT`
 functions) a lane is scored by `WEIGHTS_WITHOUT_VIEWS`, the thirteen-feature fit.
 
+Second-query features (issue 18): the last three read a second embedding of the request, its
+leading verb and concept words (`send an email to a customer` → "send email customer"), embedded
+with the capability when a call embeds at most `second_query.SECOND_QUERY_CAPABILITIES` (6)
+capabilities; a lane without it is scored by `WEIGHTS_WITHOUT_SECOND`, the seventeen-feature fit.
+Lane level (`fit_fusion.py --heldout`), first / recall@12 without → with them: dev .844 → .859,
+extra .765 → .778, extra2 .776 (equal), eval catalog → held-out .774 → .777, held-out → extra
+.741 → .753, held-out → dev .812 and → extra2 .776 equal; recall@12 equal in every direction.
+
+The head re-sorted (issue 18): in a lane with the second query, the first `HEAD` (3)
+candidates of the learned order are re-sorted by a second linear score, `HEAD_WEIGHTS` over the
+twenty features plus the z-scores of `cos`, `view_max` and `cos_second` over the lane's
+candidates (`head_rows`: how far a candidate stands out of this request's candidates, whatever
+the catalog's cosine scale), fitted by `fit_fusion.py` on the same pairs as `WEIGHTS`. Scored
+on the whole list, those z-scores raise first place but cost recall@12 (the tail reorders);
+on the head alone the first twelve stay the same set. Lane level, first place without → with
+(recall@12 equal by construction): dev .859 → .875, extra .778 (equal), extra2 .776 → .822,
+eval catalog → held-out .777 → .790, held-out → dev .812 → .828, → extra .753 → .778, → extra2
+.776 → .804. Positions keep their scores, so a re-sorted lane's scores still descend.
+
 The lane's scores are `exp(score − best score)` (the leader scores 1); selection does not apply
 the namespace floor to a learned lane (`select.select_batch`).
 """
@@ -62,7 +84,7 @@ from functools import lru_cache
 
 from .corpus import DocumentSet, namespace_of
 from .lanes import CATALOG, Ranking, fuse
-from .views import ViewCosines
+from .views import SecondCosines, ViewCosines
 from .vocabulary import ID_WORD, function_actions, normal_term, normal_terms, request_actions
 
 DENSE_CANDIDATES = 20
@@ -77,11 +99,32 @@ FEATURES: tuple[str, ...] = ("cos", "dense_rr", "bm25", "bm25_rr", "matched", "a
 VIEW_FEATURES: tuple[str, ...] = ("cos_desc", "cos_act", "view_max", "view_mean")
 VIEWED_FEATURES: tuple[str, ...] = FEATURES + VIEW_FEATURES
 """The features of a lane whose catalog views are known (`views.py`)."""
+SECOND_FEATURES: tuple[str, ...] = ("cos_second", "second_max", "second_mean")
+SECOND_VIEWED_FEATURES: tuple[str, ...] = VIEWED_FEATURES + SECOND_FEATURES
+"""The features of a lane whose views are known and whose request has its second embedding
+(`second_query.py`)."""
+HEAD_FEATURES: tuple[str, ...] = ("cos_z", "view_max_z", "second_z")
+HEAD_SCORED_FEATURES: tuple[str, ...] = SECOND_VIEWED_FEATURES + HEAD_FEATURES
+"""The features the head of such a lane is re-sorted by (`head_rows`)."""
+HEAD = 3
+"""How many of the lane's first candidates the head score re-sorts."""
 
-WEIGHTS: tuple[float, ...] = (0.337, 0.879, 0.781, 0.471, 0.247, 0.987, 0.159, 0.307, 0.935, 0.545,
-                             0.952, 0.411, 0.182, 0.387, 0.337, 0.374, 0.354)
+WEIGHTS: tuple[float, ...] = (0.304, 0.811, 0.780, 0.463, 0.242, 0.975, 0.152, 0.298, 0.927, 0.503,
+                             0.888, 0.402, 0.167, 0.348, 0.308, 0.340, 0.320, 0.377, 0.343, 0.340)
 """Fitted by `benchmarks/fit_fusion.py` (see the module docstring); one weight per feature of
-`VIEWED_FEATURES`."""
+`SECOND_VIEWED_FEATURES`."""
+
+HEAD_WEIGHTS: tuple[float, ...] = (0.063, 0.239, 0.850, 0.470, 0.240, 0.877, 0.110, 0.245, 0.956,
+                                  0.182, 0.399, 0.390, 0.106, 0.061, 0.068, 0.064, 0.064, 0.094,
+                                  0.092, 0.078, 0.181, 0.305, 0.412)
+"""Fitted by `benchmarks/fit_fusion.py` over every candidate, like `WEIGHTS`; one weight per
+feature of `HEAD_SCORED_FEATURES`. They re-sort only the first `HEAD` candidates."""
+
+WEIGHTS_WITHOUT_SECOND: tuple[float, ...] = (0.337, 0.879, 0.781, 0.471, 0.247, 0.987, 0.159,
+                                             0.307, 0.935, 0.545, 0.952, 0.411, 0.182, 0.387,
+                                             0.337, 0.374, 0.354)
+"""The `VIEWED_FEATURES` weights of a lane whose request has no second embedding:
+`fit_fusion.py` with the three second-query features left out (`--without`) reproduces them."""
 
 WEIGHTS_WITHOUT_VIEWS: tuple[float, ...] = (0.394, 0.994, 0.775, 0.481, 0.249, 1.010, 0.180, 0.332,
                                             0.948, 0.626, 1.052, 0.414, 0.192)
@@ -134,11 +177,14 @@ class Request:
 
 
 def features(request: Request, documents: DocumentSet, pruned: Ranking, dense: Ranking,
-             describe: Callable[[str], str], views: ViewCosines | None = None
+             describe: Callable[[str], str], views: ViewCosines | None = None,
+             second: SecondCosines | None = None
              ) -> tuple[list[str], list[tuple[float, ...]]]:
     """The candidates of one lane and their feature rows, in `FEATURES` order — in
     `VIEWED_FEATURES` order when `views` gives the request's cosines to the candidates'
-    description and action views (`views.py`); `pruned` is the lane's lexical ranking
+    description and action views (`views.py`), and in `SECOND_VIEWED_FEATURES` order when
+    `second` also gives the cosines of the request's action-and-object embedding to them
+    (`second_query.py`; read only with `views`); `pruned` is the lane's lexical ranking
     (`lanes.lexical_ranking`)."""
     hits = documents.bm25(list(request.bm25_terms), 1, LEXICAL_DEPTH)
     best = hits[0][1] if hits else 1.0
@@ -181,6 +227,10 @@ def features(request: Request, documents: DocumentSet, pruned: Ranking, dense: R
         for position, (row, desc, act) in enumerate(zip(rows, descs, acts)):
             cos = row[0]
             rows[position] = row + (desc, act, max(cos, desc, act), (cos + desc + act) / 3.0)
+        if second is not None:
+            for position, (row, other) in enumerate(zip(rows, second(candidates))):
+                cos = row[0]
+                rows[position] = row + (other, max(cos, other), (cos + other) / 2.0)
     return candidates, rows
 
 
@@ -189,16 +239,66 @@ def score(row: Sequence[float], weights: Sequence[float] = WEIGHTS) -> float:
     return sum(map(mul, weights, row))
 
 
+def z_scores(values: Sequence[float]) -> list[float]:
+    """`(v − mean) / standard deviation` over the values (population; all 0 when they are
+    equal)."""
+    mean, spread = _spread(values)
+    return [(v - mean) / spread if spread > 0.0 else 0.0 for v in values]
+
+
+def _spread(values: Sequence[float]) -> tuple[float, float]:
+    mean = sum(values) / len(values)
+    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+
+
+_Z_COLUMNS = tuple(SECOND_VIEWED_FEATURES.index(name) for name in ("cos", "view_max", "cos_second"))
+
+
+def head_rows(rows: Sequence[tuple[float, ...]], which: Sequence[int] | None = None
+              ) -> list[tuple[float, ...]]:
+    """`SECOND_VIEWED_FEATURES` rows with `HEAD_FEATURES` added: the z-scores of `cos`,
+    `view_max` and `cos_second` over all the lane's candidates (`rows`) — how far each stands out
+    of this request's candidates, whatever the catalog's cosine scale; for the rows at `which`
+    (every row when None)."""
+    if not rows:
+        return []
+    stats = [_spread([row[i] for row in rows]) for i in _Z_COLUMNS]
+    chosen = range(len(rows)) if which is None else which
+    return [tuple(rows[k]) + tuple((rows[k][i] - mean) / spread if spread > 0.0 else 0.0
+                                   for i, (mean, spread) in zip(_Z_COLUMNS, stats))
+            for k in chosen]
+
+
 def learned_lane(request: Request, documents: DocumentSet, pruned: Ranking, dense: Ranking,
-                 describe: Callable[[str], str], views: ViewCosines | None = None) -> Ranking:
+                 describe: Callable[[str], str], views: ViewCosines | None = None,
+                 second: SecondCosines | None = None) -> Ranking:
     """The candidates ranked by the learned score, scored `exp(score − best)`; ties keep
-    candidate order (dense first). Without `views` the weights fitted without them score."""
-    candidates, rows = features(request, documents, pruned, dense, describe, views)
+    candidate order (dense first). Without `views` the weights fitted without them score,
+    without `second` those fitted without the second query; with `second` the first `HEAD`
+    are then re-sorted by the head score (`resort_head`), each position keeping its score."""
+    if views is None:
+        second = None
+    candidates, rows = features(request, documents, pruned, dense, describe, views, second)
     if not candidates:
         return []
-    weights = WEIGHTS if views is not None else WEIGHTS_WITHOUT_VIEWS
+    weights = (WEIGHTS if second is not None else WEIGHTS_WITHOUT_SECOND) if views is not None \
+        else WEIGHTS_WITHOUT_VIEWS
     scored = sorted(((score(row, weights), position, doc_id)
                      for position, (doc_id, row) in enumerate(zip(candidates, rows))),
                     key=lambda item: (-item[0], item[1]))
     best = scored[0][0]
-    return [(doc_id, math.exp(value - best)) for value, _, doc_id in scored]
+    ranked = [doc_id for _, _, doc_id in scored]
+    if second is not None:
+        ranked = resort_head(scored, rows) + ranked[HEAD:]
+    return [(doc_id, math.exp(value - best)) for doc_id, (value, _, _) in zip(ranked, scored)]
+
+
+def resort_head(scored: Sequence[tuple[float, int, str]], rows: Sequence[tuple[float, ...]]
+                ) -> list[str]:
+    """The ids of the first `HEAD` entries of `scored` (`(score, candidate position, id)` in
+    learned order) sorted by their `HEAD_WEIGHTS` score over `head_rows` (ties keep their
+    order)."""
+    head = scored[:HEAD]
+    extended = head_rows(rows, [position for _, position, _ in head])
+    order = sorted(range(len(head)), key=lambda k: -score(extended[k], HEAD_WEIGHTS))
+    return [head[k][2] for k in order]

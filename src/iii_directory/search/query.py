@@ -15,6 +15,7 @@ import _rank
 
 from .corpus import DocumentSet
 from .lanes import Ranking, exact_lane, hybrid_lane, lexical_ranking, raw_bm25, weighted_rrf
+from .second_query import second_query
 from .text import compact_capability, dense_query, is_control_plane, is_intrinsic
 from .vocabulary import rewrite_request
 
@@ -22,20 +23,25 @@ from .vocabulary import rewrite_request
 @dataclass(frozen=True)
 class Query:
     """One searched capability: `text` (compacted), its `terms`, `vector` — its row in the
-    call's query matrix, or None when it was not embedded — and `dense_text`, what the encoder
-    embeds (`text.dense_query`; defaults to `text`)."""
+    call's query matrix, or None when it was not embedded — `dense_text`, what the encoder
+    embeds (`text.dense_query`; defaults to `text`), and `second_text` / `second_vector`, the
+    request cut to its action and object (`second_query.py`) and its row, when embedded."""
 
     text: str
     terms: tuple[str, ...]
     vector: int | None = None
     dense_text: str = ""
+    second_text: str = ""
+    second_vector: int | None = None
 
     def __post_init__(self) -> None:
         if not self.dense_text:
             object.__setattr__(self, "dense_text", self.text)
+        if not self.second_text:
+            object.__setattr__(self, "second_text", self.dense_text)
 
-    def with_vector(self, row: int | None) -> Query:
-        return Query(self.text, self.terms, row, self.dense_text)
+    def with_vector(self, row: int | None, second: int | None = None) -> Query:
+        return Query(self.text, self.terms, row, self.dense_text, self.second_text, second)
 
 
 @lru_cache(maxsize=4096)
@@ -52,7 +58,8 @@ def make_query(capability: str) -> Query | None:
     rewritten = rewrite_request(text)
     if rewritten != text:
         terms = tuple(_rank.tokenize_query(rewritten))
-    return Query(text, terms, dense_text=dense_query(rewritten))
+    dense_text = dense_query(rewritten)
+    return Query(text, terms, dense_text=dense_text, second_text=second_query(dense_text))
 
 
 def local_lanes(documents: DocumentSet, queries: Sequence[Query],

@@ -41,6 +41,7 @@ from .query import Query, make_query
 from .registry_lane import INSTALL_FUNCTION, merge_installables, search_registry
 from .rerank import RERANK_TIMEOUT_S, Reranker, apply_scores, load_reranker, rerank_head
 from .slots import SearchSlots, configured_slots
+from .second_query import SECOND_QUERY_CAPABILITIES
 from .select import BATCH_SIZE, MAX_CAPABILITIES, batches, concatenate, group_by_namespace, select_batch
 from .side_lanes import SideResult, fetch_skills, fetch_triggers, rank_skills, rank_triggers
 from .static_lane import StaticLane
@@ -314,7 +315,9 @@ class SearchService:
             return self._respond(call, results, side, dropped, started)
 
     async def _embed(self, call: SearchCall, queries: list[Query | None]) -> list[Query | None]:
-        """Embed every searched, non-exact capability of the call in one batch."""
+        """Embed every searched, non-exact capability of the call in one batch, with its
+        action-and-object text (`second_query.py`) when the call embeds at most
+        `SECOND_QUERY_CAPABILITIES` of them."""
         if call.settings.function_search_mode == "lexical" or self.dense.state not in ("ready", "loading"):
             return queries
         wanted = [i for i, q in enumerate(queries)
@@ -329,6 +332,9 @@ class SearchService:
         if not self.dense.ready:
             return queries
         texts = [queries[i].dense_text for i in wanted]  # type: ignore[union-attr]
+        second = len(wanted) <= SECOND_QUERY_CAPABILITIES  # then each one's `second_query` text
+        if second:
+            texts += [queries[i].second_text for i in wanted]  # type: ignore[union-attr]
         if not self.dense.has_index(fingerprint) and not call.ctx.standalone:
             # cold start: serve what is ready; unknown capabilities warm in the background
             call.vectors = self.dense.ready_queries(texts)
@@ -342,7 +348,8 @@ class SearchService:
                 return queries
         embedded = list(queries)
         for row, i in enumerate(wanted):
-            embedded[i] = queries[i].with_vector(row)  # type: ignore[union-attr]
+            embedded[i] = queries[i].with_vector(  # type: ignore[union-attr]
+                row, len(wanted) + row if second else None)
         return embedded
 
     async def _batch(self, call: SearchCall, queries: list[Query]) -> BatchResult:
@@ -422,7 +429,7 @@ class SearchService:
         for query, lex, d, admits in zip(queries, lexical, dense, admitted):
             fused = None if d is None else learned_lane(
                 Request.of(query.terms), documents, lex, d, self._describe(call),
-                call.view_cosines(query))
+                call.view_cosines(query), call.second_cosines(query))
             if fused is not None and (not lex or admits):
                 lanes.append(fused)
                 fills.append(None)

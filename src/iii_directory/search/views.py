@@ -51,6 +51,8 @@ RECHECK_S = 1.0
 
 ViewCosines = Callable[[Sequence[str]], tuple[list[float], list[float]]]
 """`(ids) → (description cosines, action cosines)` of one request."""
+SecondCosines = Callable[[Sequence[str]], list[float]]
+"""`(ids) → cosines` of a request's second embedding (`second_query.py`) to the indexed view."""
 
 
 def action_view(function_id: str) -> str:

@@ -217,6 +217,19 @@ def test_exact_search_orders_by_cosine_then_id() -> None:
     assert index.backend == "exact" and len(index) == 4
 
 
+def test_cosines_of_one_query_to_chosen_vectors() -> None:
+    index = dense.VectorIndex(dim=3)
+    index.add([[1, 0, 0], [0, 1, 0], [1, 1, 0]])
+    cosines = index.cosines([2, 0, 0], [2, 0, 1])
+    assert cosines.dtype == np.float32
+    assert cosines.tolist() == pytest.approx([2**-0.5, 1.0, 0.0], abs=1e-6)
+    assert index.cosines([1, 0, 0], []).shape == (0,)
+    with pytest.raises(IndexError):
+        index.cosines([1, 0, 0], [3])
+    with pytest.raises(ValueError, match="one query vector"):
+        index.cosines([[1, 0, 0], [0, 1, 0]], [0])
+
+
 def test_ties_at_the_cut_keep_lower_ids() -> None:
     index = dense.VectorIndex(dim=2)
     index.add([[1, 0]] * 6)

@@ -4,7 +4,7 @@ index, and a standalone engine that also serves scripted peers (judge, triggers)
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import _rank
@@ -61,6 +61,9 @@ class ExactIndex:
         scores = np.asarray(queries, dtype=np.float32) @ self.vectors.T
         order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
         return order, np.take_along_axis(scores, order, axis=1)
+
+    def cosines(self, query: np.ndarray, ids: Sequence[int]) -> np.ndarray:
+        return self.vectors[list(ids)] @ np.asarray(query, dtype=np.float32)
 
 
 Peer = Callable[[Any], Awaitable[Any]]

@@ -8,17 +8,27 @@ import _rank
 import pytest
 
 from iii_directory.search.corpus import Document, DocumentSet
+from iii_directory.search import fusion
 from iii_directory.search.fusion import (
     FEATURES,
+    HEAD,
+    HEAD_FEATURES,
+    HEAD_SCORED_FEATURES,
+    HEAD_WEIGHTS,
+    SECOND_FEATURES,
+    SECOND_VIEWED_FEATURES,
     VIEW_FEATURES,
     VIEWED_FEATURES,
     WEIGHTS,
+    WEIGHTS_WITHOUT_SECOND,
     WEIGHTS_WITHOUT_VIEWS,
     Request,
     features,
     id_words,
+    head_rows,
     learned_lane,
     worker_term,
+    z_scores,
 )
 from iii_directory.search.lanes import lexical_ranking
 from iii_directory.search.select import select_batch
@@ -50,10 +60,15 @@ def lane(text: str, dense: list[tuple[str, float]]) -> list[tuple[str, float]]:
 
 
 def test_one_weight_per_feature() -> None:
-    assert len(WEIGHTS) == len(VIEWED_FEATURES) == 17
+    assert len(WEIGHTS) == len(SECOND_VIEWED_FEATURES) == 20
+    assert len(WEIGHTS_WITHOUT_SECOND) == len(VIEWED_FEATURES) == 17
     assert len(WEIGHTS_WITHOUT_VIEWS) == len(FEATURES) == 13
     assert VIEWED_FEATURES == FEATURES + VIEW_FEATURES
-    assert all(math.isfinite(w) for w in WEIGHTS + WEIGHTS_WITHOUT_VIEWS)
+    assert SECOND_VIEWED_FEATURES == VIEWED_FEATURES + SECOND_FEATURES
+    assert len(HEAD_WEIGHTS) == len(HEAD_SCORED_FEATURES) == 23
+    assert HEAD_SCORED_FEATURES == SECOND_VIEWED_FEATURES + HEAD_FEATURES
+    assert all(math.isfinite(w) for w in WEIGHTS + WEIGHTS_WITHOUT_SECOND + WEIGHTS_WITHOUT_VIEWS
+               + HEAD_WEIGHTS)
 
 
 def test_view_features_read_the_request_cosines_to_each_view() -> None:
@@ -90,6 +105,93 @@ def test_a_view_that_matches_lifts_its_candidate() -> None:
         == "email::send"
     assert learned_lane(request(text), DOCS, lex, dense, DESCRIPTIONS.__getitem__,
                         views)[0][0] == "state::get"
+
+
+def test_second_query_features_read_its_cosine_with_max_and_mean() -> None:
+    dense = [("state::get", 0.6), ("state::set", 0.5), ("email::send", 0.1)]
+    text = "store the value under the key"
+
+    def views(ids):
+        return [0.2 for _ in ids], [0.3 for _ in ids]
+
+    def second(ids):
+        return [0.8 if i == "state::set" else 0.1 for i in ids]
+
+    names, rows = features(request(text), DOCS, lexical_ranking(DOCS, _rank.tokenize_query(text)),
+                           dense, DESCRIPTIONS.__getitem__, views, second)
+    row = dict(zip(SECOND_VIEWED_FEATURES, rows[names.index("state::set")]))
+    assert len(rows[0]) == len(SECOND_VIEWED_FEATURES)
+    assert row["cos_second"] == 0.8 and row["second_max"] == 0.8
+    assert row["second_mean"] == pytest.approx((0.5 + 0.8) / 2)
+
+
+def test_a_second_query_that_matches_lifts_its_candidate() -> None:
+    """Views tie two siblings; the request's action-and-object embedding matches one. Without
+    views the second query is not read (no weights were fitted for that combination)."""
+    dense = [("email::send", 0.5), ("state::get", 0.5)]
+    text = "zzz"
+    lex = lexical_ranking(DOCS, _rank.tokenize_query(text))
+
+    def views(ids):
+        return [0.3 for _ in ids], [0.3 for _ in ids]
+
+    def second(ids):
+        return [0.9 if i == "state::get" else 0.1 for i in ids]
+
+    describe = DESCRIPTIONS.__getitem__
+    assert learned_lane(request(text), DOCS, lex, dense, describe, views)[0][0] == "email::send"
+    assert learned_lane(request(text), DOCS, lex, dense, describe, views, second)[0][0] \
+        == "state::get"
+    assert learned_lane(request(text), DOCS, lex, dense, describe, None, second)[0][0] \
+        == "email::send"
+
+
+def test_z_scores_over_the_candidates() -> None:
+    assert z_scores([1.0, 2.0, 3.0]) == pytest.approx([-1.224745, 0.0, 1.224745], abs=1e-6)
+    assert z_scores([0.4, 0.4]) == [0.0, 0.0]
+
+
+def test_head_rows_add_the_z_scores_of_cos_view_max_and_the_second_cosine() -> None:
+    width = len(SECOND_VIEWED_FEATURES)
+    rows = [tuple(float(i + k) for k in range(width)) for i in (0, 2, 4)]
+    extended = head_rows(rows)
+    assert [len(row) for row in extended] == [len(HEAD_SCORED_FEATURES)] * 3
+    assert [row[:width] for row in extended] == rows
+    for name in HEAD_FEATURES:  # every column steps by 2 between rows
+        column = [row[HEAD_SCORED_FEATURES.index(name)] for row in extended]
+        assert column == pytest.approx([-1.224745, 0.0, 1.224745], abs=1e-6)
+    assert head_rows([]) == []
+
+
+def test_the_head_score_resorts_only_the_first_candidates(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the second query, the first `HEAD` candidates are re-sorted by the head score; the
+    rest keep the learned order and every position keeps its score."""
+    dense = [("email::send", 0.6), ("state::get", 0.55), ("state::set", 0.5),
+             ("sheets::append-rows", 0.45)]
+    text = "zzz"
+    lex = lexical_ranking(DOCS, _rank.tokenize_query(text))
+    favoured = "state::set"  # third by the learned score, best by the second query's z-score
+
+    def views(ids):
+        return [0.3 for _ in ids], [0.3 for _ in ids]
+
+    def second(ids):
+        return [0.9 if i == favoured else 0.2 for i in ids]
+
+    describe = DESCRIPTIONS.__getitem__
+    cos_only = (1.0,) + (0.0,) * (len(SECOND_VIEWED_FEATURES) - 1)
+    monkeypatch.setattr(fusion, "WEIGHTS", cos_only)
+    monkeypatch.setattr(fusion, "WEIGHTS_WITHOUT_SECOND", cos_only[:len(VIEWED_FEATURES)])
+    plain = learned_lane(request(text), DOCS, lex, dense, describe, views)
+    head_only = [0.0] * len(HEAD_SCORED_FEATURES)
+    head_only[HEAD_SCORED_FEATURES.index("second_z")] = 1.0
+    monkeypatch.setattr(fusion, "HEAD_WEIGHTS", tuple(head_only))
+    resorted = learned_lane(request(text), DOCS, lex, dense, describe, views, second)
+    assert [d for d, _ in plain] == [d for d, _ in dense]
+    assert resorted[0][0] == favoured
+    assert {d for d, _ in resorted[:HEAD]} == {d for d, _ in plain[:HEAD]}
+    assert resorted[HEAD:] == plain[HEAD:]
+    assert [s for _, s in resorted] == [s for _, s in plain]
 
 
 def test_id_words_and_worker_names() -> None:

@@ -12,6 +12,9 @@ from iii_directory.config import Settings
 from iii_directory.directory import Directory
 from iii_directory.errors import DirectoryError
 from iii_directory.search import guidance as g
+from iii_directory.search import service as service_module
+from iii_directory.search.dense_lane import DenseUnavailable
+from iii_directory.search.second_query import SECOND_QUERY_CAPABILITIES, second_query
 from iii_directory.search.service import SearchService
 
 SEARCH = "directory::search_functions"
@@ -168,6 +171,48 @@ async def test_hybrid_encodes_all_capabilities_in_one_batch(directory: Directory
     assert response["search_mode"] == "hybrid"
     assert encoder.calls == before + 1
     assert not any(text == "kv::get" for text in encoder.texts)  # exact ids bypass the model
+
+
+async def test_hybrid_embeds_second_texts_for_up_to_six_capabilities(
+        directory: Directory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each capability's action-and-object text (`second_query.py`) goes into the call's one
+    encoder batch and the learned fusion reads its cosines; a call of more than
+    `SECOND_QUERY_CAPABILITIES` capabilities embeds none (the eighteen-capability latency)."""
+    encoder = hybrid(directory, tmp_path)
+    await search(directory, "warm up")
+    await directory.service(SearchService).ensure_ready(directory.context(), views=True)
+    seconds: list[object] = []
+    original = service_module.learned_lane
+
+    def spy(*args: Any) -> Any:
+        seconds.append(args[6])
+        return original(*args)
+
+    monkeypatch.setattr(service_module, "learned_lane", spy)
+    few = ["please send the quarterly email to the team", "store the value under a key"]
+    before = encoder.calls
+    await search(directory, *few)
+    assert encoder.calls == before + 1
+    assert {second_query(c) for c in few} <= set(encoder.texts[-4:])
+    assert len(seconds) == 2 and all(s is not None for s in seconds)
+    many = [f"please forward the weekly email number {i}" for i in range(SECOND_QUERY_CAPABILITIES + 1)]
+    seconds.clear()
+    await search(directory, *many)
+    assert not {second_query(c) for c in many} & set(encoder.texts)
+    assert seconds and all(s is None for s in seconds)
+
+
+async def test_the_dense_lane_gives_cosines_to_indexed_documents(
+        directory: Directory, tmp_path: Path) -> None:
+    hybrid(directory, tmp_path)
+    await search(directory, "warm up")
+    dense = directory.service(SearchService).dense
+    assert dense.index is not None
+    vector = FakeEncoder().encode(["send an email message"])[0]
+    cosines = dense.cosines(dense.index.fingerprint, vector, ["mail::send", "no::such", "kv::get"])
+    assert cosines[0] > cosines[2] and cosines[1] == 0.0
+    with pytest.raises(DenseUnavailable):
+        dense.cosines("another catalog", vector, ["mail::send"])
 
 
 async def test_hybrid_embeds_the_dense_query_text(directory: Directory, tmp_path: Path) -> None:
