@@ -100,7 +100,9 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
 def encoder() -> Any:
     from _rank import dense
 
-    e = dense.Encoder()
+    from iii_directory.search.dense_lane import encoder_threads
+
+    e = dense.Encoder(threads=encoder_threads())  # III_DIRECTORY_ENCODER_THREADS, as the worker
     e.encode(["warm up"])
     return e
 

@@ -25,9 +25,10 @@ import asyncio
 import functools
 import hashlib
 import logging
+import os
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,6 +92,31 @@ def model_key(model_dir: str | None) -> str:
     return f"custom-{hashlib.sha256(stamp.encode('utf-8')).hexdigest()[:16]}-t{TOKEN_CAP}"
 
 
+THREADS_ENV = "III_DIRECTORY_ENCODER_THREADS"
+"""Intra-op threads of the encoder's ONNX session (default 1; see `encoder_threads`)."""
+
+
+def encoder_threads(environ: Mapping[str, str] | None = None) -> int:
+    """`III_DIRECTORY_ENCODER_THREADS` as an int in 1..cpu_count, else 1 with a warning.
+
+    One thread is the default because the worker's event loop, its file threads and the encoder
+    share a small host's cores: on a busy 2-core host one intra-op thread encoded faster than two
+    (issue 18). A host with idle cores may raise it to cut a call's encoding time (README
+    "Latency", figures for 1 and 2)."""
+    raw = (os.environ if environ is None else environ).get(THREADS_ENV, "").strip()
+    if not raw:
+        return 1
+    limit = os.cpu_count() or 1
+    try:
+        threads = int(raw)
+    except ValueError:
+        threads = 0
+    if not 1 <= threads <= limit:
+        log.warning("%s=%r is not a whole number from 1 to %d; using 1", THREADS_ENV, raw, limit)
+        return 1
+    return threads
+
+
 def open_encoder(model_dir: str | None, cache_dir: Path | None = None) -> Any:
     """An `_rank.dense.Encoder` for the packaged model (`None`) or a directory holding
     `model.onnx` + `tokenizer.json`. With `cache_dir`, its optimized ONNX graph is saved there
@@ -101,7 +127,7 @@ def open_encoder(model_dir: str | None, cache_dir: Path | None = None) -> Any:
     from _rank import dense
 
     encoder = dense.Encoder(model_dir, max_length=TOKEN_CAP, optimized_dir=cache_dir,
-                            optimize_in_child=cache_dir is not None)
+                            optimize_in_child=cache_dir is not None, threads=encoder_threads())
     saved = getattr(encoder, "optimized_path", None)
     if saved is not None:
         encoder.release_memory = _releasing(encoder.release_memory, Path(saved) / dense.OPTIMIZED_WEIGHTS)
