@@ -239,14 +239,8 @@ def score(row: Sequence[float], weights: Sequence[float] = WEIGHTS) -> float:
     return sum(map(mul, weights, row))
 
 
-def z_scores(values: Sequence[float]) -> list[float]:
-    """`(v − mean) / standard deviation` over the values (population; all 0 when they are
-    equal)."""
-    mean, spread = _spread(values)
-    return [(v - mean) / spread if spread > 0.0 else 0.0 for v in values]
-
-
 def _spread(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and population standard deviation of `values`."""
     mean = sum(values) / len(values)
     return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
 

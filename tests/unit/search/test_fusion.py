@@ -28,7 +28,6 @@ from iii_directory.search.fusion import (
     head_rows,
     learned_lane,
     worker_term,
-    z_scores,
 )
 from iii_directory.search.lanes import lexical_ranking
 from iii_directory.search.select import select_batch
@@ -146,9 +145,9 @@ def test_a_second_query_that_matches_lifts_its_candidate() -> None:
         == "email::send"
 
 
-def test_z_scores_over_the_candidates() -> None:
-    assert z_scores([1.0, 2.0, 3.0]) == pytest.approx([-1.224745, 0.0, 1.224745], abs=1e-6)
-    assert z_scores([0.4, 0.4]) == [0.0, 0.0]
+def test_head_rows_of_equal_values_are_zero() -> None:
+    rows = [tuple(0.4 for _ in SECOND_VIEWED_FEATURES)] * 2
+    assert [row[len(SECOND_VIEWED_FEATURES):] for row in head_rows(rows)] == [(0.0, 0.0, 0.0)] * 2
 
 
 def test_head_rows_add_the_z_scores_of_cos_view_max_and_the_second_cosine() -> None:
