@@ -4,9 +4,13 @@ count is configured, and `open_encoder` passes it to `_rank.dense.Encoder`."""
 from __future__ import annotations
 
 import logging
+import sys
+import types
 from typing import Any
 
 import pytest
+
+import _rank
 
 from iii_directory.search import dense_lane
 from iii_directory.search.dense_lane import THREADS_ENV, encoder_threads
@@ -36,14 +40,17 @@ def test_anything_else_warns_and_uses_one(raw: str, caplog: pytest.LogCaptureFix
 
 def test_open_encoder_builds_the_session_with_the_configured_threads(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    dense = pytest.importorskip("_rank.dense")
+    """Runs without the `dense` extra too: `_rank.dense` is replaced by a recorder module."""
     seen: dict[str, Any] = {}
 
     class Recorder:
         def __init__(self, model_dir: Any, **options: Any) -> None:
             seen.update(options, model_dir=model_dir)
 
-    monkeypatch.setattr(dense, "Encoder", Recorder)
+    fake = types.ModuleType("_rank.dense")
+    fake.Encoder = Recorder  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "_rank.dense", fake)
+    monkeypatch.setattr(_rank, "dense", fake, raising=False)
     monkeypatch.setenv(THREADS_ENV, "3")
     dense_lane.open_encoder(None)
     assert seen["threads"] == 3 and seen["model_dir"] is None
