@@ -71,38 +71,45 @@ def _sets(eval_dir: Path) -> dict[str, tuple[Path, list[dict[str, Any]]]]:
     return sets
 
 
-def record(args: argparse.Namespace) -> None:
+def record_cases(name: str, mode: str, catalog: list[dict[str, Any]],
+                 cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per capability of `cases` run in `mode` over `catalog`: the signals, the lane's
+    first 12 ids and the decision as run (`answerability.observe`), with its case's labels."""
     import anyio
 
     from iii_directory.bench import run_mode
     from iii_directory.search import answerability
 
+    seen: dict[str, dict[str, Any]] = {}
+
+    def observer(text: str, found: Any, lane: Any, decision: bool) -> None:
+        seen[text] = {"signals": {k: getattr(found, k) for k in found.__dataclass_fields__},
+                      "lane": [doc_id for doc_id, _ in lane[:12]], "decision": decision}
+
+    answerability.observe(observer)
+    try:
+        anyio.run(run_mode, mode, catalog, cases, 1, None)
+    finally:
+        answerability.observe(None)
+    rows: list[dict[str, Any]] = []
+    for case in cases:
+        for position, text in enumerate(case["capabilities"]):
+            relevant = sorted({q["function_id"] for q in case["qrels"] if q["grade"] >= 2
+                               and position in q.get("covers", [position])})
+            rows.append({"set": name, "mode": mode, "case": case["id"], "kind": case["kind"],
+                         "text": text, "relevant": relevant,
+                         **(seen.get(text) or {"signals": None, "lane": [], "decision": False})})
+    return rows
+
+
+def record(args: argparse.Namespace) -> None:
     rows: list[dict[str, Any]] = []
     for name, (catalog_path, cases) in _sets(args.eval_dir).items():
         if args.set and name not in args.set:
             continue
         catalog = json.loads(catalog_path.read_text())
         for mode in args.mode or MODES:
-            seen: dict[str, dict[str, Any]] = {}
-
-            def observer(text: str, found: Any, lane: Any, decision: bool,
-                         seen: dict[str, dict[str, Any]] = seen) -> None:
-                seen[text] = {"signals": {k: getattr(found, k) for k in found.__dataclass_fields__},
-                              "lane": [doc_id for doc_id, _ in lane[:12]], "decision": decision}
-
-            answerability.observe(observer)
-            try:
-                anyio.run(run_mode, mode, catalog, cases, 1, None)
-            finally:
-                answerability.observe(None)
-            for case in cases:
-                for position, text in enumerate(case["capabilities"]):
-                    relevant = sorted({q["function_id"] for q in case["qrels"] if q["grade"] >= 2
-                                       and position in q.get("covers", [position])})
-                    rows.append({"set": name, "mode": mode, "case": case["id"],
-                                 "kind": case["kind"], "text": text, "relevant": relevant,
-                                 **(seen.get(text) or {"signals": None, "lane": [],
-                                                       "decision": False})})
+            rows += record_cases(name, mode, catalog, cases)
             print(f"recorded {name} / {mode}: {len(cases)} cases", flush=True)
     if args.set and args.out.exists():  # keep the other sets' rows
         rows = [r for r in json.loads(args.out.read_text()) if r["set"] not in args.set] + rows
