@@ -56,7 +56,7 @@ class Rig:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(worker.run)
                 await worker.ready.wait()
-                await engine.wait_for(lambda: engine.function("directory::engine::functions::info") is not None)
+                await engine.wait_for(lambda: all(engine.function(i) is not None for i in worker.table.functions))
                 async with engine.client() as client:
                     self.client = client
                     task_status.started()

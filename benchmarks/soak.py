@@ -93,6 +93,9 @@ WEIGHTS: tuple[tuple[str, int], ...] = (
 )
 WRITE_STEPS = ("directory::skills::create", "directory::skills::update", "directory::skills::update",
                "directory::skills::delete")
+CALLED_FUNCTIONS = frozenset({"directory::kits::list", *(fid for fid, _ in WEIGHTS if fid != "write"), *WRITE_STEPS})
+"""Every function the soak calls: boot waits until the engine holds all of them (they are
+registered one frame at a time, in id order, so one being there does not mean the rest are)."""
 
 
 def percentile(sorted_values: list[float], q: float) -> float:
@@ -528,8 +531,7 @@ class SoakSession:
         if self.worker is not None and not self.worker.alive():
             raise RuntimeError(f"the worker exited during boot; see {self.project.root / 'worker.log'}")
         assert self.engine is not None
-        return self.engine.function("directory::kits::list") is not None and \
-            self.engine.function("directory::search_functions") is not None
+        return all(self.engine.function(function_id) is not None for function_id in CALLED_FUNCTIONS)
 
     @property
     def worker_pid(self) -> int:

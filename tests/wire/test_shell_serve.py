@@ -51,7 +51,8 @@ async def test_serve_subprocess_connects_registers_answers_and_stops_on_sigterm(
                 stdout=sink, stderr=subprocess.STDOUT, env=_env(roots["home"]), cwd=str(tmp_path))
             try:
                 await engine.wait_for(lambda: engine.worker("iii-directory") is not None
-                                      and engine.function("directory::engine::functions::info") is not None,
+                                      and engine.function("directory::engine::functions::info") is not None
+                                      and engine.function("directory::on-config-change") is not None,
                                       timeout=60)
                 async with engine.client() as client:
                     info = await client.call("directory::engine::functions::info",
