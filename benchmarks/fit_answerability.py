@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/fit_answerability.py record   # run the searches, keep signals
     .venv/bin/python benchmarks/fit_answerability.py fit      # fit, cross-check, print constants
+    .venv/bin/python benchmarks/fit_answerability.py fit --leave-one-out   # and: fitted on both catalogs?
 
 `record` runs every case of eval `dev` (never `test`), `benchmarks/data/extra_cases.json`,
 `extra2_cases.json` and the held-out catalog's cases through the search handler, as the bench
@@ -29,6 +30,13 @@ and answers no chatter sentence. Cross-checks, both directions: fitted on the ev
 held-out catalog (its cases and chatter), scored on the eval catalog's sets. Prints the
 constants of the eval-catalog fit, which is what ships (`answerability.CALIBRATION`): the
 held-out catalog stays untouched by the shipped fit.
+
+`fit --leave-one-out` asks whether fitting on both catalogs generalises better
+(`leave_one_out`): each of dev, extra and extra2 scored with the calibration fitted on the other
+eval-catalog sets (chatter and near misses included), against fitted on those plus the held-out
+catalog's cases and chatter — in capabilities kept and no-match cases answered — and prints the
+calibration fitted on every set of both catalogs (measured, not kept: README, "Fitting on both
+catalogs").
 """
 
 from __future__ import annotations
@@ -243,6 +251,25 @@ def show(title: str, results: dict[str, Any]) -> None:
               f"n={m['no_match']})")
 
 
+def leave_one_out(rows: list[dict[str, Any]], family: str, l2: float, fp: float,
+                  left_out: tuple[str, ...] = ("dev", "extra", "extra2")
+                  ) -> list[tuple[str, int, int, tuple[float, float], tuple[float, float]]]:
+    """One fold per set of `left_out`: `(name, positives, no-match cases, (kept, answered)
+    fitted on the other `EVAL_SIDE` sets, (kept, answered) fitted on those and `HELDOUT_SIDE`)`
+    — served capabilities kept and no-match cases answered, as counts, by `fit_family`'s
+    threshold rule on each training side."""
+    folds = []
+    for name in left_out:
+        others = [r for r in rows if r["set"] in EVAL_SIDE and r["set"] != name]
+        cells = []
+        for train in (others, others + [r for r in rows if r["set"] in HELDOUT_SIDE]):
+            model, cut = fit_family(train, family, l2, fp)
+            m = evaluate(model, cut, [r for r in rows if r["set"] == name], family)[name]
+            cells.append((m["kept"] * m["positives"], m["fp"] * m["no_match"]))
+        folds.append((name, m["positives"], m["no_match"], cells[0], cells[1]))
+    return folds
+
+
 EVAL_SIDE = ("dev", "extra", "extra2", "chatter")
 HELDOUT_SIDE = ("heldout", "heldout-chatter")
 
@@ -259,6 +286,17 @@ def fit(args: argparse.Namespace) -> None:
         family = FAMILIES[mode]
         fp = {"hybrid": args.fp_hybrid}.get(family, args.fp_lexical)
         part = [r for r in rows if r["mode"] == mode]
+        if args.leave_one_out:
+            print(f"\n== {mode}: each set left out, fitted on the other eval-catalog sets -> "
+                  "and the held-out catalog ==")
+            for name, positives, negatives, alone, both in leave_one_out(part, family, args.l2, fp):
+                print(f"  {name:7s} kept {alone[0]:5.1f} -> {both[0]:5.1f} of {positives}, "
+                      f"no-match answered {alone[1]:4.1f} -> {both[1]:4.1f} of {negatives}")
+            both_model, both_cut = fit_family(
+                [r for r in part if r["set"] in EVAL_SIDE + HELDOUT_SIDE], family, args.l2, fp)
+            weights = tuple(round(float(w), 4) for w in both_model[:-1])
+            print(f"  fitted on both catalogs: weights {weights}, bias "
+                  f"{round(float(both_model[-1]), 4)}, threshold {round(both_cut, 4)}")
         eval_side = [r for r in part if r["set"] in EVAL_SIDE]
         held_side = [r for r in part if r["set"] in HELDOUT_SIDE]
         model, cut = fit_family(eval_side, family, args.l2, fp)
@@ -289,6 +327,9 @@ def main() -> None:
     parser.add_argument("--set", action="append", help="record only these sets (repeatable)")
     parser.add_argument("--no-nearmiss", dest="nearmiss", action="store_false",
                         help="fit the eval side without the near-miss negatives (tried, not shipped)")
+    parser.add_argument("--leave-one-out", action="store_true",
+                        help="also score dev, extra and extra2 each fitted on the other "
+                             "eval-catalog sets, without and with the held-out catalog in the fit")
     parser.add_argument("--l2", type=float, default=0.1)
     parser.add_argument("--fp-hybrid", type=float, default=0.10)
     parser.add_argument("--fp-lexical", type=float, default=0.10)
