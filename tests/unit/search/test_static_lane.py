@@ -59,6 +59,19 @@ def test_an_uncorroborated_lexical_lane_is_dropped() -> None:
     assert sl.fuse_static([("a::x", 9.0)], near) != []
 
 
+def test_a_static_head_corroborates_a_lexical_hit_below_a_stray_leader() -> None:
+    # the leader's worker (a) is nowhere in the static lane, but b holds two of its first four
+    # and the lexical lane's second hit: the lane is kept, not dropped
+    head = ranking("b::y", "c::z", "b::q", *[f"w{i}::f" for i in range(sl.CORROBORATION_DEPTH)])
+    lexical = [("a::x", 9.0), ("b::y", 8.0)]
+    assert "b::y" in {d for d, _ in sl.fuse_static(lexical, head)}
+    # one static hit of b in the head is not enough; nor is b below the lexical lane's first three
+    single = ranking("b::y", "c::z", "d::q", *[f"w{i}::f" for i in range(sl.CORROBORATION_DEPTH)])
+    assert sl.fuse_static(lexical, single) == []
+    deep = [("a::x", 9.0), ("e::1", 8.0), ("e::2", 7.0), ("b::y", 6.0)]
+    assert sl.fuse_static(deep, head) == []
+
+
 def test_an_empty_lexical_lane_takes_only_a_confident_coherent_static_head() -> None:
     coherent = ranking("a::x", "a::y", "b::z", top=sl.ALONE_COSINE)
     assert [d for d, _ in sl.fuse_static([], coherent)] == ["a::x", "a::y", "b::z"]
