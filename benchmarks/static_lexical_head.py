@@ -20,7 +20,8 @@ Variants (`VARIANTS`):
 * `tree` — the tree as it is.
 * `head-N-W` — when the lexical verdict is yes, lexical's first N hits the fused lane does not
   hold in its first W are moved (in lexical order) to the end of that window, scored as the hit
-  before them (the leader is never displaced).
+  before them (the leader is never displaced): `static_lane.keep_lexical_head`, which the tree
+  has applied to every lane with N = 3, W = 4 since this round.
 * `undrop` — when the lexical verdict is yes, a lexical lane the corroboration gate dropped is
   fused as if corroborated (RRF + leader guard, learned order, static tail).
 * `undrop-S`, `head-N-W-S` — the same, only when the lexical content evidence is ≥ S (1: an
@@ -88,17 +89,14 @@ def undropped(lexical: Ranking, ranking: Ranking) -> Ranking:
         static_lane.corroborated = saved  # type: ignore[assignment]
 
 
-def guard(lane: Ranking, head: Ranking, window: int) -> Ranking:
-    """`lane` with the ids of `head` it does not hold in its first `window` moved to the end of
-    that window (never before position 1), in `head` order, scored as the hit before them."""
-    top = {doc_id for doc_id, _ in lane[:window]}
-    missing = [doc_id for doc_id, _ in head if doc_id not in top]
-    if not missing or not lane:
-        return lane
-    rest = [(doc_id, score) for doc_id, score in lane if doc_id not in missing]
-    at = min(max(window - len(missing), 1), len(rest))
-    score = rest[at - 1][1]
-    return rest[:at] + [(doc_id, score) for doc_id in missing] + rest[at:]
+def guard(lane: Ranking, lexical: Ranking, head: int, window: int) -> Ranking:
+    """`static_lane.keep_lexical_head` with `head` and `window` in place of its constants."""
+    saved = static_lane.LEXICAL_HEAD, static_lane.LEXICAL_WINDOW
+    static_lane.LEXICAL_HEAD, static_lane.LEXICAL_WINDOW = head, window
+    try:
+        return static_lane.keep_lexical_head(lane, lexical)
+    finally:
+        static_lane.LEXICAL_HEAD, static_lane.LEXICAL_WINDOW = saved
 
 
 def assure(head: int = 0, window: int = 12, undrop: bool = False, strong: float = 0.0,
@@ -130,7 +128,7 @@ def assure(head: int = 0, window: int = 12, undrop: bool = False, strong: float 
                                                  call.corpus.documents, describe)
                 tails[position] = static_lane.static_tail(lane, ranking)
             if head:
-                lane = guard(lane, lexical[:head], window)
+                lane = guard(lane, lexical, head, window)
             fused[position] = lane
         return fused, tails
 

@@ -52,6 +52,12 @@ the first place stays the rule's (after action agreement), so MRR@1 is the rule'
 dev .888 → .895, extra .769 → .818, extra2 .759 → .778 (weights fitted on the other two sets:
 .895, .835, .778), held-out catalog .760 → .765; temperature 7 (5: extra2 −.010; 10: dev −.004).
 
+Last, a lane whose own lexical lane is not empty keeps that lane's first `LEXICAL_HEAD` (3)
+hits inside its first `LEXICAL_WINDOW` (4) (`keep_lexical_head`): a capability sharing the
+budget of 12 with others selects about its first 12 / n hits, and BM25's head should be among
+them (issue 19, seventh round): extra2 recall@12 .778 → .781, every other set unchanged
+(windows 3, 6 and 12, heads of 5 and 8: no gain; window 3: held-out −.001).
+
 An answered lane (not an exact id) also leaves a recall tail of its first `TAIL_DEPTH` (6)
 static hits it does not hold, spent only from the budget the lanes leave, as the hybrid's dense
 tail: recall@12 dev .877 → .888, extra .778 → .786, extra2 unchanged, MRR@1 and false positives
@@ -103,6 +109,8 @@ ALONE_HEAD = 4
 CORROBORATION_DEPTH = 32
 CORROBORATING_HITS = 3
 TAIL_DEPTH = 6
+LEXICAL_HEAD = 3
+LEXICAL_WINDOW = 4
 LEARNED_TEMPERATURE = 7.0
 STATIC_WEIGHTS: tuple[float, ...] = (0.224, 0.806, 0.907, 0.577, 0.254, 0.957, 0.251, 0.350,
                                      0.968, 0.734, 0.702, 0.632, 0.311)
@@ -178,6 +186,21 @@ def learned_order(lane: Ranking, lexical: Ranking, ranking: Ranking, request: An
     rest = [(doc_id, math.exp((value - best) / LEARNED_TEMPERATURE))
             for value, _, doc_id in scored if doc_id != leader]
     return [(leader, 1.0 + ACTION_BONUS)] + rest
+
+
+def keep_lexical_head(lane: Ranking, lexical: Ranking) -> Ranking:
+    """`lane` with the first `LEXICAL_HEAD` (3) lexical hits inside its first `LEXICAL_WINDOW`
+    (4): those it ranks lower move, in lexical order, to the end of that window (never before
+    its first place), scored as the hit before them, so a lane sharing the budget of 12 with
+    other capabilities still selects what BM25 alone would have."""
+    top = {doc_id for doc_id, _ in lane[:LEXICAL_WINDOW]}
+    missing = [doc_id for doc_id, _ in lexical[:LEXICAL_HEAD] if doc_id not in top]
+    if not lane or not missing:
+        return lane
+    rest = [(doc_id, score) for doc_id, score in lane if doc_id not in missing]
+    at = min(max(LEXICAL_WINDOW - len(missing), 1), len(rest))
+    score = rest[at - 1][1]
+    return rest[:at] + [(doc_id, score) for doc_id in missing] + rest[at:]
 
 
 def expanded_lane(encoder: Any, words: CatalogWords, documents: Any, query: Any) -> Ranking:
@@ -371,13 +394,16 @@ class StaticLane:
         words = built[3] if built is not None and built[0] == corpus.fingerprint else None
         fused = []
         tails = []
-        for query, (lexical, _), ranking in zip(queries, lanes, rankings):
+        for query, (bm25, _), ranking in zip(queries, lanes, rankings):
+            lexical = bm25
             if not lexical and words is not None:
                 lexical = expanded_lane(self.encoder, words, corpus.documents, query)
             lane = fuse_static(lexical, ranking)
             if lane and lexical:
                 lane = learned_order(lane, lexical, ranking, Request.of(query.terms),
                                      corpus.documents, describe)
+            if bm25:
+                lane = keep_lexical_head(lane, bm25)
             fused.append(lane)
             exact = exact_lane(query.text, corpus.documents) is not None
             tails.append([] if exact else static_tail(lane, ranking))

@@ -178,10 +178,10 @@ def test_static_lexical_head_guards_the_window_and_counts_what_static_lost() -> 
     from static_lexical_head import compare, guard
 
     lane = [("s::1", 1.0), ("s::2", 0.9), ("s::3", 0.8), ("a::x", 0.7), ("s::4", 0.6)]
-    guarded = guard(lane, [("s::1", 9.0), ("a::x", 8.0), ("b::y", 7.0)], 3)
-    assert [d for d, _ in guarded] == ["s::1", "a::x", "b::y", "s::2", "s::3", "s::4"]
+    guarded = guard(lane, [("s::1", 9.0), ("a::x", 8.0), ("s::4", 7.0)], 3, 3)
+    assert [d for d, _ in guarded] == ["s::1", "a::x", "s::4", "s::2", "s::3"]
     assert [s for _, s in guarded][:3] == [1.0, 1.0, 1.0]
-    assert guard(lane, [("s::2", 9.0)], 3) == lane
+    assert guard(lane, [("s::2", 9.0)], 1, 3) == lane
     cases = [{"id": "c1", "kind": "match", "split": "dev", "capabilities": ["t"],
               "qrels": [{"function_id": "a::x", "grade": 3}, {"function_id": "b::y", "grade": 2},
                         {"function_id": "c::z", "grade": 1}]}]
