@@ -272,22 +272,34 @@ VARIANTS: dict[str, Callable[[], None]] = {
 }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def variant_main(doc: str, variants: dict[str, Callable[[], None]], script: str,
+                 measure: Callable[[Path, list[str] | None, list[str]], str]) -> None:
+    """The command line of a variant script: `--variant NAME` (repeatable) patches the tree
+    with those variants and prints `measure(eval dir, --set names, variant names)`; without
+    it, `script` runs once per variant, each in a process of its own."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--eval-dir", type=Path, default=ROOT.parent / "shared" / "eval")
     parser.add_argument("--variant", action="append", help="patch these (combined), run here")
     parser.add_argument("--set", action="append")
     args = parser.parse_args()
     if args.variant:
         for name in args.variant:
-            VARIANTS[name]()
-        sets = [s for s in all_sets(args.eval_dir) if not args.set or s[0] in args.set]
-        mode = "lexical" if args.variant == ["lexical"] else "static"
-        print(f"{'+'.join(args.variant):18} {pipeline_row(sets, mode)}", flush=True)
+            variants[name]()
+        print(f"{'+'.join(args.variant):18} {measure(args.eval_dir, args.set, args.variant)}",
+              flush=True)
         return
-    for name in VARIANTS:
-        subprocess.run([sys.executable, __file__, "--variant", name,
+    for name in variants:
+        subprocess.run([sys.executable, script, "--variant", name,
                         "--eval-dir", str(args.eval_dir)], check=True)
+
+
+def measure(eval_dir: Path, names: list[str] | None, variants: list[str]) -> str:
+    sets = [s for s in all_sets(eval_dir) if not names or s[0] in names]
+    return pipeline_row(sets, "lexical" if variants == ["lexical"] else "static")
+
+
+def main() -> None:
+    variant_main(__doc__, VARIANTS, __file__, measure)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """The static lane's measurement scripts (issue 19): the failure classes of
 `benchmarks/static_failures.py`, the table variants of `benchmarks/static_table_variants.py`,
 the fit rows of `benchmarks/fit_static_fusion.py`, the learned rows of
-`benchmarks/static_table_learned.py` and the stage comparison of `static_vs_lexical.py`."""
+`benchmarks/static_table_learned.py`, the stage comparison of `static_vs_lexical.py` and the
+head rules of `static_lexical_head.py`."""
 
 from __future__ import annotations
 
@@ -167,3 +168,29 @@ def test_the_shipped_static_calibration_is_the_measured_fit_with_concepts() -> N
     assert answerability.CALIBRATION["static"] == static_rules.CALIBRATIONS["eval7"]
     for weights, _, _ in static_rules.CALIBRATIONS.values():
         assert len(weights) in (len(names) - 1, len(names))
+
+
+def test_static_lexical_head_guards_the_window_and_counts_what_static_lost() -> None:
+    """`benchmarks/static_lexical_head.py` (seventh round): the head guard moves lexical's
+    missing hits to the end of the window without displacing the leader, and a set's row counts
+    the relevant functions lexical selected and static did not (and the reverse) and, for
+    negatives, the answers lexical refuses by cause."""
+    from static_lexical_head import compare, guard
+
+    lane = [("s::1", 1.0), ("s::2", 0.9), ("s::3", 0.8), ("a::x", 0.7), ("s::4", 0.6)]
+    guarded = guard(lane, [("s::1", 9.0), ("a::x", 8.0), ("s::4", 7.0)], 3, 3)
+    assert [d for d, _ in guarded] == ["s::1", "a::x", "s::4", "s::2", "s::3"]
+    assert [s for _, s in guarded][:3] == [1.0, 1.0, 1.0]
+    assert guard(lane, [("s::2", 9.0)], 1, 3) == lane
+    cases = [{"id": "c1", "kind": "match", "split": "dev", "capabilities": ["t"],
+              "qrels": [{"function_id": "a::x", "grade": 3}, {"function_id": "b::y", "grade": 2},
+                        {"function_id": "c::z", "grade": 1}]}]
+    row = compare("dev", cases, {"c1": ["a::x", "c::z"]}, {"c1": ["b::y"]}, {}, {})
+    assert row.endswith("-1+1")
+    negatives = [{"id": "n1", "kind": "no_match", "split": "nearmiss", "capabilities": ["q"],
+                  "qrels": []}]
+    seen = {"q": {"decision": True, "answerable": False, "lexical": ["a::x"]}}
+    assert compare("nearmiss", negatives, {}, {"n1": ["a::x"]}, {}, seen) \
+        == "nearmiss 1/1 (+vouch:1)"
+    assert compare("nearmiss", negatives, {"n1": ["a::x"]}, {"n1": ["a::x"]}, {}, seen) \
+        == "nearmiss 1/1 (+0)"

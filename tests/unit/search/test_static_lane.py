@@ -59,6 +59,33 @@ def test_an_uncorroborated_lexical_lane_is_dropped() -> None:
     assert sl.fuse_static([("a::x", 9.0)], near) != []
 
 
+def test_a_static_head_corroborates_a_lexical_hit_below_a_stray_leader() -> None:
+    # the leader's worker (a) is nowhere in the static lane, but b holds two of its first four
+    # and the lexical lane's second hit: the lane is kept, not dropped
+    head = ranking("b::y", "c::z", "b::q", *[f"w{i}::f" for i in range(sl.CORROBORATION_DEPTH)])
+    lexical = [("a::x", 9.0), ("b::y", 8.0)]
+    assert "b::y" in {d for d, _ in sl.fuse_static(lexical, head)}
+    # one static hit of b in the head is not enough; nor is b below the lexical lane's first three
+    single = ranking("b::y", "c::z", "d::q", *[f"w{i}::f" for i in range(sl.CORROBORATION_DEPTH)])
+    assert sl.fuse_static(lexical, single) == []
+    deep = [("a::x", 9.0), ("e::1", 8.0), ("e::2", 7.0), ("b::y", 6.0)]
+    assert sl.fuse_static(deep, head) == []
+
+
+def test_the_lexical_head_stays_inside_the_fused_lanes_first_four() -> None:
+    lane = [("s::1", 1.0), ("s::2", 0.9), ("s::3", 0.8), ("s::4", 0.7), ("a::x", 0.6),
+            ("s::5", 0.5)]
+    lexical = [("s::1", 9.0), ("a::x", 8.0), ("s::2", 7.0), ("b::y", 6.0)]
+    kept = sl.keep_lexical_head(lane, lexical)
+    assert [d for d, _ in kept] == ["s::1", "s::2", "s::3", "a::x", "s::4", "s::5"]
+    assert dict(kept)["a::x"] == 0.8  # scored as the hit before it: the order holds
+    # the first place is never taken; a lane already holding the head is left as it is
+    led = sl.keep_lexical_head(lane, [("a::x", 9.0)])
+    assert led[0][0] == "s::1" and [d for d, _ in led][:4].count("a::x") == 1
+    assert sl.keep_lexical_head(lane, [("s::4", 9.0), ("s::1", 8.0)]) == lane
+    assert sl.keep_lexical_head([], lexical) == []
+
+
 def test_an_empty_lexical_lane_takes_only_a_confident_coherent_static_head() -> None:
     coherent = ranking("a::x", "a::y", "b::z", top=sl.ALONE_COSINE)
     assert [d for d, _ in sl.fuse_static([], coherent)] == ["a::x", "a::y", "b::z"]
