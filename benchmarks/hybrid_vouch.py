@@ -4,6 +4,7 @@ signals, a record-identifier vouch and the evidence floor's cosine thresholds.
     .venv/bin/python benchmarks/hybrid_vouch.py record --out /tmp/vouch.json
     .venv/bin/python benchmarks/hybrid_vouch.py measure --signals /tmp/vouch.json
     .venv/bin/python benchmarks/hybrid_vouch.py floor --signals /tmp/vouch.json
+    .venv/bin/python benchmarks/hybrid_vouch.py second --signals /tmp/vouch.json
 
 `record` runs, in hybrid, the sets of `fit_answerability.record` (dev, extra, extra2, seeded
 chatter over both catalogs, near misses, the held-out catalog's cases; never `test`), the near
@@ -30,7 +31,8 @@ kept there, then the strictest) is scored on the other: eval catalog's sets → 
 
 `floor` re-decides every recorded capability with `answerability.answerable` under other
 cosine thresholds of `evidence_floor` (`FLOOR_COSINE`, `SUPPORTED_COSINE`, `CONFIDENT_COSINE`),
-chosen and scored both ways by the same rule.
+chosen and scored both ways by the same rule; `second` re-decides it with the second query's
+best cosine over the dense head (`second_best`) standing in for the best cosine (`Second`).
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ RECORD_ID = re.compile(r"\b[A-Za-z]+[-_]\d[\w-]*\b|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
 """A record identifier: letters joined to digits by `-` or `_` (`WEB-7`, `deal_5512`) or an
 e-mail address."""
 AGREEMENT_DEPTH = 20
+SECOND_BEST: dict[int, float] = {}
+"""While recording: the best second-query cosine over the dense head, by dense ranking."""
 PROBE_COUNT = 1000
 EVAL_SIDE = ("dev", "extra", "extra2", "chatter", "nearmiss", "nearmiss-id")
 HELDOUT_SIDE = ("heldout", "heldout-chatter")
@@ -75,7 +79,8 @@ def with_identifier(rng: random.Random, text: str) -> str:
 
 def record(out: Path, eval_dir: Path, only: Sequence[str] = ()) -> None:
     """Hybrid rows of every set (`only` these, the rows of the others kept from `out`) with the
-    dense head of each decision (`dense`) and the other readings' first functions (`agree`).
+    dense head of each decision (`dense`), the other readings' first functions (`agree`) and
+    the second query's best cosine over the dense head (`second_best`).
     Besides `fit_answerability`'s sets and the property test's sentences, `nearmiss-id`: the
     near misses with a record identifier appended (`with_identifier`), over the eval catalog."""
     from importlib import resources
@@ -85,12 +90,14 @@ def record(out: Path, eval_dir: Path, only: Sequence[str] = ()) -> None:
     heads: dict[str, list[tuple[str, float]]] = {}
     agreements: dict[str, dict[str, str | None]] = {}
     by_ranking: dict[int, dict[str, str | None]] = {}
+    seconds: dict[str, float | None] = {}
     original, original_lane = answerability.signals, service.learned_lane
 
     def wrapped(text: str, terms: Any, documents: Any, dense: Any = None, *args: Any,
                 **kwargs: Any) -> Any:
         heads[text] = [(doc_id, round(cos, 5)) for doc_id, cos in (dense or [])[:DENSE_HEAD]]
         agreements[text] = by_ranking.get(id(dense), {})
+        seconds[text] = SECOND_BEST.get(id(dense))
         return original(text, terms, documents, dense, *args, **kwargs)
 
     def wrapped_lane(request: Any, documents: Any, pruned: Any, dense: Any, describe: Any,
@@ -124,11 +131,14 @@ def record(out: Path, eval_dir: Path, only: Sequence[str] = ()) -> None:
             heads.clear()
             agreements.clear()
             by_ranking.clear()
+            seconds.clear()
+            SECOND_BEST.clear()
             catalog = json.loads(Path(str(path)).read_text("utf-8"))
             part = fa.record_cases(name, "hybrid", catalog, cases)
             for row in part:
                 row["dense"] = heads.get(row["text"], [])
                 row["agree"] = agreements.get(row["text"], {})
+                row["second_best"] = seconds.get(row["text"])
             rows += part
             print(f"recorded {name}: {len(cases)} cases", flush=True)
     finally:
@@ -152,6 +162,7 @@ def agreement(dense: Sequence[tuple[str, float]], views: Any, second: Any
     if second is not None:
         values = list(second(ids))
         out["second"] = ids[max(range(len(ids)), key=lambda i: values[i])]
+        SECOND_BEST[id(dense)] = max(values)
     if views is not None:
         desc, act = views(ids)
         best = [max(c, d, a) for c, d, a in zip(cos, desc, act)]
@@ -239,7 +250,19 @@ class Floor:
         return f"floor {self.floor:.2f} supported {self.supported:.2f} confident {self.confident:.2f}"
 
 
-Variant = Vouch | Floor
+@dataclass(frozen=True)
+class Second:
+    """The decision taken again with the second query's best cosine over the dense head
+    (`second_best`) standing in for the best cosine: their larger (`max`) or their mean; the
+    margin moves with it."""
+
+    mode: str
+
+    def __str__(self) -> str:
+        return f"cosine: {self.mode} of the first and second query's"
+
+
+Variant = Vouch | Floor | Second
 
 
 def decide(row: dict[str, Any], variant: Variant | None) -> bool:
@@ -247,6 +270,8 @@ def decide(row: dict[str, Any], variant: Variant | None) -> bool:
     floor's thresholds (`Floor`)."""
     if isinstance(variant, Floor):
         return refloor(row, variant)
+    if isinstance(variant, Second):
+        return resecond(row, variant)
     return bool(row["decision"]) or (variant is not None and vouches(row, variant))
 
 
@@ -262,6 +287,20 @@ def refloor(row: dict[str, Any], variant: Floor) -> bool:
         return a.answerable(a.Signals(**row["signals"]))
     finally:
         a.FLOOR_COSINE, a.SUPPORTED_COSINE, a.CONFIDENT_COSINE = shipped
+
+
+def resecond(row: dict[str, Any], variant: Second) -> bool:
+    from iii_directory.search import answerability as a
+
+    signals, best = row["signals"], row.get("second_best")
+    if signals is None:
+        return False
+    if best is not None and signals["cosine"] is not None:
+        shift = max(0.0, best - signals["cosine"]) if variant.mode == "max" \
+            else (best - signals["cosine"]) / 2
+        signals = {**signals, "cosine": signals["cosine"] + shift,
+                   "margin": signals["margin"] + shift}
+    return a.answerable(a.Signals(**signals))
 
 
 def tally(rows: Sequence[dict[str, Any]], variant: Variant | None
@@ -290,8 +329,13 @@ FLOOR_GRID: tuple[Floor, ...] = tuple(
     for c in (0.36, 0.39, 0.42, 0.45, 0.50, 0.55) if f <= s <= c)
 
 
+SECOND_GRID: tuple[Second, ...] = (Second("max"), Second("mean"))
+
+
 def strictness(variant: Variant) -> tuple[float, ...]:
     """Larger is stricter: the tie-break among variants that keep as many."""
+    if isinstance(variant, Second):
+        return (float(variant.mode == "mean"),)
     if isinstance(variant, Floor):
         return (variant.confident, variant.supported, variant.floor)
     return (float(variant.ident), variant.k, variant.cosine, variant.margin,
@@ -354,7 +398,7 @@ def measure(rows: list[dict[str, Any]], grid: Sequence[Variant] = GRID) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("action", choices=("record", "measure", "floor"))
+    parser.add_argument("action", choices=("record", "measure", "floor", "second"))
     parser.add_argument("--eval-dir", type=Path, default=ROOT.parent / "shared" / "eval")
     parser.add_argument("--out", "--signals", dest="out", type=Path,
                         default=Path("/tmp/hybrid_vouch.json"))
@@ -364,7 +408,8 @@ def main() -> None:
     if args.action == "record":
         record(args.out, args.eval_dir, args.set)
     else:
-        measure(json.loads(args.out.read_text()), GRID if args.action == "measure" else FLOOR_GRID)
+        grids = {"measure": GRID, "floor": FLOOR_GRID, "second": SECOND_GRID}
+        measure(json.loads(args.out.read_text()), grids[args.action])
 
 
 if __name__ == "__main__":

@@ -93,3 +93,14 @@ def test_refloor_decides_again_and_restores_the_shipped_thresholds() -> None:
     assert not measured.refloor(weak, measured.Floor(0.20, 0.32, 0.50))  # below the floor
     assert (answerability.FLOOR_COSINE, answerability.SUPPORTED_COSINE,
             answerability.CONFIDENT_COSINE) == shipped
+
+
+def test_the_second_query_cosine_stands_in_for_the_best_one() -> None:
+    measured = measurement()
+    weak = {**row("w", cosine=0.30, rare_matched=0.0, action=None, admitted=True),
+            "second_best": 0.60}
+    assert not answerability.answerable(answerability.Signals(**weak["signals"]))
+    assert measured.resecond(weak, measured.Second("max"))  # 0.60: past CONFIDENT_COSINE
+    assert not measured.resecond({**weak, "second_best": 0.20}, measured.Second("max"))
+    assert not measured.resecond({**weak, "second_best": 0.40}, measured.Second("mean"))  # 0.35
+    assert measured.resecond({**weak, "second_best": 0.90}, measured.Second("mean"))  # 0.60
