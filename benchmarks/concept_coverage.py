@@ -24,7 +24,11 @@ sum of its pieces' rows — every target has it), concept `c`'s match in documen
                                                                 decision's coverage)
 
 over the lane's first candidate (`top1`) and as the best of its first three (`top3`: max over
-the three documents of each value). No concept: every value 1.
+the three documents of each value); and the *worst concept* `cworst = min_c max_d m(c, d)` (each
+concept's best match among the candidates, then the least of those; `top1`: cmin). No concept:
+every value 1. Prefix `all_` / `nouns_` reads the lane as fused (every mode); `dense_` the
+dense ranking's first candidates instead (hybrid rows recorded with their dense ids; the lane
+where there is none).
 
 Each variant adds its value(s) to the calibrated score's features (`answerability.features`)
 and is refitted and cross-checked exactly as `fit_answerability.py fit` does (fitted on the
@@ -35,7 +39,10 @@ lane gates (`answerability.supported`) refuse reach the score when its coverage 
 (hybrid, the dense extra) scores token-level variants instead: MiniLM token vectors read
 through the encoder's session (`probe_late_interaction.token_vectors`), see `late_interaction`.
 `--frontier` prints, instead of the shipped operating point, the kept share at each no-match FP
-level (`FP_LEVELS`) over every threshold of each fitted score.
+level (`FP_LEVELS`) over every threshold of each fitted score. `--floor C S` scores with the
+hybrid evidence floor's encoder-alone cosines set to C and S (`answerability.CONFIDENT_COSINE`,
+`SUPPORTED_COSINE`; .45 and .32 shipped) — every recorded capability with a lane has its signals,
+so a lower floor needs no new recording.
 """
 
 from __future__ import annotations
@@ -122,16 +129,19 @@ class Coverage:
         out: dict[str, float] = {}
         if not concepts or not lane:
             for depth in ("top1", "top3"):
-                for name in ("cmin", "cmean", "cwmean", "crare", *(f"cshare{c}" for c in CUTS)):
+                for name in ("cmin", "cmean", "cwmean", "crare", "cworst",
+                             *(f"cshare{c}" for c in CUTS)):
                     out[f"{depth}_{name}"] = 1.0 if concepts == [] else 0.0
             return out
         q = np.stack([self.vector(c) for c in concepts])
         idf = np.array([self.stats.idf(normal_term(c)) for c in concepts])
         rows = []
+        worst = np.zeros(len(concepts))
         for doc_id in lane[:3]:
             m = self.matrix(doc_id)
             best = (q @ m.T).max(axis=1) if len(m) else np.zeros(len(concepts))
             best = np.clip(best, 0.0, 1.0)
+            worst = np.maximum(worst, best)
             row = {"cmin": float(best.min()), "cmean": float(best.mean()),
                    "cwmean": float((idf * best).sum() / idf.sum()),
                    "crare": float(best[int(np.argmax(idf))])}
@@ -141,6 +151,7 @@ class Coverage:
         for key in rows[0]:
             out[f"top1_{key}"] = rows[0][key]
             out[f"top3_{key}"] = max(r[key] for r in rows)
+        out["top1_cworst"], out["top3_cworst"] = rows[0]["cmin"], float(worst.min())
         return out
 
 
@@ -170,9 +181,17 @@ def annotate(rows: list[dict[str, Any]], eval_dir: Path, vectors: str = "static"
         if row["signals"] is None:
             continue
         side = coverage["heldout" if row["set"].startswith("heldout") else "eval"]
-        row["signals"][EXTRA_KEY] = {
-            **{f"all_{k}": v for k, v in side.values(row["text"], row["lane"], False).items()},
-            **{f"nouns_{k}": v for k, v in side.values(row["text"], row["lane"], True).items()}}
+        row["signals"][EXTRA_KEY] = row_values(side, row)
+
+
+def row_values(side: Coverage, row: dict[str, Any]) -> dict[str, float]:
+    """The concept values of one recorded row: `all_` and `nouns_` over its lane, `dense_` over
+    its dense ranking's ids (`fit_answerability.record_cases` keeps the first 12 in hybrid), the
+    lane's where the row has none."""
+    dense = row.get("dense") or row["lane"]
+    return {**{f"all_{k}": v for k, v in side.values(row["text"], row["lane"], False).items()},
+            **{f"nouns_{k}": v for k, v in side.values(row["text"], row["lane"], True).items()},
+            **{f"dense_{k}": v for k, v in side.values(row["text"], dense, False).items()}}
 
 
 def late_interaction(rows: list[dict[str, Any]], eval_dir: Path) -> None:
@@ -350,6 +369,10 @@ VARIANTS: dict[str, tuple[str, ...]] = {
        for s in ("cmin", "cmean", "cwmean", "crare", *(f"cshare{c}" for c in CUTS))},
     **{f"{v}_{d}_min+mean+share": (f"{v}_{d}_cmin", f"{v}_{d}_cmean", f"{v}_{d}_cshare0.5")
        for v in ("all", "nouns") for d in ("top1", "top3")},
+    **{f"{v}_{d}_{s}": (f"{v}_{d}_{s}",) for v in ("all", "dense") for d in ("top1", "top3")
+       for s in ("cmean", "cworst")},
+    **{f"{v}_top3_cmean+cworst": (f"{v}_top3_cmean", f"{v}_top3_cworst")
+       for v in ("all", "dense")},
 }
 LATE_VARIANTS: dict[str, tuple[str, ...]] = {
     **{f"late_{t}_{s}": (f"late_{t}_{s}",) for t in ("tok", "ctok") for s in ("mean", "min")},
@@ -378,7 +401,15 @@ def main() -> None:
     parser.add_argument("--late", action="store_true",
                         help="hybrid: MiniLM token-level variants (needs the dense extra)")
     parser.add_argument("--dump", type=Path, help="write the annotated rows here")
+    parser.add_argument("--floor", type=float, nargs=2, metavar=("CONFIDENT", "SUPPORTED"),
+                        help="hybrid evidence floor: the encoder-alone cosines "
+                             "(answerability.CONFIDENT_COSINE, SUPPORTED_COSINE) instead of the "
+                             "shipped ones")
     args = parser.parse_args()
+    if args.floor:
+        from iii_directory.search import answerability
+
+        answerability.CONFIDENT_COSINE, answerability.SUPPORTED_COSINE = args.floor
     rows = json.loads(args.signals.read_text())
     annotate(rows, args.eval_dir, args.word_vectors)
     variants = dict(VARIANTS)

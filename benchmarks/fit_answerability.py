@@ -11,8 +11,8 @@ does (`iii_directory.bench.run_mode`), in the modes `hybrid`, `lexical` and `sta
 chores, holidays) over each of the two catalogs and as many near-miss requests
 (`fit_answerability_nearmiss.py`: services the eval catalog has no worker for) over the eval
 catalog — none of them the property tests' generators or seeds. An observer
-(`answerability.observe`) keeps the signals of every decision taken, and the decision the tree
-took then ("as run" below). Written to `--out` (JSON; `--set NAME` re-records one set).
+(`answerability.observe`) keeps the signals of every decision taken, the lane's and (hybrid)
+the dense ranking's first 12 ids, and the decision the tree took then ("as run" below). Written to `--out` (JSON; `--set NAME` re-records one set).
 
 `fit` labels each recorded capability: positive when its case serves it (a grade ≥ 2 function
 that covers it) and its lane holds one of those functions in its first 12 — a "yes" there is
@@ -89,16 +89,26 @@ def record_cases(name: str, mode: str, catalog: list[dict[str, Any]],
     from iii_directory.search import answerability
 
     seen: dict[str, dict[str, Any]] = {}
+    dense: dict[str, list[str]] = {}
+    product_signals = answerability.signals
+
+    def signals(text: str, terms: Any, documents: Any, ranking: Any = None,
+                *args: Any, **kwargs: Any) -> Any:
+        dense[text] = [doc_id for doc_id, _ in (ranking or [])[:12]]
+        return product_signals(text, terms, documents, ranking, *args, **kwargs)
 
     def observer(text: str, found: Any, lane: Any, decision: bool) -> None:
         seen[text] = {"signals": {k: getattr(found, k) for k in found.__dataclass_fields__},
-                      "lane": [doc_id for doc_id, _ in lane[:12]], "decision": decision}
+                      "lane": [doc_id for doc_id, _ in lane[:12]],
+                      "dense": dense.get(text, []), "decision": decision}
 
     answerability.observe(observer)
+    answerability.signals = signals  # type: ignore[assignment]
     try:
         anyio.run(run_mode, mode, catalog, cases, 1, None)
     finally:
         answerability.observe(None)
+        answerability.signals = product_signals  # type: ignore[assignment]
     rows: list[dict[str, Any]] = []
     for case in cases:
         for position, text in enumerate(case["capabilities"]):
@@ -106,7 +116,8 @@ def record_cases(name: str, mode: str, catalog: list[dict[str, Any]],
                                and position in q.get("covers", [position])})
             rows.append({"set": name, "mode": mode, "case": case["id"], "kind": case["kind"],
                          "text": text, "relevant": relevant,
-                         **(seen.get(text) or {"signals": None, "lane": [], "decision": False})})
+                         **(seen.get(text) or {"signals": None, "lane": [], "dense": [],
+                                                 "decision": False})})
     return rows
 
 

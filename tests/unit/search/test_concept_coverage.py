@@ -151,3 +151,31 @@ def test_the_frontier_counts_kept_positives_at_each_false_positive_level() -> No
     # FP .05 (0 of 10 no-match answered): above 2.0; .10 and .15 (1 of 10): above 0.0; .20 and
     # up (2 or more): above -2.0 and lower
     assert kept == pytest.approx([1 / 3, 2 / 3, 2 / 3, 1.0, 1.0, 1.0])
+
+
+def test_the_worst_concept_is_the_least_of_each_concepts_best_match(documents) -> None:
+    """`cworst` (issue 18, tried for the hybrid family): each concept's best match among the
+    first three candidates, then the least of those — not the best candidate's minimum."""
+    measured = measurement()
+    coverage = measured.Coverage(documents)
+    text, lane = "send the forecast by sms", ["mail::send", "weather::forecast", "sms::send"]
+    wanted = a.concept_words(text)
+    texts = [documents.documents[documents.positions[d]].lexical for d in lane]
+    values = coverage.values(text, lane, False)
+    assert values["top3_cworst"] == pytest.approx(
+        min(max(c.match(w, t) for t in texts) for w in wanted), abs=1e-6)
+    assert values["top3_cworst"] >= values["top3_cmin"]
+    assert values["top1_cworst"] == values["top1_cmin"]
+
+
+def test_dense_values_read_the_recorded_dense_ids_and_else_the_lane(documents) -> None:
+    measured = measurement()
+    coverage = measured.Coverage(documents)
+    row = {"text": "forecast tomorrow in paris", "lane": ["mail::send"],
+           "dense": ["weather::forecast"]}
+    values = measured.row_values(coverage, row)
+    assert values["dense_top3_cmean"] == pytest.approx(
+        c.coverage(a.concept_words(row["text"]), ["weather::forecast"], documents), abs=1e-6)
+    assert values["all_top3_cmean"] < values["dense_top3_cmean"]
+    lexical = measured.row_values(coverage, {**row, "dense": []})
+    assert lexical["dense_top3_cmean"] == lexical["all_top3_cmean"]
