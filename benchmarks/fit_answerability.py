@@ -138,12 +138,15 @@ def record(args: argparse.Namespace) -> None:
 # -- fitting ------------------------------------------------------------------------------------
 
 
-def features(signals: dict[str, Any], family: str) -> list[float]:
-    """The decision's inputs (`answerability.features` computes the same in the product)."""
-    from iii_directory.search.answerability import Signals, features as product_features
+def features(signals: dict[str, Any], family: str, drop: tuple[str, ...] = ()) -> list[float]:
+    """The decision's inputs (`answerability.features` computes the same in the product); the
+    inputs named in `drop` read 0, so a fit gives them weight 0 (an input left out)."""
+    from iii_directory.search.answerability import (FEATURE_NAMES, Signals,
+                                                    features as product_features)
 
     found = Signals(**signals)
-    return list(product_features(found, family))
+    return [0.0 if name in drop else value
+            for name, value in zip(FEATURE_NAMES[family], product_features(found, family))]
 
 
 def label(row: dict[str, Any]) -> int | None:
@@ -188,7 +191,8 @@ def decided(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for r in rows if scored(r["signals"])]
 
 
-def threshold(model: Any, rows: list[dict[str, Any]], family: str, fp: float) -> float:
+def threshold(model: Any, rows: list[dict[str, Any]], family: str, fp: float,
+              drop: tuple[str, ...] = ()) -> float:
     """The lowest threshold at which no chatter sentence and at most `fp` of the no-match cases
     (each over its catalog's whole no-match count) are answered."""
     import numpy as np
@@ -196,7 +200,7 @@ def threshold(model: Any, rows: list[dict[str, Any]], family: str, fp: float) ->
     cases = [r for r in rows if r["kind"] == "no_match" and "chatter" not in r["set"]]
     total = len({(r["set"], r["case"]) for r in cases}) or 1
     negatives = [r for r in decided(rows) if r["kind"] == "no_match"]
-    s = scores(model, np.array([features(r["signals"], family) for r in negatives])) \
+    s = scores(model, np.array([features(r["signals"], family, drop) for r in negatives])) \
         if negatives else np.array([])
     chatter_max = max([v for v, r in zip(s, negatives) if "chatter" in r["set"]], default=-1e9)
     case_scores = defaultdict(lambda: -1e9)
@@ -210,7 +214,8 @@ def threshold(model: Any, rows: list[dict[str, Any]], family: str, fp: float) ->
     return float(max(chatter_max, case_floor) + 1e-6)
 
 
-def evaluate(model: Any, cut: float, rows: list[dict[str, Any]], family: str) -> dict[str, float]:
+def evaluate(model: Any, cut: float, rows: list[dict[str, Any]], family: str,
+             drop: tuple[str, ...] = ()) -> dict[str, float]:
     """Per set: share of positives kept, of left-out-or-positive served capabilities refused,
     no-match case FP rate, chatter answered."""
     import numpy as np
@@ -222,7 +227,8 @@ def evaluate(model: Any, cut: float, rows: list[dict[str, Any]], family: str) ->
         for r in part:
             ok = False
             if scored(r["signals"]):
-                ok = bool(scores(model, np.array([features(r["signals"], family)]))[0] >= cut)
+                ok = bool(scores(model, np.array([features(r["signals"], family, drop)]))[0]
+                          >= cut)
             yes[(r["case"], r["text"])] = ok
         pos = [r for r in part if label(r) == 1]
         kept = sum(yes[(r["case"], r["text"])] for r in pos) / len(pos) if pos else float("nan")
@@ -240,18 +246,19 @@ def evaluate(model: Any, cut: float, rows: list[dict[str, Any]], family: str) ->
     return out
 
 
-def fit_family(rows: list[dict[str, Any]], family: str, l2: float, fp: float) -> tuple[Any, float]:
+def fit_family(rows: list[dict[str, Any]], family: str, l2: float, fp: float,
+               drop: tuple[str, ...] = ()) -> tuple[Any, float]:
     import numpy as np
 
     train = [r for r in decided(rows) if label(r) is not None]
-    x = np.array([features(r["signals"], family) for r in train])
+    x = np.array([features(r["signals"], family, drop) for r in train])
     y = np.array([label(r) for r in train], dtype=float)
     # chatter sentences are many; weigh them as one no-match set of the size of the others
     cases = sum(1 for r in train if "chatter" not in r["set"])
     chatter = sum(1 for r in train if "chatter" in r["set"]) or 1
     weight = np.array([cases / chatter / 4 if "chatter" in r["set"] else 1.0 for r in train])
     model = fit_logistic(x, y, l2, weight)
-    return model, threshold(model, rows, family, fp)
+    return model, threshold(model, rows, family, fp, drop)
 
 
 def show(title: str, results: dict[str, Any]) -> None:
@@ -263,7 +270,8 @@ def show(title: str, results: dict[str, Any]) -> None:
 
 
 def leave_one_out(rows: list[dict[str, Any]], family: str, l2: float, fp: float,
-                  left_out: tuple[str, ...] = ("dev", "extra", "extra2")
+                  left_out: tuple[str, ...] = ("dev", "extra", "extra2"),
+                  drop: tuple[str, ...] = ()
                   ) -> list[tuple[str, int, int, tuple[float, float], tuple[float, float]]]:
     """One fold per set of `left_out`: `(name, positives, no-match cases, (kept, answered)
     fitted on the other `EVAL_SIDE` sets, (kept, answered) fitted on those and `HELDOUT_SIDE`)`
@@ -274,8 +282,8 @@ def leave_one_out(rows: list[dict[str, Any]], family: str, l2: float, fp: float,
         others = [r for r in rows if r["set"] in EVAL_SIDE and r["set"] != name]
         cells = []
         for train in (others, others + [r for r in rows if r["set"] in HELDOUT_SIDE]):
-            model, cut = fit_family(train, family, l2, fp)
-            m = evaluate(model, cut, [r for r in rows if r["set"] == name], family)[name]
+            model, cut = fit_family(train, family, l2, fp, drop)
+            m = evaluate(model, cut, [r for r in rows if r["set"] == name], family, drop)[name]
             cells.append((m["kept"] * m["positives"], m["fp"] * m["no_match"]))
         folds.append((name, m["positives"], m["no_match"], cells[0], cells[1]))
     return folds
@@ -295,34 +303,38 @@ def fit(args: argparse.Namespace) -> None:
     shipped: dict[str, Any] = {}
     for mode in args.mode or MODES:
         family = FAMILIES[mode]
+        drop = tuple(name for name in args.drop or () if name in FEATURE_NAMES[family])
         fp = {"hybrid": args.fp_hybrid}.get(family, args.fp_lexical)
         part = [r for r in rows if r["mode"] == mode]
         if args.leave_one_out:
             print(f"\n== {mode}: each set left out, fitted on the other eval-catalog sets -> "
                   "and the held-out catalog ==")
-            for name, positives, negatives, alone, both in leave_one_out(part, family, args.l2, fp):
+            for name, positives, negatives, alone, both in leave_one_out(
+                    part, family, args.l2, fp, drop=drop):
                 print(f"  {name:7s} kept {alone[0]:5.1f} -> {both[0]:5.1f} of {positives}, "
                       f"no-match answered {alone[1]:4.1f} -> {both[1]:4.1f} of {negatives}")
             both_model, both_cut = fit_family(
-                [r for r in part if r["set"] in EVAL_SIDE + HELDOUT_SIDE], family, args.l2, fp)
+                [r for r in part if r["set"] in EVAL_SIDE + HELDOUT_SIDE], family, args.l2, fp,
+                drop)
             weights = tuple(round(float(w), 4) for w in both_model[:-1])
             print(f"  fitted on both catalogs: weights {weights}, bias "
                   f"{round(float(both_model[-1]), 4)}, threshold {round(both_cut, 4)}")
         eval_side = [r for r in part if r["set"] in EVAL_SIDE]
         held_side = [r for r in part if r["set"] in HELDOUT_SIDE]
-        model, cut = fit_family(eval_side, family, args.l2, fp)
+        model, cut = fit_family(eval_side, family, args.l2, fp, drop)
         print(f"\n== {mode}: fitted on {', '.join(EVAL_SIDE)} ==")
         print("  " + ", ".join(f"{n} {w:+.4f}" for n, w in zip(FEATURE_NAMES[family], model[:-1]))
               + f", bias {model[-1]:+.4f}, threshold {cut:+.4f}")
-        show("  training sets:", evaluate(model, cut, eval_side, family))
-        show("  scored on the held-out catalog:", evaluate(model, cut, held_side, family))
+        show("  training sets:", evaluate(model, cut, eval_side, family, drop))
+        show("  scored on the held-out catalog:", evaluate(model, cut, held_side, family, drop))
         shipped[family] = (tuple(round(float(w), 4) for w in model[:-1]),
                            round(float(model[-1]), 4), round(cut, 4))
-        back, back_cut = fit_family(held_side, family, args.l2, fp)
+        back, back_cut = fit_family(held_side, family, args.l2, fp, drop)
         print(f"== {mode}: fitted on {', '.join(HELDOUT_SIDE)} ==")
         print("  " + ", ".join(f"{n} {w:+.4f}" for n, w in zip(FEATURE_NAMES[family], back[:-1]))
               + f", bias {back[-1]:+.4f}, threshold {back_cut:+.4f}")
-        show("  scored on the eval catalog's sets:", evaluate(back, back_cut, eval_side, family))
+        show("  scored on the eval catalog's sets:",
+             evaluate(back, back_cut, eval_side, family, drop))
     print("\nCALIBRATION = {  # (weights in FEATURE_NAMES order, bias, threshold), eval-catalog fit")
     for family, (weights, bias, cut) in shipped.items():
         print(f"    {family!r}: ({weights!r}, {bias!r}, {cut!r}),")
@@ -342,6 +354,9 @@ def main() -> None:
                         help="also score dev, extra and extra2 each fitted on the other "
                              "eval-catalog sets, without and with the held-out catalog in the fit")
     parser.add_argument("--l2", type=float, default=0.1)
+    parser.add_argument("--drop", action="append",
+                        help="fit: leave this input out (weight 0; repeatable; "
+                             "benchmarks/static_cv.py chooses by cross-validation)")
     parser.add_argument("--fp-hybrid", type=float, default=0.10)
     parser.add_argument("--fp-lexical", type=float, default=0.10)
     args = parser.parse_args()

@@ -213,8 +213,8 @@ def samples(corpus: Corpus, matrix: np.ndarray, encoder: Any,
     return out
 
 
-def fit(data: list[Sample]) -> np.ndarray:
-    """Pairwise logistic regression from zero weights (see the module docstring)."""
+def fit(data: list[Sample], l2: float = L2) -> np.ndarray:
+    """Pairwise logistic regression from zero weights (see the module docstring), ridge `l2`."""
     pairs = []
     for names, rows, grades in data:
         relevant = [i for i, n in enumerate(names) if grades.get(n, 0) >= 2]
@@ -224,7 +224,7 @@ def fit(data: list[Sample]) -> np.ndarray:
     weights = np.zeros(differences.shape[1])
     for _ in range(STEPS):
         margin = differences @ weights
-        gradient = -(differences * (1.0 / (1.0 + np.exp(margin)))[:, None]).mean(0) + L2 * weights
+        gradient = -(differences * (1.0 / (1.0 + np.exp(margin)))[:, None]).mean(0) + l2 * weights
         weights -= STEP_SIZE * gradient
     return weights
 

@@ -73,41 +73,52 @@ class _Static:
         return np.asarray([list(v) for v in self.encoder.encode(texts)], dtype=np.float32)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--eval-dir", type=Path, default=Path("../shared/eval"))
-    args = parser.parse_args()
-    records = json.loads((args.eval_dir / "catalog.json").read_text())
+def static_sets(eval_dir: Path) -> tuple[dict[str, list[fit_fusion.Sample]], list[fit_fusion.Sample]]:
+    """The samples of eval `dev`, our `extra*` case sets (by split name) and the held-out
+    catalog's cases, each capability's dense ranking its static top 64."""
+    records = json.loads((eval_dir / "catalog.json").read_text())
     corpus = Corpus.build(
         [tool_from_schema(r["function_id"], r.get("description"), r.get("request_schema"))
          for r in records if not (r.get("metadata") or {}).get("internal")])
     encoder = _Static()
     matrix = encoder.encode([tool.dense_text for tool in corpus.tools])
     sets = {"dev": samples(corpus, matrix, encoder, fit_fusion.graded_capabilities(
-        args.eval_dir / "cases.json", "dev"))}
-    for path in sorted(Path("benchmarks/data").glob("extra*_cases.json")):
+        eval_dir / "cases.json", "dev"))}
+    for path in sorted(DATA.glob("extra*_cases.json")):
         split = json.loads(path.read_text())["cases"][0]["split"]
         sets[split] = samples(corpus, matrix, encoder, fit_fusion.graded_capabilities(path, split))
     held_corpus = fit_fusion.load_corpus(DATA / "heldout_catalog.json")
     held_matrix = encoder.encode([tool.dense_text for tool in held_corpus.tools])
     held = samples(held_corpus, held_matrix, encoder, fit_fusion.graded_capabilities(
         DATA / "heldout_cases.json", None))
+    return sets, held
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--eval-dir", type=Path, default=Path("../shared/eval"))
+    parser.add_argument("--l2", type=float, default=fit_fusion.L2,
+                        help="the ridge of the fit (benchmarks/static_cv.py chooses it by "
+                             "cross-validation)")
+    args = parser.parse_args()
+    sets, held = static_sets(args.eval_dir)
     static_only = np.zeros(len(FEATURES))
     static_only[FEATURES.index("cos")] = 1.0
     for name, data in sets.items():
         first, recall = fit_fusion.quality(static_only, data)
         print(f"static only  {name:6s}  first {first:.3f}  recall@12 {recall:.3f}")
     for held_out in sets:
-        weights = fit_fusion.fit([s for name, data in sets.items() if name != held_out for s in data])
+        weights = fit_fusion.fit([s for name, data in sets.items() if name != held_out
+                                  for s in data], args.l2)
         first, recall = fit_fusion.quality(weights, sets[held_out])
         print(f"fit on the others -> {held_out:6s}  first {first:.3f}  recall@12 {recall:.3f}"
               f"  weights ({', '.join(f'{w:.3f}' for w in weights)})")
     first, recall = fit_fusion.quality(static_only, held)
     print(f"static only  heldout  first {first:.3f}  recall@12 {recall:.3f}")
-    weights = fit_fusion.fit([s for data in sets.values() for s in data])
+    weights = fit_fusion.fit([s for data in sets.values() for s in data], args.l2)
     first, recall = fit_fusion.quality(weights, held)
     print(f"fit on the eval catalog's sets -> heldout  first {first:.3f}  recall@12 {recall:.3f}")
-    back = fit_fusion.fit(held)
+    back = fit_fusion.fit(held, args.l2)
     for name, data in sets.items():
         first, recall = fit_fusion.quality(back, data)
         print(f"fit on the held-out catalog -> {name:6s}  first {first:.3f}  recall@12 {recall:.3f}")

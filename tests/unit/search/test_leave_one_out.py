@@ -74,11 +74,13 @@ def test_answerability_folds_keep_chatter_and_add_the_heldout_side(
                                        "heldout", "heldout-chatter")]
     trained: list[set[str]] = []
 
-    def fake_fit(train: list[dict[str, Any]], family: str, l2: float, fp: float) -> Any:
+    def fake_fit(train: list[dict[str, Any]], family: str, l2: float, fp: float,
+                 drop: tuple[str, ...] = ()) -> Any:
         trained.append({r["set"] for r in train})
         return len(train), 0.0
 
-    def fake_evaluate(model: int, cut: float, part: list[dict[str, Any]], family: str) -> Any:
+    def fake_evaluate(model: int, cut: float, part: list[dict[str, Any]], family: str,
+                      drop: tuple[str, ...] = ()) -> Any:
         (name,) = {r["set"] for r in part}
         return {name: {"kept": model / 10, "positives": 10, "fp": 0.5, "no_match": 4}}
 
