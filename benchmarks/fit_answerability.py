@@ -360,8 +360,9 @@ def main() -> None:
     parser.add_argument("--l2", type=float, default=0.1,
                         help="the L2 of the lexical and static families (and hybrid's without "
                              "--l2-hybrid)")
-    parser.add_argument("--l2-hybrid", type=float, default=None,
-                        help="the L2 of the hybrid family (default: --l2)")
+    parser.add_argument("--l2-hybrid", type=float, default=1.0,
+                        help="the L2 of the hybrid family (1.0: chosen by --sweep, README "
+                             "\"Regularisation by cross-validation\")")
     parser.add_argument("--sweep", nargs="+", type=float, metavar="L2",
                         help="only the cross-validation of these L2 values per family "
                              "(answerability_cv.py): leave-one-set-out and the held-out transfer")
