@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/fit_answerability.py record   # run the searches, keep signals
     .venv/bin/python benchmarks/fit_answerability.py fit      # fit, cross-check, print constants
     .venv/bin/python benchmarks/fit_answerability.py fit --leave-one-out   # and: fitted on both catalogs?
+    .venv/bin/python benchmarks/fit_answerability.py fit --sweep 0.01 0.1 1.0   # L2, cross-validated
 
 `record` runs every case of eval `dev` (never `test`), `benchmarks/data/extra_cases.json`,
 `extra2_cases.json` and the held-out catalog's cases through the search handler, as the bench
@@ -22,7 +23,8 @@ recall). Only capabilities that meet `answerability.evidence_floor` are fitted a
 the score (below it the answer is no). Then, per mode family (`hybrid`: lexical features + best
 cosine and its margin; `lexical`: + the concept coverage, `concept_coverage.coverage`; `static`:
 lexical features + the best static cosine + the concept coverage), an
-L2-regularised logistic regression over `answerability.features` (numpy, fit time only), its
+L2-regularised logistic regression over `answerability.features` (numpy, fit time only; L2
+`--l2-hybrid` for the hybrid family, `--l2` for the others), its
 threshold chosen on the training side: the lowest score that keeps the false-positive rate of
 the training no-match cases (near misses included) within `--fp-hybrid` / `--fp-lexical` (0.10)
 and answers no chatter sentence. Cross-checks, both directions: fitted on the eval catalog's sets
@@ -37,6 +39,10 @@ eval-catalog sets (chatter and near misses included), against fitted on those pl
 catalog's cases and chatter — in capabilities kept and no-match cases answered — and prints the
 calibration fitted on every set of both catalogs (measured, not kept: README, "Fitting on both
 catalogs").
+
+`fit --sweep L2 ...` prints only, per family, the cross-validation of those L2 values
+(`answerability_cv.py`: leave-one-set-out over dev, extra and extra2, summed, and the held-out
+transfer; README, "Regularisation by cross-validation").
 """
 
 from __future__ import annotations
@@ -306,22 +312,30 @@ def fit(args: argparse.Namespace) -> None:
         drop = tuple(name for name in args.drop or () if name in FEATURE_NAMES[family])
         fp = {"hybrid": args.fp_hybrid}.get(family, args.fp_lexical)
         part = [r for r in rows if r["mode"] == mode]
+        l2 = args.l2_hybrid if family == "hybrid" and args.l2_hybrid is not None else args.l2
+        if args.sweep:
+            import answerability_cv
+
+            print(f"\n== {mode}: L2 cross-validation (answerability_cv.py) ==")
+            answerability_cv.sweep(part, family, args.sweep, fp, fit_family, evaluate,
+                                   EVAL_SIDE, HELDOUT_SIDE)
+            continue
         if args.leave_one_out:
             print(f"\n== {mode}: each set left out, fitted on the other eval-catalog sets -> "
                   "and the held-out catalog ==")
             for name, positives, negatives, alone, both in leave_one_out(
-                    part, family, args.l2, fp, drop=drop):
+                    part, family, l2, fp, drop=drop):
                 print(f"  {name:7s} kept {alone[0]:5.1f} -> {both[0]:5.1f} of {positives}, "
                       f"no-match answered {alone[1]:4.1f} -> {both[1]:4.1f} of {negatives}")
             both_model, both_cut = fit_family(
-                [r for r in part if r["set"] in EVAL_SIDE + HELDOUT_SIDE], family, args.l2, fp,
+                [r for r in part if r["set"] in EVAL_SIDE + HELDOUT_SIDE], family, l2, fp,
                 drop)
             weights = tuple(round(float(w), 4) for w in both_model[:-1])
             print(f"  fitted on both catalogs: weights {weights}, bias "
                   f"{round(float(both_model[-1]), 4)}, threshold {round(both_cut, 4)}")
         eval_side = [r for r in part if r["set"] in EVAL_SIDE]
         held_side = [r for r in part if r["set"] in HELDOUT_SIDE]
-        model, cut = fit_family(eval_side, family, args.l2, fp, drop)
+        model, cut = fit_family(eval_side, family, l2, fp, drop)
         print(f"\n== {mode}: fitted on {', '.join(EVAL_SIDE)} ==")
         print("  " + ", ".join(f"{n} {w:+.4f}" for n, w in zip(FEATURE_NAMES[family], model[:-1]))
               + f", bias {model[-1]:+.4f}, threshold {cut:+.4f}")
@@ -329,12 +343,14 @@ def fit(args: argparse.Namespace) -> None:
         show("  scored on the held-out catalog:", evaluate(model, cut, held_side, family, drop))
         shipped[family] = (tuple(round(float(w), 4) for w in model[:-1]),
                            round(float(model[-1]), 4), round(cut, 4))
-        back, back_cut = fit_family(held_side, family, args.l2, fp, drop)
+        back, back_cut = fit_family(held_side, family, l2, fp, drop)
         print(f"== {mode}: fitted on {', '.join(HELDOUT_SIDE)} ==")
         print("  " + ", ".join(f"{n} {w:+.4f}" for n, w in zip(FEATURE_NAMES[family], back[:-1]))
               + f", bias {back[-1]:+.4f}, threshold {back_cut:+.4f}")
         show("  scored on the eval catalog's sets:",
              evaluate(back, back_cut, eval_side, family, drop))
+    if args.sweep:
+        return
     print("\nCALIBRATION = {  # (weights in FEATURE_NAMES order, bias, threshold), eval-catalog fit")
     for family, (weights, bias, cut) in shipped.items():
         print(f"    {family!r}: ({weights!r}, {bias!r}, {cut!r}),")
@@ -353,7 +369,15 @@ def main() -> None:
     parser.add_argument("--leave-one-out", action="store_true",
                         help="also score dev, extra and extra2 each fitted on the other "
                              "eval-catalog sets, without and with the held-out catalog in the fit")
-    parser.add_argument("--l2", type=float, default=0.1)
+    parser.add_argument("--l2", type=float, default=0.1,
+                        help="the L2 of the lexical and static families (and hybrid's without "
+                             "--l2-hybrid)")
+    parser.add_argument("--l2-hybrid", type=float, default=1.0,
+                        help="the L2 of the hybrid family (1.0: chosen by --sweep, README "
+                             "\"Regularisation by cross-validation\")")
+    parser.add_argument("--sweep", nargs="+", type=float, metavar="L2",
+                        help="only the cross-validation of these L2 values per family "
+                             "(answerability_cv.py): leave-one-set-out and the held-out transfer")
     parser.add_argument("--drop", action="append",
                         help="fit: leave this input out (weight 0; repeatable; "
                              "benchmarks/static_cv.py chooses by cross-validation)")

@@ -1,7 +1,8 @@
 """Fit the weights of the learned catalog fusion (`iii_directory.search.fusion.WEIGHTS`).
 
     python benchmarks/fit_fusion.py [--eval-dir ../shared/eval] [--extra PATH ...] \
-        [--heldout] [--leave-one-out] [--without FEATURE ...] [--bm25f W,B W,B W,B]
+        [--heldout] [--leave-one-out] [--without FEATURE ...] [--bm25f W,B W,B W,B] \
+        [--sweep L2 ... [--eliminate L2]]
 
 Uses the graded capabilities of the eval set's `dev` split and of our own case sets
 (`benchmarks/data/extra*_cases.json`, each file one split) — never the eval's `test` split. For every capability: the request as `directory::search_functions` sees it
@@ -33,7 +34,10 @@ catalogs (measured, not kept: README, "Fitting on both catalogs"). `--without FE
 with that feature's column zeroed (an ablation). `--bm25f` scores the catalogs' lexical lane
 by BM25F with these `weight,b` pairs for the id, description and argument fields
 (`benchmarks/_bm25f.py`; `benchmarks/fit_bm25f.py` fits them) instead of the shipped BM25
-document.
+document. `--sweep L2 ...` prints only the cross-validation of those L2 values
+(`fusion_cv.py`: leave-one-set-out over the eval catalog's sets, summed, and the held-out
+transfer), `--eliminate L2` adds greedy backward feature elimination at that L2 (README,
+"Regularisation by cross-validation").
 """
 
 from __future__ import annotations
@@ -213,20 +217,31 @@ def samples(corpus: Corpus, matrix: np.ndarray, encoder: Any,
     return out
 
 
-def fit(data: list[Sample], l2: float = L2) -> np.ndarray:
-    """Pairwise logistic regression from zero weights (see the module docstring), ridge `l2`."""
+def pair_differences(data: list[Sample]) -> np.ndarray:
+    """Each relevant candidate's row (grade ≥ 2) minus each other candidate's row of the same
+    capability: the training pairs of `fit`."""
     pairs = []
     for names, rows, grades in data:
         relevant = [i for i, n in enumerate(names) if grades.get(n, 0) >= 2]
         others = [i for i, n in enumerate(names) if grades.get(n, 0) < 2]
         pairs.extend(rows[r] - rows[o] for r in relevant for o in others)
-    differences = np.asarray(pairs)
+    return np.asarray(pairs)
+
+
+def fit_pairs(differences: np.ndarray, l2: float = L2) -> np.ndarray:
+    """Pairwise logistic regression over `pair_differences` from zero weights (see the module
+    docstring), L2 `l2`; a column of zeros keeps weight 0."""
     weights = np.zeros(differences.shape[1])
     for _ in range(STEPS):
         margin = differences @ weights
         gradient = -(differences * (1.0 / (1.0 + np.exp(margin)))[:, None]).mean(0) + l2 * weights
         weights -= STEP_SIZE * gradient
     return weights
+
+
+def fit(data: list[Sample], l2: float = L2) -> np.ndarray:
+    """Pairwise logistic regression from zero weights (see the module docstring), L2 `l2`."""
+    return fit_pairs(pair_differences(data), l2)
 
 
 def with_head(data: list[Sample]) -> list[Sample]:
@@ -252,9 +267,9 @@ def head_quality(weights: np.ndarray, head_weights: np.ndarray, data: list[Sampl
     return float(np.mean(first)), float(np.mean(recall))
 
 
-def both_fits(train: list[Sample]) -> tuple[np.ndarray, np.ndarray]:
-    """`WEIGHTS` and `HEAD_WEIGHTS` fitted on the same samples."""
-    return fit(train), fit(with_head(train))
+def both_fits(train: list[Sample], l2: float = L2) -> tuple[np.ndarray, np.ndarray]:
+    """`WEIGHTS` and `HEAD_WEIGHTS` fitted on the same samples, L2 `l2`."""
+    return fit(train, l2), fit(with_head(train), l2)
 
 
 def report(label: str, fitted: tuple[np.ndarray, np.ndarray], data: list[Sample]) -> None:
@@ -291,6 +306,11 @@ def main() -> None:
                              "the held-out catalog's cases in the fit")
     parser.add_argument("--without", action="append", default=[], choices=FEATURES,
                         help="zero this feature's column (ablation; repeatable)")
+    parser.add_argument("--sweep", nargs="+", type=float, metavar="L2",
+                        help="only the cross-validation of these L2 values (fusion_cv.py): "
+                             "leave-one-set-out and the held-out transfer")
+    parser.add_argument("--eliminate", type=float, metavar="L2",
+                        help="with --sweep: greedy backward feature elimination at this L2")
     parser.add_argument("--bm25f", nargs=3, metavar="W,B",
                         help="BM25F weight,b of the id, description and argument fields")
     args = parser.parse_args()
@@ -330,13 +350,18 @@ def main() -> None:
         report(f"fit on the others -> {held_out}", fitted, sets[held_out])
     weights, head_weights = both_fits([sample for data in sets.values() for sample in data])
     heldout: list[Sample] = []
-    if args.heldout or args.leave_one_out:
+    if args.heldout or args.leave_one_out or args.sweep:
         data_dir = Path(__file__).parent / "data"
         other = load_corpus(data_dir / "heldout_catalog.json")
         other_matrix = np.asarray(encoder.encode([tool.dense_text for tool in other.tools]),
                                   dtype=np.float32)
         heldout = ablate(samples(other, other_matrix, encoder,
                                  graded_capabilities(data_dir / "heldout_cases.json", None)))
+    if args.sweep:
+        import fusion_cv
+
+        fusion_cv.sweep(sets, heldout, args.sweep, args.eliminate)
+        return
     if args.heldout:
         first, recall = quality(dense_only, heldout)
         print(f"dense only   heldout  first {first:.3f}  recall@12 {recall:.3f}")

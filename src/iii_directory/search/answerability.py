@@ -432,7 +432,7 @@ def features(found: Signals, kind: str | None = None) -> tuple[float, ...]:
 
 
 CALIBRATION: dict[str, tuple[tuple[float, ...], float, float]] = {
-    "hybrid": ((0.8723, 1.4504, -2.1622, 0.7586, -0.2318, 3.6202, 3.4927), -0.3876, 0.2362),
+    "hybrid": ((0.1905, 0.3953, -0.3831, 0.18, -0.1192, 0.9424, 0.9322), 0.8471, 1.1037),
     "lexical": ((1.0211, 2.7917, 1.8986, 1.3833, 0.8754, 2.9256), -5.1746, -0.6749),
     "static": ((0.7408, 2.3723, 1.4356, 1.2647, 0.8469, 5.5063, 2.0053), -6.5885, -0.7193),
 }
@@ -442,7 +442,9 @@ threshold on the score (a log-odds) — an L2-regularised logistic regression fi
 extra2, seeded calibration chatter and near-miss requests, `fit_answerability_nearmiss.py`;
 never `test`, never the held-out catalog) over the capabilities that meet `evidence_floor`,
 the threshold the lowest that answers no chatter sentence and at most a tenth of the no-match
-cases and near misses. The static family reads the concept coverage since issue 19's sixth
+cases and near misses. L2 0.1, hybrid 1.0: the L2 chosen by leave-one-set-out over dev,
+extra and extra2 (`fit_answerability.py fit --sweep`; README, "Regularisation by
+cross-validation"). The static family reads the concept coverage since issue 19's sixth
 round (README, "Static lane"): held-out catalog R@12 .773 → .781, MRR@1 .612 → .624 (refitted
 on the same recording without it: .777 / .616), no-match FP unchanged."""
 

@@ -331,3 +331,15 @@ def test_signals_read_the_gates_from_the_dense_and_lexical_rankings(documents) -
 def test_informative_terms_drop_ordinary_words() -> None:
     assert a.informative_terms("turn an address into coordinates",
                                ["turn", "address", "into", "coordinates"]) == ["turn", "address", "coordinates"]
+
+
+def test_hybrid_calibration_keeps_a_weakly_cosine_request_its_lane_corroborates() -> None:
+    """Issue 18, L2 chosen by cross-validation (README, "Regularisation by cross-validation"):
+    the hybrid calibration fitted at L2 1.0 leans less on the best cosine, so a served dev
+    capability ("ask a different, larger model for a second opinion on this answer": best cosine
+    .21, its lexical lane corroborated, every request term matched) is answered; at L2 0.1 it was
+    refused."""
+    found = a.Signals(words=10, known_share=1.0, coverage=0.3347, rare_matched=1.0, cosine=0.2060,
+                      margin=0.1428, action=None, admitted=False, corroborated=True)
+    assert a.family(found) == "hybrid" and a.evidence_floor(found)
+    assert a.answerable(found)
