@@ -1,6 +1,6 @@
 """Concept coverage as a signal of the answerability decision (issues 18 and 19): the
 measurement behind the lexical family's `concepts` input (variant `all_top3_cmean`, shipped as
-`search/concept_coverage.py`) and the variants not kept (README, "Answerability", "Concept
+`search/concept_coverage.py`) and the variants not kept (docs/search-quality.md, "Answerability", "Concept
 coverage").
 
     .venv/bin/python benchmarks/fit_answerability.py record --out /tmp/signals.json

@@ -37,12 +37,12 @@ held-out catalog stays untouched by the shipped fit.
 (`leave_one_out`): each of dev, extra and extra2 scored with the calibration fitted on the other
 eval-catalog sets (chatter and near misses included), against fitted on those plus the held-out
 catalog's cases and chatter — in capabilities kept and no-match cases answered — and prints the
-calibration fitted on every set of both catalogs (measured, not kept: README, "Fitting on both
+calibration fitted on every set of both catalogs (measured, not kept: docs/search-quality.md, "Fitting on both
 catalogs").
 
 `fit --sweep L2 ...` prints only, per family, the cross-validation of those L2 values
 (`answerability_cv.py`: leave-one-set-out over dev, extra and extra2, summed, and the held-out
-transfer; README, "Regularisation by cross-validation").
+transfer; docs/search-quality.md, "Regularisation by cross-validation").
 """
 
 from __future__ import annotations
@@ -373,7 +373,7 @@ def main() -> None:
                         help="the L2 of the lexical and static families (and hybrid's without "
                              "--l2-hybrid)")
     parser.add_argument("--l2-hybrid", type=float, default=1.0,
-                        help="the L2 of the hybrid family (1.0: chosen by --sweep, README "
+                        help="the L2 of the hybrid family (1.0: chosen by --sweep, docs/search-quality.md "
                              "\"Regularisation by cross-validation\")")
     parser.add_argument("--sweep", nargs="+", type=float, metavar="L2",
                         help="only the cross-validation of these L2 values per family "

@@ -30,7 +30,7 @@ dropped is a column of zeros, so its weight stays 0).
 
 `pipeline` (fusion) and `calibration-pipeline` score `--setting L2[:INPUT,...]` through the
 bench's pipeline instead, each tuning set with constants fitted on the other two
-(`pipeline_folds`). Figures: README, "Static lane", eighth round — nothing there beat the
+(`pipeline_folds`). Figures: docs/search-quality.md, "Static lane", eighth round — nothing there beat the
 shipped constants on the summed leave-one-set-out score without losing on the held-out catalog.
 """
 

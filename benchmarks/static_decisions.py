@@ -6,7 +6,7 @@ catalog and the negatives; never `test`.
 
     .venv/bin/python benchmarks/static_decisions.py out.jsonl
 
-Used to read which capabilities the decision refuses and on which signal (README, "Static
+Used to read which capabilities the decision refuses and on which signal (docs/search-quality.md, "Static
 lane"); one JSON line per decision.
 """
 

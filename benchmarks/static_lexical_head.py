@@ -35,7 +35,7 @@ Variants (`VARIANTS`):
 * `no-vouch`, `no-expand`, `no-alone` — the vouch, the static expansion, the static head alone
   for an empty lexical lane taken away (what answers the negatives lexical refuses).
 
-Combine with `--variant A --variant B`. Figures: README, "Static lane", seventh round.
+Combine with `--variant A --variant B`. Figures: docs/search-quality.md, "Static lane", seventh round.
 """
 
 from __future__ import annotations
