@@ -24,6 +24,13 @@ never from requests or labels, so it transfers by construction:
   query vector, then renormalised (`centre`; `centre0.5` subtracts `0.5 μ`); `abtt1` / `abtt2` also remove the projections on
   the first 1 / 2 principal directions of the centred document vectors ("all but the top").
 
+`--pipeline SHIFT` (`centre`, `centre0.5`, `abtt1` …) runs `--mode static` through the bench's
+pipeline instead (`static_variants.pipeline_row`: R@12 / MRR@1 / no-match FP per set, chatter
+and near misses answered) with the static ranking *ordered* by the catalog-shifted cosine while
+every hit keeps its raw cosine, which the gates, the learned fusion and the answerability
+decision read (the shifted cosine separates no-match requests worse). A probe with the tree's
+constants, no refit; `--pipeline none` is the tree.
+
 Numpy here (measurement only); a kept variant would run in `_rank.static` without it.
 """
 
@@ -113,22 +120,28 @@ class Space:
 
 
 def fit_space(table: np.ndarray, docs: Sequence[Sequence[int]], variant: str) -> Space:
-    """`variant` is `weighting[+centre|+abtt1|+abtt2]` (module docstring)."""
+    """`variant` is `weighting[+centre|+centreF|+abtt1|+abtt2]` (module docstring)."""
     weighting, _, shift = variant.partition("+")
     weights = piece_weights(docs, table.shape[0], weighting)
-    if not shift:
-        return Space(weights, None, None)
-    d = vectors(table, docs, weights)
-    mean = d.mean(axis=0)
+    shifted = shifted_space(vectors(table, docs, weights), shift or "none")
+    return Space(weights, shifted.mean, shifted.top)
+
+
+def shifted_space(unit_documents: np.ndarray, shift: str) -> Space:
+    """Centring (`centre`, `centreF`: `F` times the mean) or all-but-the-top (`abttK`: the mean
+    and the first `K` principal directions) of unit document vectors; `none` changes nothing."""
+    if shift == "none":
+        return Space(None, None, None)
+    mean = unit_documents.mean(axis=0)
     top = None
     if shift.startswith("abtt"):
-        _, _, vt = np.linalg.svd(d - mean, full_matrices=False)
+        _, _, vt = np.linalg.svd(unit_documents - mean, full_matrices=False)
         top = vt[: int(shift[4:])]
     elif shift.startswith("centre"):
         mean = mean * float(shift[6:] or 1)
     else:
         raise ValueError(f"unknown shift {shift!r}")
-    return Space(weights, mean, top)
+    return Space(None, mean, top)
 
 
 def auc(positives: Iterable[float], negatives: Iterable[float]) -> float | None:
@@ -248,12 +261,57 @@ def row_text(variant: str, figures: dict[str, dict[str, float | None]]) -> str:
     return f"{variant:15} " + "  ".join(cells)
 
 
+class ShiftedIndex:
+    """A built `StaticIndex` whose `search(query, k)` orders rows by the shifted cosine
+    (`shifted_space(…, shift)` of its unit vectors) and gives each row its raw cosine."""
+
+    def __init__(self, index: Any, shift: str) -> None:
+        self.index = index
+        raw = np.asarray(index._matrix, dtype=np.float64).reshape(len(index), index.dim)
+        self.space = shifted_space(raw, shift)
+        self.shifted = self.space.apply(raw)
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def search(self, query: Sequence[float], k: int) -> list[tuple[int, float]]:
+        cosine = dict(self.index.search(query, len(self.index)))
+        q = np.asarray(query, dtype=np.float64)
+        if not q.any():
+            return sorted(cosine.items(), key=lambda hit: (-hit[1], hit[0]))[:k]
+        scores = self.shifted @ self.space.apply(q[None, :])[0]
+        order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))[:k]
+        return [(row, cosine[row]) for row in order]
+
+
+def install_shifted_order(shift: str) -> None:
+    """Patch `StaticLane._build` so that the lane's index is a `ShiftedIndex`."""
+    from iii_directory.search.static_lane import StaticLane
+
+    build = StaticLane._build
+
+    def shifted_build(self: StaticLane, corpus: Any) -> Any:
+        fingerprint, ids, index, words = build(self, corpus)
+        return fingerprint, ids, ShiftedIndex(index, shift), words
+
+    StaticLane._build = shifted_build  # type: ignore[method-assign]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--eval-dir", type=Path, default=ROOT.parent / "shared" / "eval")
     parser.add_argument("--variant", action="append")
     parser.add_argument("--set", action="append")
+    parser.add_argument("--pipeline", help="a shift (centre, centre0.5, abtt1, none) through the bench")
     args = parser.parse_args(argv)
+    if args.pipeline:
+        from static_variants import all_sets, pipeline_row
+
+        if args.pipeline != "none":
+            install_shifted_order(args.pipeline)
+        chosen = [s for s in all_sets(args.eval_dir) if not args.set or s[0] in args.set]
+        print(f"pipeline {args.pipeline}: " + pipeline_row(chosen, "static"), flush=True)
+        return 0
     encoder = static.default_encoder()
     table = dequantised(encoder.table)
     sets = load_sets(args.eval_dir, args.set or SETS)

@@ -52,6 +52,11 @@ def test_centring_removes_the_catalog_mean_and_abtt_its_top_direction() -> None:
     assert top.top.shape == (1, 5)
     assert np.abs(top.apply(plain) @ top.top.T).max() < 1e-9
     assert space.fit_space(table, DOCS, "none").apply(plain) is plain
+    # the pipeline probe shifts already-encoded unit vectors the same way
+    for shift in ("centre", "centre0.5", "abtt1"):
+        assert space.shifted_space(plain, shift).apply(plain) == pytest.approx(
+            space.fit_space(table, DOCS, "none+" + shift).apply(plain))
+    assert space.shifted_space(plain, "none").apply(plain) is plain
     with pytest.raises(ValueError):
         space.fit_space(table, DOCS, "none+spin")
 
@@ -81,3 +86,20 @@ def test_the_unadapted_variant_is_the_static_lane_and_measure_scores_it() -> Non
     figures = space.measure(table, encoder.tokenizer, space.CaseSet("t", corpus, cases, []), "none")
     assert figures["recall"] == 1.0 and figures["first"] == 1.0
     assert figures["auc"] == 1.0 and figures["auc_nm"] is None  # the request beats the chatter
+
+
+def test_the_pipeline_probe_orders_by_the_shifted_cosine_and_keeps_the_raw_one() -> None:
+    rng = np.random.default_rng(3)
+    unit = space.normalised(rng.normal(size=(8, 4)) + np.array([2.0, 0, 0, 0]))
+    index = static.StaticIndex(4)
+    index.add([row.tolist() for row in unit])
+    query = space.normalised(np.array([[2.0, 1.0, -0.5, 0.2]]))[0].tolist()
+    raw = dict(index.search(query, 8))
+    assert space.ShiftedIndex(index, "none").search(query, 8) == index.search(query, 8)
+    shifted = space.ShiftedIndex(index, "centre")
+    hits = shifted.search(query, 5)
+    centred = space.shifted_space(unit, "centre")
+    scores = centred.apply(unit) @ centred.apply(np.asarray([query]))[0]
+    assert [row for row, _ in hits] == sorted(range(8), key=lambda i: -scores[i])[:5]
+    assert all(cosine == raw[row] for row, cosine in hits)
+    assert [row for row, _ in hits] != [row for row, _ in index.search(query, 5)]
