@@ -49,6 +49,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from catalog_space import CatalogSpace, unit  # noqa: E402
+from catalog_space import auc as _auc  # noqa: E402
 from static_failures import DATA, ROOT  # noqa: E402
 
 from _rank import static  # noqa: E402
@@ -96,9 +98,8 @@ def vectors(table: np.ndarray, texts: Sequence[Sequence[int]], weights: np.ndarr
     return normalised(out)
 
 
-def normalised(m: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(m, axis=1, keepdims=True)
-    return np.divide(m, norms, out=np.zeros_like(m), where=norms > 0)
+normalised = unit
+"""Rows scaled to length 1, zero rows staying zero (`catalog_space.unit`)."""
 
 
 @dataclass(frozen=True)
@@ -111,12 +112,12 @@ class Space:
     top: np.ndarray | None
 
     def apply(self, m: np.ndarray) -> np.ndarray:
+        """`catalog_space.CatalogSpace` with this mean and these directions; `m` itself when
+        nothing is removed."""
         if self.mean is None:
             return m
-        out = m - self.mean
-        if self.top is not None and len(self.top):
-            out = out - (out @ self.top.T) @ self.top
-        return normalised(out)
+        top = self.top if self.top is not None else np.zeros((0, m.shape[1]), dtype=m.dtype)
+        return CatalogSpace(self.mean, top)(m)
 
 
 def fit_space(table: np.ndarray, docs: Sequence[Sequence[int]], variant: str) -> Space:
@@ -132,25 +133,19 @@ def shifted_space(unit_documents: np.ndarray, shift: str) -> Space:
     and the first `K` principal directions) of unit document vectors; `none` changes nothing."""
     if shift == "none":
         return Space(None, None, None)
-    mean = unit_documents.mean(axis=0)
-    top = None
     if shift.startswith("abtt"):
-        _, _, vt = np.linalg.svd(unit_documents - mean, full_matrices=False)
-        top = vt[: int(shift[4:])]
-    elif shift.startswith("centre"):
-        mean = mean * float(shift[6:] or 1)
-    else:
-        raise ValueError(f"unknown shift {shift!r}")
-    return Space(None, mean, top)
+        space = CatalogSpace.of(unit_documents, int(shift[4:]))
+        return Space(None, space.mean, space.directions)
+    if shift.startswith("centre"):
+        return Space(None, CatalogSpace.of(unit_documents, 0, float(shift[6:] or 1)).mean, None)
+    raise ValueError(f"unknown shift {shift!r}")
 
 
 def auc(positives: Iterable[float], negatives: Iterable[float]) -> float | None:
-    """P(a positive's score > a negative's), ties ½; None when a side is empty."""
-    pos, neg = list(positives), list(negatives)
-    if not pos or not neg:
-        return None
-    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
-    return wins / (len(pos) * len(neg))
+    """`catalog_space.auc` (P(a positive's score > a negative's), ties ½); None when a side is
+    empty, which this script prints as a blank."""
+    value = _auc(list(positives), list(negatives))
+    return None if math.isnan(value) else value
 
 
 @dataclass
