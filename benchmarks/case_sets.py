@@ -22,3 +22,11 @@ def tuning_sets(eval_dir: Path) -> dict[str, tuple[Path, list[dict[str, Any]]]]:
     sets["heldout"] = (DATA / "heldout_catalog.json",
                        json.loads((DATA / "heldout_cases.json").read_text())["cases"])
     return sets
+
+
+def relevant_functions(case: dict[str, Any], index: int, min_grade: int = 2) -> set[str]:
+    """The functions graded ≥ `min_grade` for the case's capability `index`: a qrel without
+    `covers` covers every capability of its case."""
+    every = range(len(case["capabilities"]))
+    return {q["function_id"] for q in case["qrels"]
+            if q["grade"] >= min_grade and index in (q.get("covers") or every)}

@@ -37,7 +37,6 @@ Numpy here (measurement only); a kept variant would run in `_rank.static` withou
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -49,12 +48,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from case_sets import relevant_functions  # noqa: E402
 from catalog_space import CatalogSpace, unit  # noqa: E402
 from catalog_space import auc as _auc  # noqa: E402
-from static_failures import DATA, ROOT  # noqa: E402
+from static_failures import ROOT  # noqa: E402
 
 from _rank import static  # noqa: E402
-from iii_directory.search.corpus import Corpus, tool_from_schema  # noqa: E402
+from iii_directory.search.corpus import Corpus  # noqa: E402
 from iii_directory.search.query import make_query  # noqa: E402
 
 
@@ -159,32 +159,22 @@ class CaseSet:
 def load_sets(eval_dir: Path, names: Sequence[str]) -> list[CaseSet]:
     """dev / extra / extra2 over the eval catalog (with the seeded near misses) and the held-out
     catalog's cases (no near misses: they are written against the eval catalog)."""
-    from static_variants import negatives
+    from case_sets import tuning_sets
     from fit_answerability_nearmiss import nearmiss
+    from fit_fusion import load_corpus
+    from static_variants import negatives
 
-    def corpus(path: Path) -> Corpus:
-        records = json.loads(path.read_text())
-        return Corpus.build([tool_from_schema(r["function_id"], r.get("description"), r.get("request_schema"))
-                             for r in records if not (r.get("metadata") or {}).get("internal")])
-
-    def cases(path: Path) -> list[dict[str, Any]]:
-        document = json.loads(path.read_text())
-        return document["cases"] if isinstance(document, dict) else document
-
-    eval_corpus = corpus(eval_dir / "catalog.json")
+    available = tuning_sets(eval_dir)
     misses = [c["capabilities"][0] for c in negatives("nearmiss", nearmiss)]
+    corpora: dict[Path, Corpus] = {}
     out = []
     for name in names:
-        if name == "dev":
-            dev = [c for c in cases(eval_dir / "cases.json") if c["split"] == "dev"]
-            out.append(CaseSet(name, eval_corpus, dev, misses))
-        elif name in ("extra", "extra2"):
-            out.append(CaseSet(name, eval_corpus, cases(DATA / f"{name}_cases.json"), misses))
-        elif name == "heldout":
-            out.append(CaseSet(name, corpus(DATA / "heldout_catalog.json"),
-                               cases(DATA / "heldout_cases.json"), []))
-        else:
+        if name not in available:
             raise ValueError(f"unknown set {name!r}")
+        path, cases = available[name]
+        if path not in corpora:
+            corpora[path] = load_corpus(path)
+        out.append(CaseSet(name, corpora[path], cases, [] if name == "heldout" else misses))
     return out
 
 
@@ -220,8 +210,7 @@ def measure(table: np.ndarray, tokenizer: static.WordPiece, case_set: CaseSet,
             if case["kind"] == "no_match":
                 no_match.append(best)
                 continue
-            relevant = {q["function_id"] for q in case["qrels"] if q["grade"] >= 2
-                        and index in (q.get("covers") or range(len(case["capabilities"])))}
+            relevant = relevant_functions(case, index)
             if not relevant:
                 continue
             count += 1

@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from iii_directory import bench  # noqa: E402
 from iii_directory.search import answerability, static_evidence  # noqa: E402
 
+from case_sets import relevant_functions  # noqa: E402
 from static_variants import ROOT, all_sets  # noqa: E402
 
 
@@ -52,8 +53,7 @@ def main() -> None:
                 if case["kind"] == "no_match":
                     label = 0
                 else:
-                    relevant = {q["function_id"] for q in case["qrels"] if q["grade"] >= 2
-                                and index in (q.get("covers") or range(len(case["capabilities"])))}
+                    relevant = relevant_functions(case, index)
                     label = 1 if relevant & set(entry["lane"]) else -1
                 out.write(json.dumps({"set": name, "text": text, "label": label, **entry}) + "\n")
     out.close()

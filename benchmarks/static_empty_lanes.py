@@ -24,6 +24,7 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from case_sets import relevant_functions  # noqa: E402
 from static_variants import ROOT, all_sets  # noqa: E402
 
 from iii_directory import bench  # noqa: E402
@@ -88,8 +89,7 @@ def rows_of(cases: list[dict[str, Any]], seen: dict[str, Any]) -> list[Row]:
                 continue
             ids = [d for d, _ in ranking]
             cosines = [c for _, c in ranking]
-            relevant = {q["function_id"] for q in case["qrels"] if q["grade"] >= 2
-                        and index in (q.get("covers") or range(len(case["capabilities"])))}
+            relevant = relevant_functions(case, index)
             label = 0 if case["kind"] == "no_match" else (1 if relevant & set(ids[:4]) else -1)
             workers = Counter(namespace_of(d) for d in ids[:4])
             out.append({"label": label, "cosine": cosines[0],

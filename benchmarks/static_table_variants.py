@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import build_static_table as recipe  # noqa: E402
 import static_table_learned as learned  # noqa: E402
+from case_sets import relevant_functions  # noqa: E402
 from static_failures import ROOT, Recorder  # noqa: E402
 from static_variants import all_sets, pipeline_row  # noqa: E402
 
@@ -91,8 +92,7 @@ def lane_scores(cases: list[dict[str, Any]], seen: dict[str, dict[str, Any]]) ->
     recall, first, count = 0.0, 0, 0
     for case in cases:
         for index, text in enumerate(case["capabilities"]):
-            relevant = {q["function_id"] for q in case["qrels"] if q["grade"] >= 2
-                        and index in (q.get("covers") or range(len(case["capabilities"])))}
+            relevant = relevant_functions(case, index)
             if not relevant:
                 continue
             ranking = seen.get(text, {}).get("static", [])

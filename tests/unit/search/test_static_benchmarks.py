@@ -194,3 +194,16 @@ def test_static_lexical_head_guards_the_window_and_counts_what_static_lost() -> 
         == "nearmiss 1/1 (+vouch:1)"
     assert compare("nearmiss", negatives, {"n1": ["a::x"]}, {"n1": ["a::x"]}, {}, seen) \
         == "nearmiss 1/1 (+0)"
+
+
+def test_relevant_functions_read_grades_and_covers() -> None:
+    from case_sets import relevant_functions
+
+    case = {"capabilities": ["send mail", "store a file"],
+            "qrels": [{"function_id": "mail::send", "grade": 3, "covers": [0]},
+                      {"function_id": "mail::draft", "grade": 1, "covers": [0]},
+                      {"function_id": "drive::put", "grade": 2, "covers": [1]},
+                      {"function_id": "drive::share", "grade": 2}]}
+    assert relevant_functions(case, 0) == {"mail::send", "drive::share"}
+    assert relevant_functions(case, 1) == {"drive::put", "drive::share"}
+    assert relevant_functions(case, 0, min_grade=1) == {"mail::send", "mail::draft", "drive::share"}
