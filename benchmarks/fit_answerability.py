@@ -282,16 +282,21 @@ def leave_one_out(rows: list[dict[str, Any]], family: str, l2: float, fp: float,
     """One fold per set of `left_out`: `(name, positives, no-match cases, (kept, answered)
     fitted on the other `EVAL_SIDE` sets, (kept, answered) fitted on those and `HELDOUT_SIDE`)`
     — served capabilities kept and no-match cases answered, as counts, by `fit_family`'s
-    threshold rule on each training side."""
+    threshold rule on each training side; each side is `answerability_cv.leave_one_set_out`."""
+    from answerability_cv import leave_one_set_out
+
+    def fitter(train: list[dict[str, Any]], fam: str, l2_: float, fp_: float) -> Any:
+        return fit_family(train, fam, l2_, fp_, drop)
+
+    def evaluator(model: Any, cut: float, part: list[dict[str, Any]], fam: str) -> Any:
+        return evaluate(model, cut, part, fam, drop)
+
     folds = []
     for name in left_out:
-        others = [r for r in rows if r["set"] in EVAL_SIDE and r["set"] != name]
-        cells = []
-        for train in (others, others + [r for r in rows if r["set"] in HELDOUT_SIDE]):
-            model, cut = fit_family(train, family, l2, fp, drop)
-            m = evaluate(model, cut, [r for r in rows if r["set"] == name], family, drop)[name]
-            cells.append((m["kept"] * m["positives"], m["fp"] * m["no_match"]))
-        folds.append((name, m["positives"], m["no_match"], cells[0], cells[1]))
+        alone, both = (leave_one_set_out(rows, family, l2, fp, fitter, evaluator, side, (name,))[name]
+                       for side in (EVAL_SIDE, EVAL_SIDE + HELDOUT_SIDE))
+        folds.append((name, alone.positives, alone.no_match, (alone.kept, alone.answered),
+                      (both.kept, both.answered)))
     return folds
 
 
