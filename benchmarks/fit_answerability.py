@@ -385,7 +385,7 @@ def main() -> None:
                              "(answerability_cv.py): leave-one-set-out and the held-out transfer")
     parser.add_argument("--drop", action="append",
                         help="fit: leave this input out (weight 0; repeatable; "
-                             "benchmarks/static_cv.py chooses by cross-validation)")
+                             "chosen by cross-validation: docs/search-quality.md)")
     parser.add_argument("--fp-hybrid", type=float, default=0.10)
     parser.add_argument("--fp-lexical", type=float, default=0.10)
     args = parser.parse_args()

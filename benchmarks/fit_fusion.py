@@ -33,7 +33,7 @@ place, and recall@12 summed over capabilities), and prints the weights fitted on
 catalogs (measured, not kept: docs/search-quality.md, "Fitting on both catalogs"). `--without FEATURE` fits
 with that feature's column zeroed (an ablation). `--bm25f` scores the catalogs' lexical lane
 by BM25F with these `weight,b` pairs for the id, description and argument fields
-(`benchmarks/_bm25f.py`; `benchmarks/fit_bm25f.py` fits them) instead of the shipped BM25
+(`benchmarks/_bm25f.py`; the experiment that fitted them left the tree, docs/search-quality.md) instead of the shipped BM25
 document. `--sweep L2 ...` prints only the cross-validation of those L2 values
 (`fusion_cv.py`: leave-one-set-out over the eval catalog's sets, summed, and the held-out
 transfer), `--eliminate L2` adds greedy backward feature elimination at that L2 (docs/search-quality.md,
