@@ -99,7 +99,7 @@ def main() -> None:
     parser.add_argument("--eval-dir", type=Path, default=Path("../shared/eval"))
     parser.add_argument("--l2", type=float, default=fit_fusion.L2,
                         help="the ridge of the fit (chosen by cross-validation: "
-                             "docs/search-quality.md)")
+                             "docs/record/search-quality.md)")
     args = parser.parse_args()
     sets, held = static_sets(args.eval_dir)
     static_only = np.zeros(len(FEATURES))
