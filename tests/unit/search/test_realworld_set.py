@@ -76,6 +76,7 @@ def test_catalog_is_large_and_broad_enough() -> None:
 
 
 CASES = DATA / "realworld_cases.json"
+MULTINEED = DATA / "realworld_multineed_cases.json"
 CASE_KEYS = {"id", "split", "kind", "capabilities", "qrels", "forbidden_prefixes", "forbidden_ids"}
 CASE_ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
@@ -120,7 +121,7 @@ def test_cases_are_well_formed_and_grade_returnable_tools() -> None:
 
 
 def test_case_ids_are_unique_across_both_case_files() -> None:
-    ids = [c["id"] for c in cases(CASES)]
+    ids = [c["id"] for c in cases(CASES)] + [c["id"] for c in cases(MULTINEED)]
     assert [i for i, n in Counter(ids).items() if n > 1] == []
 
 
@@ -129,3 +130,25 @@ def test_cases_have_every_kind_and_a_fifth_need_no_tool() -> None:
     kinds = Counter(c["kind"] for c in all_cases)
     assert len(all_cases) >= 200 and set(kinds) == {"match", "multi", "no_match"}
     assert 0.20 <= kinds["no_match"] / len(all_cases) <= 0.25
+
+
+def test_several_needs_cases_list_two_to_five_returnable_needs() -> None:
+    returnable = returnable_ids()
+    all_cases = cases(MULTINEED)
+    assert len(all_cases) >= 60
+    for case in all_cases:
+        assert set(case) == CASE_KEYS | {"needs"}, case["id"]
+        check_case_shape(case, returnable)
+        assert case["kind"] == "multi" and len(case["capabilities"]) == 1
+        assert all(q["covers"] == [0] for q in case["qrels"])
+        needs = case["needs"]
+        assert 2 <= len(needs) <= 5, case["id"]
+        relevant = {q["function_id"] for q in case["qrels"] if q["grade"] >= 2}
+        for need in needs:
+            assert need and set(need) <= relevant, (case["id"], need)
+
+
+def test_most_several_needs_cases_span_servers() -> None:
+    spanning = [c for c in cases(MULTINEED)
+                if len({namespace(need[0]) for need in c["needs"]}) >= 2]
+    assert len(spanning) * 3 >= len(cases(MULTINEED)) * 2
