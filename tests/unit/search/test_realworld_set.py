@@ -73,3 +73,82 @@ def test_catalog_is_large_and_broad_enough() -> None:
     assert len(ids) >= 300
     assert len({namespace(i) for i in ids}) >= 30
     assert max(len(r["description"]) for r in catalog()) <= 1500
+
+
+CASES = DATA / "realworld_cases.json"
+MULTINEED = DATA / "realworld_multineed_cases.json"
+CASE_KEYS = {"id", "split", "kind", "capabilities", "qrels", "forbidden_prefixes", "forbidden_ids"}
+CASE_ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+def cases(path: Path) -> list[dict[str, Any]]:
+    document = load(path)
+    assert document["version"] == 1
+    return document["cases"]
+
+
+def check_case_shape(case: dict[str, Any], returnable: set[str]) -> None:
+    """One case's fields, its capability count and every qrel's id, grade and covers."""
+    assert CASE_ID.match(case["id"]), case["id"]
+    assert case["split"] == "test"
+    assert case["forbidden_prefixes"] == ["engine::"]
+    assert case["forbidden_ids"] == ["directory::search_functions"]
+    capabilities = case["capabilities"]
+    assert capabilities and all(isinstance(c, str) and c.strip() for c in capabilities)
+    for qrel in case["qrels"]:
+        assert qrel["function_id"] in returnable, (case["id"], qrel["function_id"])
+        assert qrel["grade"] in (1, 2, 3)
+        assert qrel["covers"] and all(0 <= i < len(capabilities) for i in qrel["covers"])
+    ids = [q["function_id"] for q in case["qrels"]]
+    assert len(ids) == len(set(ids)), case["id"]
+
+
+def test_cases_are_well_formed_and_grade_returnable_tools() -> None:
+    returnable = returnable_ids()
+    for case in cases(CASES):
+        assert set(case) == CASE_KEYS, case["id"]
+        check_case_shape(case, returnable)
+        if case["kind"] == "no_match":
+            assert case["qrels"] == [] and len(case["capabilities"]) >= 1
+        elif case["kind"] == "match":
+            assert len(case["capabilities"]) == 1
+            assert any(q["grade"] == 3 for q in case["qrels"])
+        else:
+            assert case["kind"] == "multi" and 2 <= len(case["capabilities"]) <= 4
+            assert any(q["grade"] == 3 for q in case["qrels"])
+            covered = {i for q in case["qrels"] if q["grade"] >= 2 for i in q["covers"]}
+            assert len(covered) >= len(case["capabilities"]) - 1, case["id"]
+
+
+def test_case_ids_are_unique_across_both_case_files() -> None:
+    ids = [c["id"] for c in cases(CASES)] + [c["id"] for c in cases(MULTINEED)]
+    assert [i for i, n in Counter(ids).items() if n > 1] == []
+
+
+def test_cases_have_every_kind_and_a_fifth_need_no_tool() -> None:
+    all_cases = cases(CASES)
+    kinds = Counter(c["kind"] for c in all_cases)
+    assert len(all_cases) >= 200 and set(kinds) == {"match", "multi", "no_match"}
+    assert 0.20 <= kinds["no_match"] / len(all_cases) <= 0.25
+
+
+def test_several_needs_cases_list_two_to_five_returnable_needs() -> None:
+    returnable = returnable_ids()
+    all_cases = cases(MULTINEED)
+    assert len(all_cases) >= 60
+    for case in all_cases:
+        assert set(case) == CASE_KEYS | {"needs"}, case["id"]
+        check_case_shape(case, returnable)
+        assert case["kind"] == "multi" and len(case["capabilities"]) == 1
+        assert all(q["covers"] == [0] for q in case["qrels"])
+        needs = case["needs"]
+        assert 2 <= len(needs) <= 5, case["id"]
+        relevant = {q["function_id"] for q in case["qrels"] if q["grade"] >= 2}
+        for need in needs:
+            assert need and set(need) <= relevant, (case["id"], need)
+
+
+def test_most_several_needs_cases_span_servers() -> None:
+    spanning = [c for c in cases(MULTINEED)
+                if len({namespace(need[0]) for need in c["needs"]}) >= 2]
+    assert len(spanning) * 3 >= len(cases(MULTINEED)) * 2
