@@ -182,16 +182,6 @@ class TestEngine(EventRouting):
             del self.functions[(namespace, function_id)]
             self._functions_changed()
 
-    def worker(self, name: str) -> WorkerConn | None:
-        """The live connection that registered `name` (None when absent)."""
-        for conn in self.connections.values():
-            if conn.name == name and not conn.closed:
-                return conn
-        return None
-
-    def function(self, function_id: str, namespace: str = DEFAULT_NAMESPACE) -> FunctionEntry | None:
-        return self.functions.get((namespace, function_id))
-
     async def invoke(
         self,
         function_id: str,

@@ -48,6 +48,16 @@ class EventRouting:
     _functions_dirty: anyio.Event
     _last_push_key: tuple[Any, ...] | None
 
+    def worker(self, name: str) -> WorkerConn | None:
+        """The live connection that registered `name` (None when absent)."""
+        for conn in self.connections.values():
+            if conn.name == name and not conn.closed:
+                return conn
+        return None
+
+    def function(self, function_id: str, namespace: str = DEFAULT_NAMESPACE) -> FunctionEntry | None:
+        return self.functions.get((namespace, function_id))
+
     async def _send(self, conn: WorkerConn, frame: dict[str, Any]) -> bool:
         raise NotImplementedError
 
