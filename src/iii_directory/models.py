@@ -113,6 +113,8 @@ def describe_validation_error(exc: ValidationError) -> str:
     loc = ".".join(str(p) for p in first.get("loc", ()) if p != "__root__")
     kind = first.get("type", "")
     words = _TYPE_WORDS.get(kind, first.get("msg", "is invalid"))
+    if kind == "string_too_long":
+        words = f"longer than {first.get('ctx', {}).get('max_length')} characters"
     if not loc:
         return f"invalid request: {words}"
     return f'invalid request: field "{loc}": {words}'

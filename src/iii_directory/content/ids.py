@@ -14,6 +14,10 @@ from ..errors import DirectoryError, invalid_input
 SEGMENT = re.compile(r"^[a-z0-9_-]{1,64}\Z")
 MAX_ID_CHARS = 1024
 MAX_SEGMENT_CHARS = 64
+PUBLISHED_ID_BOUND: dict[str, int] = {"maxLength": MAX_ID_CHARS}
+PUBLISHED_NAME_BOUND: dict[str, int] = {"maxLength": MAX_SEGMENT_CHARS}
+"""`maxLength` of id and name fields in the request schemas: published, not enforced by the
+model, so a longer one gets the id rule's own message below."""
 
 SKILL_GET_NEXT: tuple[tuple[str, str], ...] = (
     ("directory::skills::list", "browse skill ids"),

@@ -15,6 +15,7 @@ import anyio
 from pydantic import Field
 
 from ..content.atomic import atomic_delete, atomic_write
+from ..content.ids import PUBLISHED_NAME_BOUND
 from ..content.files import body_is_empty, modified_at, read_capped
 from ..content.roots import SYSTEM_PROMPTS_SEGMENT, EscapesRoot, contained_target
 from ..context import Context
@@ -49,7 +50,7 @@ class ListSystemPromptsOutput(Response):
 
 
 class SystemPromptGetInput(Request):
-    name: str
+    name: str = Field(json_schema_extra=PUBLISHED_NAME_BOUND)
     raw: bool | None = Field(
         default=None,
         description="When `true`, the response includes the full on-disk file content (frontmatter "
@@ -77,6 +78,7 @@ class SystemPromptCreateInput(Request):
         "declared `name` must match."
     )
     name: str = Field(
+        json_schema_extra=PUBLISHED_NAME_BOUND,
         description="New system prompt name, used as the file stem; same charset as listed names "
         "and not already taken."
     )
@@ -94,6 +96,7 @@ class SystemPromptUpdateInput(Request):
         description="Full file content, frontmatter included; `description` must stay non-empty."
     )
     name: str = Field(
+        json_schema_extra=PUBLISHED_NAME_BOUND,
         description="System prompt name to overwrite, as listed; a bundled prompt (`builtin: true`) "
         "is copied to a local file first."
     )
@@ -115,6 +118,7 @@ Written = TypeVar("Written", SystemPromptCreateOutput, SystemPromptUpdateOutput)
 
 class SystemPromptDeleteInput(Request):
     name: str = Field(
+        json_schema_extra=PUBLISHED_NAME_BOUND,
         description="Existing system prompt name, as returned by `directory::system-prompts::list`."
     )
 
