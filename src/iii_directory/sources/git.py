@@ -164,9 +164,13 @@ def _run_clone(repo: str, branch: str, target: Path, timeout_ms: int) -> None:
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     """SIGKILL git's process group (its pid: it leads its own session) and reap git. A helper
-    that left the group and still holds the pipes is waited for `_KILL_GRACE_S` at most."""
+    that left the group and still holds the pipes is waited for `_KILL_GRACE_S` at most.
+    Windows has no process groups to signal: there git alone is killed."""
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
+        if hasattr(os, "killpg"):
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
     except ProcessLookupError:
         pass
     try:
