@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import anyio
 from pydantic import Field
@@ -20,14 +20,13 @@ from pydantic import Field
 from ..content.atomic import atomic_delete, atomic_write
 from ..content.files import modified_at
 from ..content.functions_field import rewrite_functions
-from ..content.ids import PUBLISHED_NAME_BOUND, normalize_skill_id
+from ..content.ids import NameText, normalize_skill_id
 from ..content.roots import EscapesRoot, contained_target
 from ..content.stale import EXPECTED_SHA256_TEXT, check_expected
 from ..config import project_root
 from ..context import Context
 from ..errors import DirectoryError, invalid_input
-from ..models import Empty, OptionalText, Request, Response
-from ..request_bounds import ID_CHARS, LABEL_CHARS
+from ..models import DigestText, Empty, FunctionIdText, Request, Response
 from ..table import FunctionSpec, Surface, tool_label
 from ..lazy import LazyModule
 
@@ -123,7 +122,7 @@ class ListAgentsOutput(Response):
 
 
 class AgentGetInput(Request):
-    id: str = Field(json_schema_extra=PUBLISHED_NAME_BOUND)
+    id: NameText
     raw: bool | None = Field(
         default=None,
         description="When true, also return the exact on-disk file (frontmatter included) as `raw`, "
@@ -214,8 +213,7 @@ class AgentCreateInput(Request):
         description="Full file content, frontmatter included; `name` is required, the body is the "
         "system prompt and may be empty."
     )
-    id: str = Field(
-        json_schema_extra=PUBLISHED_NAME_BOUND,
+    id: NameText = Field(
         description="New profile id, used as the file stem; lowercase ASCII, digits, `-` and `_` only, "
         "and not already taken."
     )
@@ -226,9 +224,8 @@ class AgentUpdateInput(Request):
         description="FULL new file content, frontmatter block included — the string "
         "`directory::agents::get { raw: true }` returns, edited."
     )
-    expected_sha256: OptionalText = Field(default=None, max_length=LABEL_CHARS,
-                                          description=EXPECTED_SHA256_TEXT)
-    id: str = Field(json_schema_extra=PUBLISHED_NAME_BOUND, description=_EXISTING_ID)
+    expected_sha256: DigestText = Field(default=None, description=EXPECTED_SHA256_TEXT)
+    id: NameText = Field(description=_EXISTING_ID)
 
 
 class AgentWriteOutput(Response):
@@ -241,7 +238,7 @@ class AgentWriteOutput(Response):
 
 
 class AgentDeleteInput(Request):
-    id: str = Field(json_schema_extra=PUBLISHED_NAME_BOUND, description=_EXISTING_ID)
+    id: NameText = Field(description=_EXISTING_ID)
 
 
 class AgentDeleteOutput(Response):
@@ -249,9 +246,8 @@ class AgentDeleteOutput(Response):
 
 
 class AgentFunctionsInput(Request):
-    functions: list[Annotated[str, Field(max_length=ID_CHARS)]] = Field(
-        description="Engine function ids (e.g. `coder::tree`), verbatim, one per entry.")
-    id: str = Field(json_schema_extra=PUBLISHED_NAME_BOUND, description=_EXISTING_ID)
+    functions: list[FunctionIdText] = Field(description="Engine function ids (e.g. `coder::tree`), verbatim, one per entry.")
+    id: NameText = Field(description=_EXISTING_ID)
 
 
 class AgentFunctionsOutput(Response):

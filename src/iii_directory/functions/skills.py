@@ -15,13 +15,13 @@ import anyio
 from pydantic import Field
 
 from ..content.files import modified_at
-from ..content.ids import PUBLISHED_ID_BOUND, normalize_skill_id
+from ..content.ids import SkillIdText, normalize_skill_id
 from ..content.skills_index import render_index
 from ..content.stale import EXPECTED_SHA256_TEXT
 from ..content.visibility import InstalledWorkers
 from ..content.watch import start_watcher, stop_watcher
 from ..context import Context
-from ..models import Empty, OptionalText, Request, Response
+from ..models import DigestText, Empty, OptionalText, Request, Response
 from ..request_bounds import ID_CHARS, LABEL_CHARS
 from ..table import FunctionSpec, Surface, TriggerTypeSpec, tool_label
 from ..lazy import LazyModule
@@ -129,8 +129,7 @@ class ListSkillsOutput(Response):
 
 
 class GetSkillInput(Request):
-    id: str = Field(
-        json_schema_extra=PUBLISHED_ID_BOUND,
+    id: SkillIdText = Field(
         description="Skill id as returned by directory::skills::list (e.g. "
         "`directory/skills/list`); `<id>.md` and `iii://<id>` forms are accepted."
     )
@@ -181,8 +180,7 @@ class CreateSkillInput(Request):
         description="Full file content, frontmatter optional; only the size cap and a non-empty "
         "body are enforced."
     )
-    id: str = Field(
-        json_schema_extra=PUBLISHED_ID_BOUND,
+    id: SkillIdText = Field(
         description="New skill id, used as the file path under skills_folder (`/`-separated "
         "segments of `[a-z0-9_-]`), not already taken."
     )
@@ -193,10 +191,8 @@ class UpdateSkillInput(Request):
         description="FULL new file content, frontmatter block included — the string "
         "`directory::skills::get { raw: true }` returns, edited."
     )
-    expected_sha256: OptionalText = Field(default=None, max_length=LABEL_CHARS,
-                                          description=EXPECTED_SHA256_TEXT)
-    id: str = Field(
-        json_schema_extra=PUBLISHED_ID_BOUND,
+    expected_sha256: DigestText = Field(default=None, description=EXPECTED_SHA256_TEXT)
+    id: SkillIdText = Field(
         description="Skill id to overwrite (same forms directory::skills::get accepts); the file "
         "must already exist."
     )
@@ -225,8 +221,7 @@ class UpdateSkillOutput(WriteSkillOutput):
 
 
 class DeleteSkillInput(Request):
-    id: str = Field(
-        json_schema_extra=PUBLISHED_ID_BOUND,
+    id: SkillIdText = Field(
         description="Existing skill id — the same forms `directory::skills::get` accepts (bare "
         "id, `<id>.md`, `SKILL(S).md`, `iii://<id>`)."
     )
