@@ -25,22 +25,27 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from pydantic import ConfigDict, Field
 
+from ..content.markers import has_marker
 from ..content.roots import local_skills_root, skills_root
 from ..content.visibility import InstalledWorkers, compose_route, parse_installed
 from ..context import Context
 from ..errors import DirectoryError
-from ..models import Request, Response
-from ..request_bounds import FILE_NAME_CHARS, GIT_REF_CHARS, REGISTRY_TEXT_CHARS, URL_CHARS
-from ..content.markers import has_marker
-from ..sources.registry import worker_name_problem
 from ..lazy import LazyModule
+from ..models import Request, Response
+from ..request_bounds import (
+    FILE_NAME_CHARS,
+    GIT_REF_CHARS,
+    REGISTRY_TEXT_CHARS,
+    URL_CHARS,
+)
+from ..sources.registry_records import worker_name_problem
 from ..table import BindingSpec, FunctionSpec, Surface, tool_label
 
 if TYPE_CHECKING:
-    from ..sources import downloads
-    from ..sources.bundle import DownloadResult
     from ..config import Settings
     from ..runtime import Runtime
+    from ..sources import downloads
+    from ..sources.bundle import DownloadResult
 else:  # imported by the first download, not to register (src/iii_directory/lazy.py)
     downloads = LazyModule("iii_directory.sources.downloads")
 

@@ -25,7 +25,8 @@ from pydantic import BaseModel, ValidationError
 
 from ..config import Settings
 from ..errors import DirectoryError
-from ..sources.registry import RegistryClient, RegistryFailure, RegistryNotFound
+from ..sources.registry import RegistryClient
+from ..sources.registry_records import RegistryFailure, RegistryNotFound
 from .ref import KitRef, VersionRef, max_satisfying
 from .shapes import KitDetail, KitFiles, KitFunction, KitVersions, UpdateAnswer
 

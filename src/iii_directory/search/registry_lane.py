@@ -19,10 +19,11 @@ from typing import Any
 
 import anyio
 
-from ..sources.registry import RegistryClient, api_entries
+from ..exclusions import is_excluded
+from ..sources.registry import RegistryClient
+from ..sources.registry_records import api_entries
 from .call import SearchCall
 from .corpus import DocumentSet, tool_documents, tool_from_schema
-from ..exclusions import is_excluded
 from .judge import Candidate, function_candidate
 from .query import Query
 from .select import round_robin

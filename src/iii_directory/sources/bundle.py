@@ -34,7 +34,7 @@ from ..content.files import MAX_FILE_BYTES, sha256_hex
 from ..content.ids import is_valid_name
 from ..content.roots import EscapesRoot, Kind, classify, contained_target, utf8_name
 from ..errors import DirectoryError
-from .registry import undecodable
+from .registry_records import undecodable
 
 MAX_FILES = 1000
 MAX_MARKDOWN_BYTES = MAX_FILE_BYTES

@@ -22,14 +22,20 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from ..content.markers import CompletionMarker, write_marker
 from ..content.roots import skills_root
 from ..errors import DirectoryError
 from .bundle import DownloadResult, apply_plan, plan_registry_bundle, plan_repo_tree
-from .git import branch_problem, load_gitpython, repo_url_problem, shallow_clone, skill_name_problem
-from ..content.markers import CompletionMarker, write_marker
-from .registry import (
+from .git import (
+    branch_problem,
+    load_gitpython,
+    repo_url_problem,
+    shallow_clone,
+    skill_name_problem,
+)
+from .registry import RegistryClient
+from .registry_records import (
     WORKER_LIST_NEXT,
-    RegistryClient,
     RegistryNotFound,
     version_selector,
     worker_name_problem,

@@ -13,7 +13,7 @@ from iii_directory.errors import DirectoryError
 from iii_directory.kits.paths import is_valid_install_path
 from iii_directory.kits.ref import RefError, parse_kit_ref
 from iii_directory.kits.store import is_valid_plan_id, new_plan_id
-from iii_directory.sources.registry import info_name_error, worker_name_problem
+from iii_directory.sources.registry_records import info_name_error, worker_name_problem
 
 
 def test_a_trailing_newline_is_never_part_of_a_valid_name() -> None:

@@ -9,9 +9,8 @@ import pytest
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
 from iii_directory.errors import DirectoryError
-from iii_directory.sources.registry import (
-    USER_AGENT,
-    RegistryClient,
+from iii_directory.sources.registry import USER_AGENT, RegistryClient
+from iii_directory.sources.registry_records import (
     RegistryFailure,
     RegistryNotFound,
     info_name_error,
