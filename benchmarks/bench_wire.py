@@ -15,7 +15,9 @@ portal); each timed call is issued from the benchmark thread.
   the wire from a hybrid worker (packaged MiniLM, the eval catalog as peer functions, the index
   and the fusion's views embedded first): **first calls** carry capability texts no call has
   used before (so no per-text cache holds them; an agent's new wording), **repeated calls** the
-  same texts every round. Each row also prints the encoder's own query-batch wait
+  same texts every round; `search_first_call_during_background_embedding` makes first calls
+  while 32 new skill documents are being embedded in the background (a worker whose skills are
+  being rewritten). The first-call rows also print the encoder's own query-batch wait
   (`PipelineStats.query_waits`), which is what a first call queued for.
 """
 
@@ -177,7 +179,19 @@ class HybridRig(Rig):
 
         assert self.worker is not None
         pipeline = self.worker.directory.service(SearchService).dense.pipeline
-        return list(pipeline.stats.query_waits) if pipeline is not None else []
+        return list(getattr(pipeline.stats, "query_waits", [])) if pipeline is not None else []
+
+    async def background(self, count: int) -> None:
+        """Queue `count` new ad-hoc documents for background embedding (as rewritten skills are)."""
+        from iii_directory.search.service import SearchService
+
+        assert self.worker is not None
+        pipeline = self.worker.directory.service(SearchService).dense.pipeline
+        assert pipeline is not None
+        serial = next(_SERIALS)
+        pipeline.warm([f"Skill page {serial}-{i}: how to {PHRASINGS[i % len(PHRASINGS)]} step by step"
+                       for i in range(count)])
+        await anyio.sleep(0.02)  # the call arrives while that work is under way
 
 
 @pytest.fixture(scope="module")
@@ -227,6 +241,23 @@ def test_search_first_call(benchmark: Any, hybrid_rig: tuple[BlockingPortal, Hyb
 
     benchmark.group = f"wire-search-{count}-caps"
     result = benchmark.pedantic(portal.call, setup=new_texts, rounds=40, warmup_rounds=1)
+    assert result["search_mode"] == "hybrid"
+    _waits_note(rig, before)
+
+
+@pytest.mark.parametrize("count", [1, 18])
+def test_search_first_call_during_background_embedding(
+        benchmark: Any, hybrid_rig: tuple[BlockingPortal, HybridRig], count: int) -> None:
+    """First calls while 32 new skill documents are being embedded in the background."""
+    portal, rig = hybrid_rig
+    before = len(rig.query_waits())
+
+    def busy_encoder() -> tuple[tuple[Any, ...], dict[str, Any]]:
+        portal.call(rig.background, 32)
+        return (rig.search, fresh(count)), {}
+
+    benchmark.group = f"wire-search-{count}-caps"
+    result = benchmark.pedantic(portal.call, setup=busy_encoder, rounds=30, warmup_rounds=1)
     assert result["search_mode"] == "hybrid"
     _waits_note(rig, before)
 

@@ -13,7 +13,8 @@ contracts, capabilities — goes through `EncoderPipeline.embed`. The rules:
   background work: capabilities go through the *query lane*, everything else (catalog documents,
   then ad-hoc documents) through the *background lane*, each drained by its own runner task on
   its own thread, so a fresh capability is encoded while a background batch is still running
-  (onnxruntime's `run` is thread-safe; the session is shared). A runner takes the most urgent
+  (onnxruntime's `run` is thread-safe; the session is shared), and no background batch starts
+  while a capability batch runs, which then has a core to itself on a 2-core host. A runner takes the most urgent
   class of its lane, sorts it by token length and packs a batch of at most `max_batch` texts
   whose padded size `count × longest` stays within `max_tokens`. Texts that arrive while a batch
   is encoding join the next one, so concurrent callers share batches. Capabilities warmed for
@@ -229,6 +230,9 @@ class EncoderPipeline:
         self._query_executor: ThreadPoolExecutor | None = None
         self._runners: dict[int, asyncio.Task[None]] = {}
         self._wake: asyncio.Event | None = None
+        self._query_idle = asyncio.Event()
+        self._query_idle.set()
+        """Clear while a query-lane batch is in the encoder (background batches wait for it)."""
         self._pausing: int | None = None
         """The class whose pause is running (a more urgent background text wakes it)."""
         self._closed = False
@@ -361,6 +365,8 @@ class EncoderPipeline:
             while any(lane_of(j.kind) == lane and not j.running for j in self._pending.values()):
                 # let callers scheduled in the same loop iteration add texts to this batch
                 await asyncio.sleep(0)
+                if lane == BACKGROUND_LANE:
+                    await self._query_idle.wait()  # a capability batch has the core to itself
                 batch = self.take_batch(lane)
                 if batch:
                     started = self.wall()
@@ -398,6 +404,8 @@ class EncoderPipeline:
             waits.append(max(0.0, self.wall() - min(job.queued for job in batch)))
             del waits[:-QUERY_WAITS]
         run = self.in_query_thread if lane == QUERY_LANE else self.in_thread
+        if lane == QUERY_LANE:
+            self._query_idle.clear()
         try:
             vectors = await run(self._encode, texts, batch)
         except Exception as exc:  # noqa: BLE001 - every waiter of the batch learns it
@@ -405,6 +413,9 @@ class EncoderPipeline:
             for job in batch:
                 self._finish(job, error=exc)
             return
+        finally:
+            if lane == QUERY_LANE:
+                self._query_idle.set()
         for job, vector in zip(batch, vectors):
             if job.query:
                 self.queries.put(job.text, vector)

@@ -141,6 +141,21 @@ async def test_a_capability_is_encoded_while_a_background_batch_holds_the_encode
     assert encoder.batches[:2] == [["catalog document"], ["send an email"]]
 
 
+async def test_no_background_batch_starts_while_a_capability_batch_runs() -> None:
+    encoder = GatedEncoder(ungated=("a skill document",))
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None))
+    async with anyio.create_task_group() as group:
+        group.start_soon(lambda: pipeline.embed(["send an email"], kind=QUERY))
+        await wait_for_thread_event(encoder.entered)
+        pipeline.warm(["a skill document"])
+        await anyio.wait_all_tasks_blocked()
+        assert encoder.batches == [["send an email"]]  # the document waits for the capability
+        encoder.gate.set()
+    while pipeline.pending():
+        await anyio.sleep(0)
+    assert encoder.batches == [["send an email"], ["a skill document"]]
+
+
 async def test_work_whose_deadline_passed_is_dropped_before_encoding() -> None:
     encoder = GatedEncoder()
     clock = Clock()
