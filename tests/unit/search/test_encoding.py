@@ -427,6 +427,58 @@ async def test_a_catalog_text_arriving_during_a_pause_wakes_the_runner(
     await pipeline.close()
 
 
+async def test_catalog_embedding_progresses_at_its_share_while_calls_are_in_flight(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold worker under steady traffic (issue 33): every round of traffic warms a new
+    capability and a rewritten skill while calls are in flight, yet the catalog's documents are
+    embedded first, at `INDEX_BUSY_SHARE` of the injected wall clock. The clock moves only by
+    the encoder's cost (10 ms a text) and while the runner pauses."""
+    from iii_directory.search import encoding
+
+    monkeypatch.setattr(encoding, "PAUSE_POLL_S", 0.0)
+    wall = Clock()
+
+    class Costly(FakeEncoder):
+        def encode(self, texts: list[str]) -> np.ndarray:
+            wall.now += 0.01 * len(texts)
+            return super().encode(texts)
+
+    encoder = Costly()
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None), max_batch=4,
+                               busy=lambda: True)
+
+    def ticking() -> float:
+        if pipeline._pausing is not None:
+            wall.now += 0.001  # time passes while the runner rests
+        return wall.now
+
+    pipeline.wall = ticking
+    catalog = [f"tool{i}::run Run tool number {i}." for i in range(32)]
+    started = wall.now
+    finished: list[float] = []
+
+    async def index() -> None:
+        await pipeline.embed(catalog, kind=INDEX, keep=True)
+        finished.append(wall.now)
+
+    async def traffic() -> None:
+        serial = 0
+        while not finished:
+            serial += 1
+            pipeline.warm([f"an unseen capability {serial}"], kind=QUERY)
+            pipeline.warm([f"a rewritten skill {serial}"])
+            await anyio.sleep(0)
+
+    with anyio.fail_after(30):  # a hang guard: starved, the index would never finish
+        async with anyio.create_task_group() as group:
+            group.start_soon(traffic)
+            await index()
+    cost = 0.01 * len(catalog)
+    assert finished[0] - started <= cost / INDEX_BUSY_SHARE + 0.1
+    assert encoder.texts[:len(catalog)] == sorted(catalog, key=lambda t: (pipeline._tokens(t), t))
+    await pipeline.close()
+
+
 async def test_the_service_counts_calls_in_flight_as_busy(tmp_path: Path) -> None:
     engine = PeerEngine(CATALOG)
     directory = Directory(Settings(function_search_mode="hybrid"), engine=engine)
