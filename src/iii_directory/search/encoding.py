@@ -40,7 +40,8 @@ contracts, capabilities — goes through `EncoderPipeline.embed`. The rules:
   runner; nothing polls). On a 2-core host the encoder is the one thread that competes with the
   event loop for CPU: in a hybrid soak it re-embedded every rewritten skill at half a core while
   50 callers waited on the loop. The catalog index is the most urgent background class, so
-  traffic cannot starve it: it always gets at least `INDEX_BUSY_SHARE` of a core.
+  traffic cannot starve it: it always gets at least `INDEX_BUSY_SHARE` of a core, and all the
+  background thread can give before the first index is published (`FIRST_INDEX_SHARE`).
 * `keep` jobs (documents warmed in the background) are never dropped for lack of waiters: a
   document embedded once is cached on disk and useful to every later call.
 """
@@ -82,11 +83,13 @@ while it runs: the event loop serving every other call needs the rest on a 2-cor
 BUSY_SHARE = 0.1
 """The ad-hoc documents' share while other calls are in flight."""
 INDEX_BUSY_SHARE = 0.2
-"""The catalog documents' share while other calls are in flight (unbounded otherwise: the
-first hybrid answer waits on them). Cold hybrid soaks (50 callers, 40 s, two alternated pairs):
-0.2 / 0.1 against 0.5 / 0.2 left other functions' p99 in the first 10 s at 369 / 526 ms against
-414 / 661 ms; the dense index comes later under that load, and calls answer lexical until it
-does."""
+"""The catalog documents' share while other calls are in flight once an index is published (a
+catalog refresh re-embeds changed functions while the old index keeps answering hybrid);
+unbounded when idle. See docs/performance.md "Cold start to hybrid"."""
+FIRST_INDEX_SHARE = 1.0
+"""The catalog documents' share while busy before the worker's first index is published: until
+then every answer is lexical, so the index is the one piece of work that improves every call,
+and it runs on the background thread without pauses (the event loop keeps the other core)."""
 RELEASE_BUSY_TOKENS = 4096
 """Padded tokens after which the runner releases freed memory even while it stays busy."""
 QUERY_LRU = 4096
@@ -219,6 +222,9 @@ class EncoderPipeline:
         self.queries = queries if queries is not None else LruVectors(QUERY_LRU)
         self.lowercase = bool(getattr(encoder, "lowercase", False))
         self.background_share = background_share
+        self.index_busy_share = INDEX_BUSY_SHARE
+        """The catalog documents' share while busy (`DenseLane` sets `FIRST_INDEX_SHARE` until
+        the worker's first index is published)."""
         self.busy = busy if busy is not None else (lambda: False)
         self.wall: Callable[[], float] = time.perf_counter
         """The clock background pauses are measured by (tests replace it)."""
@@ -426,7 +432,7 @@ class EncoderPipeline:
         if kind == DOCUMENT:
             return min(self.background_share, BUSY_SHARE) if self.busy() else self.background_share
         if kind == INDEX and self.busy():
-            return INDEX_BUSY_SHARE
+            return self.index_busy_share
         return 1.0
 
     async def _yield_cpu(self, spent: float, share: float, kind: int) -> None:

@@ -479,6 +479,19 @@ async def test_catalog_embedding_progresses_at_its_share_while_calls_are_in_flig
     await pipeline.close()
 
 
+async def test_a_cold_workers_first_index_takes_no_busy_pause_and_later_ones_do() -> None:
+    from iii_directory.search.dense_lane import DenseLane
+    from iii_directory.search.encoding import FIRST_INDEX_SHARE
+
+    lane = DenseLane(persist=False, index_factory=ExactIndex, busy=lambda: True)
+    lane.install(FakeEncoder())
+    assert lane.pipeline is not None
+    assert lane.pipeline.share_of(INDEX) == FIRST_INDEX_SHARE == 1.0  # every answer is lexical
+    assert await lane.rebuild("fp1", ["mail::send"], ["mail::send Send an email."])
+    assert lane.pipeline.share_of(INDEX) == INDEX_BUSY_SHARE  # a refresh while hybrid answers
+    await lane.close()
+
+
 async def test_the_service_counts_calls_in_flight_as_busy(tmp_path: Path) -> None:
     engine = PeerEngine(CATALOG)
     directory = Directory(Settings(function_search_mode="hybrid"), engine=engine)
