@@ -492,6 +492,26 @@ async def test_a_cold_workers_first_index_takes_no_busy_pause_and_later_ones_do(
     await lane.close()
 
 
+async def test_freed_memory_is_released_once_both_lanes_are_idle() -> None:
+    class Releasing(FakeEncoder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.releases = 0
+
+        def release_memory(self) -> None:
+            self.releases += 1
+
+    encoder = Releasing()
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None))
+    long = ["word " * 100 + str(i) for i in range(5)]  # 127 tokens each by the estimate
+    pipeline.warm(["a skill document"])
+    await pipeline.embed(long, kind=QUERY)  # 635 padded tokens: past RELEASE_AFTER_TOKENS
+    with anyio.fail_after(30):  # a hang guard
+        while not all(runner.done() for runner in pipeline._runners.values()):
+            await anyio.sleep(0)
+    assert encoder.releases == 1 and pipeline._unreleased_tokens == 0
+
+
 async def test_the_service_counts_calls_in_flight_as_busy(tmp_path: Path) -> None:
     engine = PeerEngine(CATALOG)
     directory = Directory(Settings(function_search_mode="hybrid"), engine=engine)
