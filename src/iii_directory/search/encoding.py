@@ -17,7 +17,9 @@ contracts, capabilities — goes through `EncoderPipeline.embed`. The rules:
   while a capability batch runs, which then has a core to itself on a 2-core host. A runner takes the most urgent
   class of its lane, sorts it by token length and packs a batch of at most `max_batch` texts
   whose padded size `count × longest` stays within `max_tokens`. Texts that arrive while a batch
-  is encoding join the next one, so concurrent callers share batches. Capabilities warmed for
+  is encoding join the next one, so concurrent callers share batches. While no other call is in
+  flight and no background work is queued (`sharing`), a call's capabilities (from `SPLIT_AT`
+  texts on) are split in halves across both threads: a second core at no one's expense. Capabilities warmed for
   later (`warm(kind=QUERY)`: nobody waits on them) are background work, behind the catalog.
 * **Deadlines and departures really stop work.** A job carries the latest deadline of its
   waiters (None = no deadline) and how many waiters remain. Before each batch the runner drops
@@ -98,6 +100,9 @@ QUERY_LANE = 0
 """The lane of capabilities a caller waits on (its own runner and thread)."""
 BACKGROUND_LANE = 1
 """The lane of catalog and ad-hoc documents and of warmed capabilities."""
+SPLIT_AT = 8
+"""Capabilities of a lone call that are split across both threads only from this many texts
+on: two one-text runs in parallel cost more than one two-text batch."""
 PAUSE_POLL_S = 0.05
 """Longest single wait of a pause before the wall clock is read again (a wake ends it sooner)."""
 
@@ -304,6 +309,8 @@ class EncoderPipeline:
             job.join(deadline, keep, persist=not is_query, query=is_query, kind=kind)
             jobs.append(job)
         self._start(lane_of(kind))
+        if kind == QUERY and self.sharing():
+            self._start(BACKGROUND_LANE)  # a lone call's capabilities take both threads
         if (self._wake is not None and self._pausing is not None and kind < self._pausing
                 and lane_of(kind) == BACKGROUND_LANE):
             self._wake.set()
@@ -368,12 +375,16 @@ class EncoderPipeline:
     async def _run(self, lane: int) -> None:
         """Drain one lane; once both lanes are idle, release the encoder's freed memory."""
         while True:
-            while any(lane_of(j.kind) == lane and not j.running for j in self._pending.values()):
+            while self._has_work(lane):
                 # let callers scheduled in the same loop iteration add texts to this batch
                 await asyncio.sleep(0)
-                if lane == BACKGROUND_LANE:
+                helping = lane == BACKGROUND_LANE and self.sharing()
+                if lane == BACKGROUND_LANE and not helping:
                     await self._query_idle.wait()  # a capability batch has the core to itself
-                batch = self.take_batch(lane)
+                if helping:
+                    batch = self.take_batch(QUERY_LANE)
+                else:
+                    batch = self.take_batch(lane, split=lane == QUERY_LANE and self.sharing())
                 if batch:
                     started = self.wall()
                     await self._encode_batch(batch, lane)
@@ -388,6 +399,21 @@ class EncoderPipeline:
             await self.in_thread(release)
             if not self._pending:
                 return
+
+    def _has_work(self, lane: int) -> bool:
+        """Texts the runner of `lane` may take: its own, and capabilities while `sharing`."""
+        waiting = [job for job in self._pending.values() if not job.running]
+        if any(lane_of(job.kind) == lane for job in waiting):
+            return True
+        return (lane == BACKGROUND_LANE and any(job.kind == QUERY for job in waiting)
+                and self.sharing())
+
+    def sharing(self) -> bool:
+        """Whether capabilities may use the background thread too: no other call is in flight
+        and no background text is queued, being encoded or paused after. A lone call's
+        capabilities are then split across both threads (a second core at no one's expense)."""
+        return (not self.busy() and self._pausing is None
+                and not any(lane_of(job.kind) == BACKGROUND_LANE for job in self._pending.values()))
 
     async def in_thread(self, function: Callable[..., Any], *args: Any) -> Any:
         """Run `function(*args)` on the background thread, holding the pipeline's limiter."""
@@ -405,7 +431,7 @@ class EncoderPipeline:
 
     async def _encode_batch(self, batch: list[Job], lane: int = BACKGROUND_LANE) -> None:
         texts = [job.text for job in batch]
-        if lane == QUERY_LANE:
+        if batch[0].kind == QUERY:
             waits = self.stats.query_waits
             waits.append(max(0.0, self.wall() - min(job.queued for job in batch)))
             del waits[:-QUERY_WAITS]
@@ -456,10 +482,12 @@ class EncoderPipeline:
         finally:
             self._wake, self._pausing = None, None
 
-    def take_batch(self, lane: int = BACKGROUND_LANE) -> list[Job]:
+    def take_batch(self, lane: int = BACKGROUND_LANE, *, split: bool = False) -> list[Job]:
         """Drop expired and abandoned jobs, then the next batch of `lane`: the most urgent class
         of the lane present, texts some caller waits on first, then by (tokens, text), as many
-        as fit `max_batch` and `max_tokens` (at least one). The batch's jobs are marked
+        as fit `max_batch` and `max_tokens` (at least one); with `split` and at least
+        `SPLIT_AT` texts, at most half of them (rounded up), leaving the rest to the other
+        thread. The batch's jobs are marked
         running."""
         now = self.clock()
         live: list[Job] = []
@@ -478,6 +506,8 @@ class EncoderPipeline:
         urgent = min(job.kind for job in live)
         ordered = sorted((j for j in live if j.kind == urgent),
                          key=lambda j: (j.waiters <= 0, j.tokens, j.text))
+        if split and len(ordered) >= SPLIT_AT:
+            ordered = ordered[:(len(ordered) + 1) // 2]
         batch: list[Job] = []
         for job in ordered:
             longest = max(job.tokens, batch[-1].tokens if batch else 0)

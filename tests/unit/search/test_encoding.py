@@ -141,6 +141,33 @@ async def test_a_capability_is_encoded_while_a_background_batch_holds_the_encode
     assert encoder.batches[:2] == [["catalog document"], ["send an email"]]
 
 
+async def test_a_lone_calls_capabilities_are_split_across_both_threads() -> None:
+    class Recording(FakeEncoder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.threads: list[tuple[str, int]] = []
+
+        def encode(self, texts: list[str]) -> np.ndarray:
+            self.threads.append((threading.current_thread().name, len(texts)))
+            return super().encode(texts)
+
+    encoder = Recording()
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None))
+    texts = [f"capability number {i}" for i in range(18)]
+    vectors = await pipeline.embed(texts, kind=QUERY)
+    np.testing.assert_allclose(vectors, FakeEncoder().encode(texts), atol=1e-6)
+    assert sorted(size for _, size in encoder.threads) == [9, 9]
+    assert {name.split("_")[0] for name, _ in encoder.threads} == {"encoder", "encoder-query"}
+    few = Recording()
+    await EncoderPipeline(few, VectorCache("t", 384, None)).embed(texts[:2], kind=QUERY)
+    assert [size for _, size in few.threads] == [2]  # below SPLIT_AT: one batch
+    busy = EncoderPipeline(Recording(), VectorCache("t", 384, None), busy=lambda: True)
+    await busy.embed(texts, kind=QUERY)  # other calls in flight: the query thread alone
+    assert [size for _, size in busy.encoder.threads] == [16, 2]
+    await pipeline.close()
+    await busy.close()
+
+
 async def test_no_background_batch_starts_while_a_capability_batch_runs() -> None:
     encoder = GatedEncoder(ungated=("a skill document",))
     pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None))
@@ -159,7 +186,8 @@ async def test_no_background_batch_starts_while_a_capability_batch_runs() -> Non
 async def test_work_whose_deadline_passed_is_dropped_before_encoding() -> None:
     encoder = GatedEncoder()
     clock = Clock()
-    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None), clock=clock)
+    # busy: other calls in flight, so the capabilities queue for the query thread alone
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None), clock=clock, busy=lambda: True)
     outcome: dict[str, Any] = {}
 
     async def late() -> None:
@@ -187,7 +215,7 @@ async def test_work_whose_deadline_passed_is_dropped_before_encoding() -> None:
 
 async def test_work_of_a_caller_that_went_away_is_dropped() -> None:
     encoder = GatedEncoder()
-    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None))
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None), busy=lambda: True)
     async with anyio.create_task_group() as group:
         group.start_soon(lambda: pipeline.embed(["blocker"], kind=QUERY))
         await wait_for_thread_event(encoder.entered)
