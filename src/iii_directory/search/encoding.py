@@ -92,8 +92,11 @@ FIRST_INDEX_SHARE = 1.0
 """The catalog documents' share while busy before the worker's first index is published: until
 then every answer is lexical, so the index is the one piece of work that improves every call,
 and it runs on the background thread without pauses (the event loop keeps the other core)."""
-RELEASE_BUSY_TOKENS = 4096
-"""Padded tokens after which the runner releases freed memory even while it stays busy."""
+RELEASE_BUSY_TOKENS = 1024
+"""Padded tokens after which the background runner releases freed memory even while it stays
+busy: the word-embedding rows read since the last release stay resident until then (up to a
+page per distinct token), and a release costs the next run a few milliseconds of page faults.
+See docs/performance.md "Hybrid worker memory"."""
 QUERY_LRU = 4096
 """Capability vectors kept in memory (`query_key` → vector)."""
 QUERY_LANE = 0
@@ -439,7 +442,7 @@ class EncoderPipeline:
         if lane == QUERY_LANE:
             self._query_idle.clear()
         try:
-            vectors = await run(self._encode, texts, batch)
+            vectors = await run(self._encode, texts, batch, lane)
         except Exception as exc:  # noqa: BLE001 - every waiter of the batch learns it
             log.warning("encoder batch of %d texts failed: %s", len(batch), exc)
             for job in batch:
@@ -518,9 +521,10 @@ class EncoderPipeline:
             job.running = True
         return batch
 
-    def _encode(self, texts: list[str], batch: list[Job]) -> Any:
+    def _encode(self, texts: list[str], batch: list[Job], lane: int = BACKGROUND_LANE) -> Any:
         """Encoder thread: one batch, validated; document vectors stored in the cache here so
-        the disk append stays off the event loop."""
+        the disk append stays off the event loop. A busy release runs on the background
+        thread only: a caller waiting on a capability never waits for it."""
         import numpy as np
 
         vectors = np.asarray(self.encoder.encode(list(texts)), dtype=np.float32)
@@ -532,7 +536,7 @@ class EncoderPipeline:
             self.stats.batches += 1
             self.stats.largest_batch_tokens = max(self.stats.largest_batch_tokens, padded)
             self._unreleased_tokens += padded
-            due = self._unreleased_tokens >= RELEASE_BUSY_TOKENS
+            due = lane == BACKGROUND_LANE and self._unreleased_tokens >= RELEASE_BUSY_TOKENS
             if due:
                 self._unreleased_tokens = 0
         release = getattr(self.encoder, "release_memory", None)

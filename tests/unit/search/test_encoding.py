@@ -540,6 +540,26 @@ async def test_freed_memory_is_released_once_both_lanes_are_idle() -> None:
     assert encoder.releases == 1 and pipeline._unreleased_tokens == 0
 
 
+async def test_a_capability_never_waits_for_a_memory_release() -> None:
+    class Releasing(FakeEncoder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.released_on: list[str] = []
+
+        def release_memory(self) -> None:
+            self.released_on.append(threading.current_thread().name)
+
+    encoder = Releasing()
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None), busy=lambda: True)
+    for round_ in range(4):  # 4 × 4 × 127 padded tokens: past RELEASE_BUSY_TOKENS
+        await pipeline.embed(["word " * 100 + f"{round_} {i}" for i in range(4)], kind=QUERY)
+    with anyio.fail_after(30):  # a hang guard
+        while not all(runner.done() for runner in pipeline._runners.values()):
+            await anyio.sleep(0)
+    assert encoder.released_on and not any(n.startswith("encoder-query") for n in encoder.released_on)
+    await pipeline.close()
+
+
 async def test_the_service_counts_calls_in_flight_as_busy(tmp_path: Path) -> None:
     engine = PeerEngine(CATALOG)
     directory = Directory(Settings(function_search_mode="hybrid"), engine=engine)
