@@ -11,13 +11,24 @@ portal); each timed call is issued from the benchmark thread.
 * `worker_proxy` — client → engine → worker `directory::engine::functions::info` → nested call
   back to the engine → worker → engine → client: two routed hops and one handler.
 * `worker_proxy_x16` — sixteen of those in flight at once (concurrent dispatch).
+* `search_first_call[1|18]` / `search_repeated_call[1|18]` — `directory::search_functions` over
+  the wire from a hybrid worker (packaged MiniLM, the eval catalog as peer functions, the index
+  and the fusion's views embedded first): **first calls** carry capability texts no call has
+  used before (so no per-text cache holds them; an agent's new wording), **repeated calls** the
+  same texts every round; `search_first_call_during_background_embedding` makes first calls
+  while 32 new skill documents are being embedded in the background (a worker whose skills are
+  being rewritten). The first-call rows also print the encoder's own query-batch wait
+  (`PipelineStats.query_waits`), which is what a first call queued for.
 """
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
 import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -38,25 +49,37 @@ class Rig:
     """Engine, worker and client living in one task of the portal's loop (task groups must be
     entered and left by the same task)."""
 
+    mode = "lexical"
+
     def __init__(self) -> None:
         self.client: TestClient | None = None
         self.done: anyio.Event | None = None
+        self.worker: Worker | None = None
+
+    def add_peers(self, engine: TestEngine) -> None:
+        """Peer functions the engine serves besides the worker's (none here)."""
+
+    async def ready(self, worker: Worker) -> None:
+        """Wait until the worker is ready for the timed calls."""
 
     async def serve(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         root = tempfile.mkdtemp(prefix="wire-bench-")
         settings = Settings(skills_folder=os.path.join(root, "skills"), local_skills_folder=os.path.join(root, "local"),
                             agents_folder=os.path.join(root, "agents"), auto_download=False,
-                            filter_unregistered=False, function_search_mode="lexical",
-                            registry_url="http://127.0.0.1:9")
+                            filter_unregistered=False, function_search_mode=self.mode,
+                            registry_url="http://127.0.0.1:9", registry_search=False)
         self.done = anyio.Event()
         async with TestEngine() as engine:
+            self.add_peers(engine)
             engine.configuration.put(config_id(), settings.model_dump(mode="json"))
             worker = Worker(engine.url, backoff=Backoff(base=0.05, cap=0.5), retry=RetryPolicy(sleep_s=0.05),
                             shutdown_grace_s=1.0, ping_interval=None)
+            self.worker = worker
             async with anyio.create_task_group() as tg:
                 tg.start_soon(worker.run)
                 await worker.ready.wait()
                 await engine.wait_for(lambda: all(engine.function(i) is not None for i in worker.table.functions))
+                await self.ready(worker)
                 async with engine.client() as client:
                     self.client = client
                     task_status.started()
@@ -70,6 +93,9 @@ class Rig:
     async def call(self, function_id: str, data: Any) -> Any:
         assert self.client is not None
         return await self.client.call(function_id, data)
+
+    async def search(self, capabilities: list[str]) -> Any:
+        return await self.call("directory::search_functions", {"capabilities": capabilities})
 
     async def burst(self, count: int) -> None:
         async with anyio.create_task_group() as tg:
@@ -104,3 +130,143 @@ def test_worker_proxy(benchmark: Any, rig: tuple[BlockingPortal, Rig]) -> None:
 def test_worker_proxy_x16(benchmark: Any, rig: tuple[BlockingPortal, Rig]) -> None:
     portal, r = rig
     benchmark(portal.call, r.burst, 16)
+
+
+EVAL_CATALOG = Path("/work/shared/eval/catalog.json")
+EXAMPLE_CATALOG = Path(__file__).parent.parent / "src" / "iii_directory" / "data" / "example_catalog.json"
+PHRASINGS = [
+    "send an email to a customer", "create a calendar event next tuesday", "list open pull requests",
+    "charge a card for the invoice", "presign a url for a stored file", "post a message in the team channel",
+    "query the orders table", "fetch a web page and extract the text", "translate a paragraph into German",
+    "schedule a job every night", "store a value under a key", "transcribe an audio recording",
+    "open a support ticket", "look up the weather forecast", "render html into a pdf",
+    "search the web for release notes", "read a secret from the vault", "geocode a street address",
+]
+
+
+class HybridRig(Rig):
+    """A hybrid worker (packaged model; vector cache in a scratch folder) over the eval catalog
+    (the shipped example catalog when the eval set is not on this machine)."""
+
+    mode = "hybrid"
+
+    def add_peers(self, engine: TestEngine) -> None:
+        async def answer(data: Any) -> Any:
+            return {"ok": True}
+
+        path = EVAL_CATALOG if EVAL_CATALOG.is_file() else EXAMPLE_CATALOG
+        for record in json.loads(path.read_text(encoding="utf-8")):
+            if record["function_id"].split("::", 1)[0] in ("directory", "engine"):
+                continue  # the worker's own and the engine's functions are already there
+            engine.add_function(record["function_id"], answer, description=record.get("description"),
+                                request_format=record.get("request_schema"),
+                                metadata=record.get("metadata") or {})
+
+    async def ready(self, worker: Worker) -> None:
+        from iii_directory.search.service import SearchService
+
+        service = worker.directory.service(SearchService)
+        with anyio.fail_after(600):
+            while not (service.dense.ready and service.dense.has_index(service.corpus.fingerprint)
+                       and service.dense.pipeline is not None and not service.dense.pipeline.pending()
+                       and service.corpus.views.views is not None):
+                if service.dense.has_index(service.corpus.fingerprint):
+                    service.corpus.views.get(service.dense.pipeline)  # queue the fusion's views
+                await anyio.sleep(0.2)
+
+    def query_waits(self) -> list[float]:
+        from iii_directory.search.service import SearchService
+
+        assert self.worker is not None
+        pipeline = self.worker.directory.service(SearchService).dense.pipeline
+        return list(getattr(pipeline.stats, "query_waits", [])) if pipeline is not None else []
+
+    async def background(self, count: int) -> None:
+        """Queue `count` new ad-hoc documents for background embedding (as rewritten skills are)."""
+        from iii_directory.search.service import SearchService
+
+        assert self.worker is not None
+        pipeline = self.worker.directory.service(SearchService).dense.pipeline
+        assert pipeline is not None
+        serial = next(_SERIALS)
+        pipeline.warm([f"Skill page {serial}-{i}: how to {PHRASINGS[i % len(PHRASINGS)]} step by step"
+                       for i in range(count)])
+        await anyio.sleep(0.02)  # the call arrives while that work is under way
+
+
+@pytest.fixture(scope="module")
+def hybrid_rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[BlockingPortal, HybridRig]]:
+    pytest.importorskip("onnxruntime")
+    saved = os.environ.get("III_DIRECTORY_CACHE_DIR")
+    os.environ["III_DIRECTORY_CACHE_DIR"] = str(tmp_path_factory.mktemp("vectors"))
+    try:
+        with start_blocking_portal() as portal:
+            rig = HybridRig()
+            future, _ = portal.start_task(rig.serve)
+            try:
+                yield portal, rig
+            finally:
+                portal.call(rig.stop)
+                future.result(timeout=30)
+    finally:
+        if saved is None:
+            os.environ.pop("III_DIRECTORY_CACHE_DIR", None)
+        else:
+            os.environ["III_DIRECTORY_CACHE_DIR"] = saved
+
+
+_SERIALS = itertools.count(1)
+
+
+def fresh(count: int) -> list[str]:
+    """`count` capability texts no call has used: the phrasings with a new order number."""
+    serial = next(_SERIALS)
+    return [f"{c} for order {serial * 100 + i}" for i, c in enumerate(PHRASINGS[:count])]
+
+
+def _waits_note(rig: HybridRig, before: int) -> None:
+    waits = sorted(rig.query_waits()[before:])
+    if waits:
+        print(f"\n  encoder query-batch wait: p50 {waits[len(waits) // 2] * 1e3:.2f} ms, "
+              f"max {waits[-1] * 1e3:.2f} ms over {len(waits)} batches")
+
+
+@pytest.mark.parametrize("count", [1, 18])
+def test_search_first_call(benchmark: Any, hybrid_rig: tuple[BlockingPortal, HybridRig], count: int) -> None:
+    portal, rig = hybrid_rig
+    before = len(rig.query_waits())
+
+    def new_texts() -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return (rig.search, fresh(count)), {}
+
+    benchmark.group = f"wire-search-{count}-caps"
+    result = benchmark.pedantic(portal.call, setup=new_texts, rounds=40, warmup_rounds=1)
+    assert result["search_mode"] == "hybrid"
+    _waits_note(rig, before)
+
+
+@pytest.mark.parametrize("count", [1, 18])
+def test_search_first_call_during_background_embedding(
+        benchmark: Any, hybrid_rig: tuple[BlockingPortal, HybridRig], count: int) -> None:
+    """First calls while 32 new skill documents are being embedded in the background."""
+    portal, rig = hybrid_rig
+    before = len(rig.query_waits())
+
+    def busy_encoder() -> tuple[tuple[Any, ...], dict[str, Any]]:
+        portal.call(rig.background, 32)
+        return (rig.search, fresh(count)), {}
+
+    benchmark.group = f"wire-search-{count}-caps"
+    result = benchmark.pedantic(portal.call, setup=busy_encoder, rounds=30, warmup_rounds=1)
+    assert result["search_mode"] == "hybrid"
+    _waits_note(rig, before)
+
+
+@pytest.mark.parametrize("count", [1, 18])
+def test_search_repeated_call(benchmark: Any, hybrid_rig: tuple[BlockingPortal, HybridRig], count: int) -> None:
+    portal, rig = hybrid_rig
+    capabilities = PHRASINGS[:count]
+    portal.call(rig.search, capabilities)
+    benchmark.group = f"wire-search-{count}-caps"
+    result = benchmark(portal.call, rig.search, capabilities)
+    assert result["search_mode"] == "hybrid"

@@ -32,7 +32,9 @@ the table: calls/s, search p50 / p99, other functions' p99, errors and RSS per p
 Printed: calls, throughput, p50 / p99 / max per function, errors (must be 0) and the worker's
 RSS after boot, after warm-up (`--rss-warm-at`, default 10 % of the run, at least 1 s) and at the
 end; the run fails (exit 1) on any error or when RSS grows by more than the stated bound after
-warm-up (`--rss-bound-mib`, default 64 MiB).
+warm-up (`--rss-bound-mib`, default 64 MiB). It also reports how many search answers were hybrid
+and when the first one came (a cold hybrid worker answers lexical until its catalog index is
+published).
 
 `SoakSession` is also the engine of the short load test and the reconnect fault test
 (`tests/reliability/`), which import this file by path.
@@ -172,6 +174,15 @@ class SoakReport:
     """Worker CPU (user + system) over the measured window."""
     origin: float = 0.0
     """When the measured window began (monotonic): `tail` times are seconds after it."""
+    search_modes: dict[str, int] = field(default_factory=dict)
+    """`search_mode` of every search answer of the run (warm-up included) → count."""
+    first_hybrid_s: float | None = None
+    """Seconds after the callers started when the first hybrid answer arrived."""
+
+    @property
+    def hybrid_share(self) -> float | None:
+        answers = sum(self.search_modes.values())
+        return self.search_modes.get("hybrid", 0) / answers if answers else None
 
     def tail(self, name: str, share: float = 0.01) -> list[tuple[float, float]]:
         """The slowest `share` of `name`'s calls (at least one) as (seconds after the start of
@@ -245,6 +256,12 @@ class SoakReport:
                          f"({self.cpu_seconds / self.seconds:.2f} cores), "
                          f"{self.cpu_ms_per_call:.2f} ms per call")
         lines.append(f"errors: {len(self.errors)}" + ("" if not self.errors else f" — first: {self.errors[0]}"))
+        if self.search_modes:
+            share = self.hybrid_share or 0.0
+            first = "none" if self.first_hybrid_s is None else f"{self.first_hybrid_s:.1f} s"
+            lines.append(f"search answers: {self.search_modes.get('hybrid', 0)} hybrid of "
+                         f"{sum(self.search_modes.values())} ({share:.0%}); first hybrid answer "
+                         f"{first} after the callers started")
         if self.phases:
             lines.append("cold-start phases (seconds after the callers started):")
             lines.append(f"  {'phase':<12} {'calls/s':>8} {'search p50':>11} {'search p99':>11} "
@@ -280,7 +297,8 @@ class SoakReport:
                 "throughput": self.calls / self.seconds, "functions": rows, "errors": self.errors[:20],
                 "rss_boot": self.rss_boot, "rss_warm": self.rss_warm, "rss_end": self.rss_end,
                 "rss_bound": self.rss_bound, "drops": self.drops, "ok": self.ok, "phases": phases,
-                "cpu_seconds": self.cpu_seconds}
+                "cpu_seconds": self.cpu_seconds, "search_modes": self.search_modes,
+                "hybrid_share": self.hybrid_share, "first_hybrid_s": self.first_hybrid_s}
 
 
 # ---------------------------------------------------------------------------------- project
@@ -487,6 +505,9 @@ class SoakSession:
         self.worker: SubprocessWorker | InProcessWorker | None = None
         self.functions: dict[str, FunctionStats] = {}
         self.drops = 0
+        self.search_modes: dict[str, int] = {}
+        self.first_hybrid: float | None = None
+        """When the first hybrid search answer arrived (monotonic)."""
         self._stack: AsyncExitStack | None = None
         self._measuring = False
 
@@ -579,6 +600,11 @@ class SoakSession:
             result, error, _ = await self.call(kind, data, retry_dropped=retry_dropped, deadline=deadline)
             if error is None and not isinstance(result, dict):
                 self._fail(kind, f"answer is not an object: {result!r:.80}")
+            elif error is None:
+                mode = str(result.get("search_mode"))
+                self.search_modes[mode] = self.search_modes.get(mode, 0) + 1
+                if mode == "hybrid" and self.first_hybrid is None:
+                    self.first_hybrid = time.monotonic()
         elif kind == "directory::skills::get":
             skill_id = self.rng.choice(self.skill_ids)
             result, error, _ = await self.call(kind, {"id": skill_id}, retry_dropped=retry_dropped, deadline=deadline)
@@ -700,7 +726,8 @@ class SoakSession:
                           rss_warm=rss_warm, rss_end=rss_end, rss_bound=self.rss_bound,
                           in_process=self.in_process, drops=self.drops, mode=self.mode,
                           phases=self._phases(measured_from, boundaries), cpu_seconds=cpu,
-                          origin=measured_from)
+                          origin=measured_from, search_modes=dict(self.search_modes),
+                          first_hybrid_s=None if self.first_hybrid is None else self.first_hybrid - start)
 
     def _phases(self, origin: float, boundaries: list[tuple[float, int | None]]) -> list[Phase]:
         phases = []

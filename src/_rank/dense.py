@@ -101,8 +101,9 @@ class Encoder:
 
     `Encoder()` loads the packaged int8 model and the vendored tokenizer, both SHA-256
     checked. `Encoder(model_dir)` loads `model_dir/model.onnx` and `model_dir/tokenizer.json`
-    instead (same input/output contract; not checksummed). One ONNX session is shared behind a
-    lock, so an Encoder may be used from several threads.
+    instead (same input/output contract; not checksummed). Several threads may encode at once:
+    onnxruntime's `InferenceSession.run` is thread-safe and the tokenizer is only read, so one
+    session serves them without a lock (a short text need not wait for a long batch).
 
     Memory is bounded by default (measured on a busy 2-core host, see docs/operations.md, "Under load"):
 
@@ -179,7 +180,6 @@ class Encoder:
         self.batch_size = batch_size
         self.max_length = max_length
         self.max_batch_tokens = max_batch_tokens
-        self._lock = threading.Lock()
 
         self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self._tokenizer.enable_truncation(max_length=max_length)
@@ -292,8 +292,7 @@ class Encoder:
         feeds = {"input_ids": ids, "attention_mask": mask}
         if self._feeds_token_types:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        with self._lock:
-            (hidden,) = self._session.run([self._output], feeds)
+        (hidden,) = self._session.run([self._output], feeds)
         if hidden.ndim != 3 or hidden.shape[:2] != ids.shape or hidden.shape[2] != self.dimension:
             raise ValueError(f"the model returned shape {hidden.shape} for input {ids.shape}")
         return normalize(mean_pool(hidden, mask), self.dimension, what="embeddings")

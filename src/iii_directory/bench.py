@@ -12,7 +12,9 @@ cases file is `{"version": 1, "cases": [...]}` with `id`, `split`, `kind` (`matc
 `no_match`), `capabilities`, `qrels` (`function_id`, `grade`, `covers`), `forbidden_prefixes`
 and `forbidden_ids`. `--json` writes the run file `validate.py --score` reads (case id → ordered
 function ids; with several modes the mode name goes before the extension); `--metrics-json`
-writes the metrics per mode and split with the keys `recall_at_1` … `latency_p95_ms`.
+writes the metrics per mode and split with the keys `recall_at_1` … `latency_p95_ms`, and the
+latency of first calls (no capability text seen before in the run) apart from repeated ones
+(`latency_first_call`, `latency_repeated_call`; `--repeat 2` or more gives the latter).
 """
 
 from __future__ import annotations
@@ -143,6 +145,26 @@ def latency_metrics(samples: Sequence[tuple[int, float]]) -> dict[str, Any]:
     return metrics
 
 
+def first_and_repeated(samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """`latency_metrics` of first calls (no capability text of the call seen before in the run,
+    so no per-text cache holds it) and of repeated calls, apart: an agent's new wording pays
+    the encoder, a repeated one is served from the query cache, and a mixed figure hides
+    either."""
+    out: dict[str, Any] = {}
+    for key, first in (("latency_first_call", True), ("latency_repeated_call", False)):
+        chosen = [(s["capabilities"], s["latency_ms"]) for s in samples if s["first"] is first]
+        metrics = latency_metrics(chosen)
+        out[key] = {"samples": len(chosen), "p50_ms": metrics["latency_p50_ms"],
+                    "p95_ms": metrics["latency_p95_ms"],
+                    "by_capabilities": metrics["latency_by_capabilities"]}
+    return out
+
+
+def text_key(capability: str) -> str:
+    """A capability as the query caches key it: whitespace collapsed, lower-cased."""
+    return " ".join(capability.split()).lower()
+
+
 # -- running ------------------------------------------------------------------------------------
 
 
@@ -184,20 +206,25 @@ async def run_mode(mode: str, catalog: list[dict[str, Any]], cases: Sequence[Map
         service = directory.service(SearchService)
         service.static.enabled = mode == "static" or None
         await service.ensure_ready(directory.context(), views=True)
-        for warm in ("send a message", "list files in a folder", "create a calendar event"):
+        warmed = ("send a message", "list files in a folder", "create a calendar event")
+        for warm in warmed:
             await directory.invoke("directory::search_functions", {"capabilities": [warm]})
+        seen = {text_key(t) for t in warmed}
         run: dict[str, list[str]] = {}
         samples: list[dict[str, Any]] = []
         reported: set[str] = set()
         for _ in range(repeat):
             for case in cases:
+                keys = {text_key(c) for c in case["capabilities"]}
                 response = await directory.invoke(
                     "directory::search_functions", {"capabilities": list(case["capabilities"])})
                 run.setdefault(case["id"], response_ids(response))
                 reported.add(response["search_mode"] + ("+static" if mode == "static" else ""))
                 samples.append({"case": case["id"], "split": case["split"],
                                 "capabilities": len(case["capabilities"]),
-                                "latency_ms": response["latency_ms"]})
+                                "latency_ms": response["latency_ms"],
+                                "first": not keys & seen})
+                seen |= keys
         await service.stop()
     return run, samples, "/".join(sorted(reported))
 
@@ -218,6 +245,16 @@ def report(mode: str, reported: str, split: str, metrics: Mapping[str, Any]) -> 
     for count, row in metrics.get("latency_by_capabilities", {}).items():
         lines.append(f"  latency {count:>2} capabilities  p50 {fmt(row['p50_ms'])} ms  "
                      f"p95 {fmt(row['p95_ms'])} ms  ({row['samples']} calls)")
+    for key, label in (("latency_first_call", "first calls (texts not seen before)"),
+                       ("latency_repeated_call", "repeated calls")):
+        row = metrics.get(key)
+        if row is None:
+            continue
+        lines.append(f"  {label}: p50 {fmt(row['p50_ms'])} ms  p95 {fmt(row['p95_ms'])} ms  "
+                     f"({row['samples']} calls)")
+        for count, by in row["by_capabilities"].items():
+            lines.append(f"    {count:>2} capabilities  p50 {fmt(by['p50_ms'])} ms  "
+                         f"p95 {fmt(by['p95_ms'])} ms  ({by['samples']} calls)")
     return "\n".join(lines)
 
 
@@ -282,8 +319,9 @@ def main(argv: list[str] | None = None) -> int:
         for split in splits:
             split_cases = [c for c in selected if c["split"] == split]
             metrics = score_cases(split_cases, run, internal)
-            metrics.update(latency_metrics([(s["capabilities"], s["latency_ms"])
-                                            for s in samples if s["split"] == split]))
+            in_split = [s for s in samples if s["split"] == split]
+            metrics.update(latency_metrics([(s["capabilities"], s["latency_ms"]) for s in in_split]))
+            metrics.update(first_and_repeated(in_split))
             all_metrics[mode][split] = metrics
             print(report(mode, reported, split, metrics))
         print(f"  ({len(samples)} calls in {elapsed:.1f} s, catalog {len(catalog)} records)\n")

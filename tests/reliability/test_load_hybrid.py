@@ -28,4 +28,6 @@ async def test_short_hybrid_soak_from_a_cold_start_answers_every_call(tmp_path: 
     others = [v for name, s in report.functions.items() if name != "directory::search_functions"
               for v in s.latencies]
     assert len(searches) >= 5 and len(others) >= 10  # searches and file work both kept answering
+    assert sum(report.search_modes.values()) == len(searches)  # every answer's mode is counted
+    assert "search answers:" in report.table()
     assert not list((tmp_path / "skills").rglob("*.tmp"))

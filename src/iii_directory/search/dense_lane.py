@@ -6,6 +6,8 @@ ad-hoc embeddings (search.md §5.2, §5.3).
   search serves lexical results.
 * Every catalog activation requests an index for its fingerprint; documents are embedded only
   when their text is not in the vector cache; only the latest requested fingerprint publishes.
+  The first index of a worker is embedded without background pauses (`FIRST_INDEX_SHARE`):
+  until it is published every answer is lexical, whatever the traffic.
   A lone call that finds the index about to be published (a warm start, or few cache misses)
   waits for it up to `WARM_INDEX_WAIT_S` (`wait_warm_index`); any other call serves lexical.
 * Query ranking: the top 64 documents by cosine, sorted by cosine descending then id ascending.
@@ -39,7 +41,8 @@ import anyio
 import _rank
 
 from . import preload_slot
-from .encoding import DOCUMENT, INDEX, QUERY, EncoderPipeline, encoder_thread
+from .encoding import (DOCUMENT, FIRST_INDEX_SHARE, INDEX, INDEX_BUSY_SHARE, QUERY, EncoderPipeline,
+                       encoder_thread)
 from .lanes import DENSE_K, Ranking
 from .vector_cache import VectorCache, default_cache_dir
 
@@ -227,6 +230,8 @@ class DenseLane:
         self.cache = cache if cache is not None else VectorCache(key, DIMENSION, self._cache_root())
         self.pipeline = EncoderPipeline(encoder, self.cache, dimension=DIMENSION, clock=self.clock,
                                         executor=thread, busy=self.busy)
+        if self.index is None:  # a cold worker: its first index gets the background thread
+            self.pipeline.index_busy_share = FIRST_INDEX_SHARE
         self.state = "ready"
         self._loaded.set()
 
@@ -345,6 +350,8 @@ class DenseLane:
                 return False
             self.index = built
             self.failed_index = None
+            if self.pipeline is not None:
+                self.pipeline.index_busy_share = INDEX_BUSY_SHARE
             self._wake()
             log.info("dense index ready: %d documents (%d embedded)", len(ids),
                      self.encoded_documents)

@@ -9,27 +9,41 @@ contracts, capabilities — goes through `EncoderPipeline.embed`. The rules:
 * **Single flight.** A text already queued or being encoded is awaited, not queued again: the
   pending table is keyed by the SHA-256 of the text, so each distinct text is encoded at most
   once while it is in flight, and — being cached afterwards — once per process lifetime.
-* **One owner, micro-batches.** One runner task drains the queue: it takes the most urgent class
-  (capabilities, then catalog documents, then ad-hoc documents), sorts it by token length and packs a batch of at most
-  `max_batch` texts whose padded size `count × longest` stays within `max_tokens`. Texts that
-  arrive while a batch is encoding join the next one, so concurrent callers share batches.
+* **One owner, micro-batches, two lanes.** A capability a caller waits on never queues behind
+  background work: capabilities go through the *query lane*, everything else (catalog documents,
+  then ad-hoc documents) through the *background lane*, each drained by its own runner task on
+  its own thread, so a fresh capability is encoded while a background batch is still running
+  (onnxruntime's `run` is thread-safe; the session is shared), and no background batch starts
+  while a capability batch runs, which then has a core to itself on a 2-core host. A runner takes the most urgent
+  class of its lane, sorts it by token length and packs a batch of at most `max_batch` texts
+  whose padded size `count × longest` stays within `max_tokens`. Texts that arrive while a batch
+  is encoding join the next one, so concurrent callers share batches. While no other call is in
+  flight and no background work is queued (`sharing`), a call's capabilities (from `SPLIT_AT`
+  texts on) are split in halves across both threads: a second core at no one's expense. Capabilities warmed for
+  later (`warm(kind=QUERY)`: nobody waits on them) are background work, behind the catalog.
 * **Deadlines and departures really stop work.** A job carries the latest deadline of its
   waiters (None = no deadline) and how many waiters remain. Before each batch the runner drops
   jobs whose deadline has passed (by the injected `clock`) and non-`keep` jobs whose every waiter
   went away (cancelled); their waiters get `EncodingDropped`. A batch already handed to the
   encoder runs to its end (onnxruntime cannot be interrupted), so batches are kept small.
-* **Its own thread.** Encoding runs on the pipeline's one dedicated thread, entered through the
-  pipeline's own `anyio.CapacityLimiter` (one token), never on anyio's default thread pool that
-  file-backed handlers (skills, agents) use; those never queue behind the encoder. One thread
-  also keeps onnxruntime's buffers in one malloc arena: batches hopping across pool threads left
-  freed buffers in every thread's arena (hybrid soak RSS 220 → 296 MiB in 30 s).
+* **Its own threads.** Background encoding runs on the pipeline's dedicated thread, entered
+  through the pipeline's own `anyio.CapacityLimiter` (one token); capabilities on a second
+  dedicated thread; never on anyio's default thread pool that file-backed handlers (skills,
+  agents) use, so those never queue behind the encoder. Fixed threads also keep onnxruntime's
+  buffers in two malloc arenas: batches hopping across pool threads left freed buffers in every
+  thread's arena (hybrid soak RSS 220 → 296 MiB in 30 s).
 * Background work yields the CPU. After an ad-hoc document batch (skills, triggers, registry
   warm-up) the runner pauses so that it uses at most `BACKGROUND_SHARE` of a core, or
   `BUSY_SHARE` while other calls are in flight (`busy()`, injected: the worker counts its
   invocations); after a catalog-document batch it pauses to `INDEX_BUSY_SHARE` while busy and not
-  at all otherwise. A more urgent text arriving ends the pause. On a 2-core host the encoder is
-  the one thread that competes with the event loop for CPU: in a hybrid soak it re-embedded every
-  rewritten skill at half a core while 50 callers waited on the loop.
+  at all otherwise. A batch holding a text some caller waits on (a lone call's skill or trigger
+  documents) goes first in its class and is not followed by a pause: the share bounds work
+  nobody waits for. A more urgent background text arriving ends the pause at once (it wakes the
+  runner; nothing polls). On a 2-core host the encoder is the one thread that competes with the
+  event loop for CPU: in a hybrid soak it re-embedded every rewritten skill at half a core while
+  50 callers waited on the loop. The catalog index is the most urgent background class, so
+  traffic cannot starve it: it always gets at least `INDEX_BUSY_SHARE` of a core, and all the
+  background thread can give before the first index is published (`FIRST_INDEX_SHARE`).
 * `keep` jobs (documents warmed in the background) are never dropped for lack of waiters: a
   document embedded once is cached on disk and useful to every later call.
 """
@@ -38,10 +52,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -70,15 +85,34 @@ while it runs: the event loop serving every other call needs the rest on a 2-cor
 BUSY_SHARE = 0.1
 """The ad-hoc documents' share while other calls are in flight."""
 INDEX_BUSY_SHARE = 0.2
-"""The catalog documents' share while other calls are in flight (unbounded otherwise: the
-first hybrid answer waits on them). Cold hybrid soaks (50 callers, 40 s, two alternated pairs):
-0.2 / 0.1 against 0.5 / 0.2 left other functions' p99 in the first 10 s at 369 / 526 ms against
-414 / 661 ms; the dense index comes later under that load, and calls answer lexical until it
-does."""
-RELEASE_BUSY_TOKENS = 4096
-"""Padded tokens after which the runner releases freed memory even while it stays busy."""
+"""The catalog documents' share while other calls are in flight once an index is published (a
+catalog refresh re-embeds changed functions while the old index keeps answering hybrid);
+unbounded when idle. See docs/record/performance.md "Cold start to hybrid"."""
+FIRST_INDEX_SHARE = 1.0
+"""The catalog documents' share while busy before the worker's first index is published: until
+then every answer is lexical, so the index is the one piece of work that improves every call,
+and it runs on the background thread without pauses (the event loop keeps the other core)."""
+RELEASE_BUSY_TOKENS = 1024
+"""Padded tokens after which the background runner releases freed memory even while it stays
+busy: the word-embedding rows read since the last release stay resident until then (up to a
+page per distinct token), and a release costs the next run a few milliseconds of page faults.
+See docs/record/performance.md "Hybrid worker memory"."""
 QUERY_LRU = 4096
 """Capability vectors kept in memory (`query_key` → vector)."""
+QUERY_LANE = 0
+"""The lane of capabilities a caller waits on (its own runner and thread)."""
+BACKGROUND_LANE = 1
+"""The lane of catalog and ad-hoc documents and of warmed capabilities."""
+SPLIT_AT = 8
+"""Capabilities of a lone call that are split across both threads only from this many texts
+on: two one-text runs in parallel cost more than one two-text batch."""
+PAUSE_POLL_S = 0.05
+"""Longest single wait of a pause before the wall clock is read again (a wake ends it sooner)."""
+
+
+def lane_of(kind: int) -> int:
+    """Capabilities go through the query lane, every other class through the background lane."""
+    return QUERY_LANE if kind == QUERY else BACKGROUND_LANE
 
 
 class EncodingDropped(Exception):
@@ -117,6 +151,8 @@ class Job:
     kind: int
     tokens: int
     future: asyncio.Future[Any]
+    queued: float = 0.0
+    """Wall time the job was queued (`EncoderPipeline.wall`)."""
     waiters: int = 0
     deadline: float | None = None
     keep: bool = False
@@ -126,8 +162,11 @@ class Job:
     """Some waiter is a capability: keep the vector in the query LRU."""
     unbounded: bool = False
     """Some waiter has no deadline."""
+    running: bool = False
+    """The job is in a batch a runner handed to the encoder."""
 
-    def join(self, deadline: float | None, keep: bool, persist: bool, kind: int) -> None:
+    def join(self, deadline: float | None, keep: bool, persist: bool, query: bool,
+             kind: int) -> None:
         self.waiters += 1
         if deadline is None:
             self.unbounded = True
@@ -135,7 +174,7 @@ class Job:
             self.deadline = deadline
         self.keep = self.keep or keep
         self.persist = self.persist or persist
-        self.query = self.query or kind == QUERY
+        self.query = self.query or query
         self.kind = min(self.kind, kind)
 
     def expired(self, now: float) -> bool:
@@ -155,6 +194,12 @@ class PipelineStats:
     coalesced: int = 0
     """Requests that joined a text already in flight (single flight)."""
     largest_batch_tokens: int = 0
+    query_waits: list[float] = field(default_factory=list)
+    """Per query-lane batch, wall seconds from its first text's arrival to the batch's start
+    (the last `QUERY_WAITS` batches): what a fresh capability waited for the encoder."""
+
+
+QUERY_WAITS = 256
 
 
 class EncoderPipeline:
@@ -162,8 +207,9 @@ class EncoderPipeline:
 
     `embed(texts, kind=…, deadline=…, keep=…)` → (len(texts), dim) float32 array in input order,
     raising `EncodingDropped` when a text was dropped. `clock` is the deadline clock (injected
-    in tests); `limiter` the capacity limiter held while the encoder thread works (one token);
-    `executor` the single-thread executor the encoder was built on (one is made otherwise).
+    in tests); `limiter` the capacity limiter held while the background thread works (one
+    token); `executor` the single-thread executor the encoder was built on (the background
+    lane's; one is made otherwise); the query lane makes its own thread when first used.
     """
 
     def __init__(self, encoder: Any, cache: VectorCache | None, *, dimension: int = 384,
@@ -184,14 +230,25 @@ class EncoderPipeline:
         self.queries = queries if queries is not None else LruVectors(QUERY_LRU)
         self.lowercase = bool(getattr(encoder, "lowercase", False))
         self.background_share = background_share
+        self.index_busy_share = INDEX_BUSY_SHARE
+        """The catalog documents' share while busy (`DenseLane` sets `FIRST_INDEX_SHARE` until
+        the worker's first index is published)."""
         self.busy = busy if busy is not None else (lambda: False)
         self.wall: Callable[[], float] = time.perf_counter
         """The clock background pauses are measured by (tests replace it)."""
         self.stats = PipelineStats()
         self._pending: dict[bytes, Job] = {}
         self._unreleased_tokens = 0
+        self._counting = threading.Lock()  # stats and token counts are updated by both threads
         self._executor: ThreadPoolExecutor | None = executor
-        self._runner: asyncio.Task[None] | None = None
+        self._query_executor: ThreadPoolExecutor | None = None
+        self._runners: dict[int, asyncio.Task[None]] = {}
+        self._wake: asyncio.Event | None = None
+        self._query_idle = asyncio.Event()
+        self._query_idle.set()
+        """Clear while a query-lane batch is in the encoder (background batches wait for it)."""
+        self._pausing: int | None = None
+        """The class whose pause is running (a more urgent background text wakes it)."""
         self._closed = False
 
     # -- callers -----------------------------------------------------------------------------
@@ -230,35 +287,48 @@ class EncoderPipeline:
         return np.vstack(found).astype(np.float32, copy=False)
 
     def submit(self, texts: Sequence[str], *, kind: int = DOCUMENT, deadline: float | None = None,
-               keep: bool = False) -> list[Job]:
-        """Queue `texts` (joining jobs already in flight) and wake the runner; the caller is one
-        more waiter of every returned job and must `_leave` them (`embed` does)."""
+               keep: bool = False, query: bool | None = None) -> list[Job]:
+        """Queue `texts` (joining jobs already in flight) and wake the runner of their lane; the
+        caller is one more waiter of every returned job and must `_leave` them (`embed` does).
+        `query` (default: `kind == QUERY`) files the vectors in the query LRU instead of the
+        document cache."""
         if self._closed:
             raise EncodingDropped("the encoder pipeline is closed")
+        is_query = kind == QUERY if query is None else query
         loop = asyncio.get_running_loop()
+        now = self.wall()
         jobs = []
         for text in texts:
             digest = text_digest(text)
             job = self._pending.get(digest)
             if job is None:
-                job = Job(text, digest, kind, self._tokens(text), loop.create_future())
+                job = Job(text, digest, kind, self._tokens(text), loop.create_future(), now)
                 job.future.add_done_callback(_consume)
                 self._pending[digest] = job
             else:
                 self.stats.coalesced += 1
-            job.join(deadline, keep, persist=kind != QUERY, kind=kind)
+                if kind < job.kind and not job.running:
+                    job.queued = now  # it changes lane or class: it waits from now on
+            job.join(deadline, keep, persist=not is_query, query=is_query, kind=kind)
             jobs.append(job)
-        self._start()
+        self._start(lane_of(kind))
+        if kind == QUERY and self.sharing():
+            self._start(BACKGROUND_LANE)  # a lone call's capabilities take both threads
+        if (self._wake is not None and self._pausing is not None and kind < self._pausing
+                and lane_of(kind) == BACKGROUND_LANE):
+            self._wake.set()
         return jobs
 
     def warm(self, texts: Sequence[str], kind: int = DOCUMENT) -> None:
-        """Queue texts for background embedding (kept until encoded, nobody waits)."""
+        """Queue texts for background embedding (kept until encoded, nobody waits). Warmed
+        capabilities are background work of the lowest class: no caller waits on them, and the
+        catalog index every hybrid answer needs goes first."""
         if kind == QUERY:
             texts = [self.query_text(t) for t in texts]
         found = self.cached(texts, kind)
         missing = list(dict.fromkeys(t for t, v in zip(texts, found) if v is None))
         if missing:
-            self._leave(self.submit(missing, kind=kind, keep=True))
+            self._leave(self.submit(missing, kind=DOCUMENT, keep=True, query=kind == QUERY))
 
     def pending(self) -> int:
         return len(self._pending)
@@ -282,59 +352,105 @@ class EncoderPipeline:
 
     # -- the runner --------------------------------------------------------------------------
 
-    def _start(self) -> None:
-        if self._runner is None or self._runner.done():
-            self._runner = asyncio.get_running_loop().create_task(self._run())
+    def _start(self, lane: int) -> None:
+        runner = self._runners.get(lane)
+        if runner is None or runner.done():
+            self._runners[lane] = asyncio.get_running_loop().create_task(self._run(lane))
+
+    def _idle(self, lane: int) -> bool:
+        runner = self._runners.get(lane)
+        return runner is None or runner.done() or runner is asyncio.current_task()
 
     async def close(self) -> None:
-        """Stop the runner; every waiting caller gets `EncodingDropped`."""
+        """Stop the runners; every waiting caller gets `EncodingDropped`."""
         self._closed = True
-        runner, self._runner = self._runner, None
-        if runner is not None:
+        runners, self._runners = list(self._runners.values()), {}
+        for runner in runners:
             runner.cancel()
-            await asyncio.gather(runner, return_exceptions=True)
+        await asyncio.gather(*runners, return_exceptions=True)
         for job in list(self._pending.values()):
             self._finish(job, error=EncodingDropped("the encoder pipeline closed"))
-        if self._executor is not None:
-            self._executor.shutdown(wait=False)
-            self._executor = None
+        for executor in (self._executor, self._query_executor):
+            if executor is not None:
+                executor.shutdown(wait=False)
+        self._executor = self._query_executor = None
 
-    async def _run(self) -> None:
+    async def _run(self, lane: int) -> None:
+        """Drain one lane; once both lanes are idle, release the encoder's freed memory."""
         while True:
-            while self._pending:
+            while self._has_work(lane):
                 # let callers scheduled in the same loop iteration add texts to this batch
                 await asyncio.sleep(0)
-                batch = self.take_batch()
+                helping = lane == BACKGROUND_LANE and self.sharing()
+                if lane == BACKGROUND_LANE and not helping:
+                    await self._query_idle.wait()  # a capability batch has the core to itself
+                if helping:
+                    batch = self.take_batch(QUERY_LANE)
+                else:
+                    batch = self.take_batch(lane, split=lane == QUERY_LANE and self.sharing())
                 if batch:
-                    started = time.perf_counter()
-                    await self._encode_batch(batch)
+                    started = self.wall()
+                    await self._encode_batch(batch, lane)
                     share = self.share_of(batch[0].kind)
-                    if share < 1.0:
-                        await self._yield_cpu(time.perf_counter() - started, share, batch[0].kind)
+                    if share < 1.0 and not any(job.waiters > 0 for job in batch):
+                        await self._yield_cpu(self.wall() - started, share, batch[0].kind)
             release = getattr(self.encoder, "release_memory", None)
-            if release is None or self._unreleased_tokens < RELEASE_AFTER_TOKENS:
+            if (release is None or self._unreleased_tokens < RELEASE_AFTER_TOKENS
+                    or not self._idle(1 - lane)):
                 return
             self._unreleased_tokens = 0
             await self.in_thread(release)
             if not self._pending:
                 return
 
+    def _has_work(self, lane: int) -> bool:
+        """Texts the runner of `lane` may take: its own, and capabilities while `sharing`."""
+        waiting = [job for job in self._pending.values() if not job.running]
+        if any(lane_of(job.kind) == lane for job in waiting):
+            return True
+        return (lane == BACKGROUND_LANE and any(job.kind == QUERY for job in waiting)
+                and self.sharing())
+
+    def sharing(self) -> bool:
+        """Whether capabilities may use the background thread too: no other call is in flight
+        and no background text is queued, being encoded or paused after. A lone call's
+        capabilities are then split across both threads (a second core at no one's expense)."""
+        return (not self.busy() and self._pausing is None
+                and not any(lane_of(job.kind) == BACKGROUND_LANE for job in self._pending.values()))
+
     async def in_thread(self, function: Callable[..., Any], *args: Any) -> Any:
-        """Run `function(*args)` on the encoder thread, holding the pipeline's limiter."""
+        """Run `function(*args)` on the background thread, holding the pipeline's limiter."""
         if self._executor is None:
             self._executor = encoder_thread()
         async with self.limiter:
             return await asyncio.wrap_future(self._executor.submit(function, *args))
 
-    async def _encode_batch(self, batch: list[Job]) -> None:
+    async def in_query_thread(self, function: Callable[..., Any], *args: Any) -> Any:
+        """Run `function(*args)` on the query lane's thread."""
+        if self._query_executor is None:
+            self._query_executor = ThreadPoolExecutor(max_workers=1,
+                                                      thread_name_prefix="encoder-query")
+        return await asyncio.wrap_future(self._query_executor.submit(function, *args))
+
+    async def _encode_batch(self, batch: list[Job], lane: int = BACKGROUND_LANE) -> None:
         texts = [job.text for job in batch]
+        if batch[0].kind == QUERY:
+            waits = self.stats.query_waits
+            waits.append(max(0.0, self.wall() - min(job.queued for job in batch)))
+            del waits[:-QUERY_WAITS]
+        run = self.in_query_thread if lane == QUERY_LANE else self.in_thread
+        if lane == QUERY_LANE:
+            self._query_idle.clear()
         try:
-            vectors = await self.in_thread(self._encode, texts, batch)
+            vectors = await run(self._encode, texts, batch, lane)
         except Exception as exc:  # noqa: BLE001 - every waiter of the batch learns it
             log.warning("encoder batch of %d texts failed: %s", len(batch), exc)
             for job in batch:
                 self._finish(job, error=exc)
             return
+        finally:
+            if lane == QUERY_LANE:
+                self._query_idle.set()
         for job, vector in zip(batch, vectors):
             if job.query:
                 self.queries.put(job.text, vector)
@@ -345,61 +461,86 @@ class EncoderPipeline:
         if kind == DOCUMENT:
             return min(self.background_share, BUSY_SHARE) if self.busy() else self.background_share
         if kind == INDEX and self.busy():
-            return INDEX_BUSY_SHARE
+            return self.index_busy_share
         return 1.0
 
     async def _yield_cpu(self, spent: float, share: float, kind: int) -> None:
-        """After a batch of `kind` that took `spent` seconds, leave the CPU to the event loop for
-        long enough that the batches use at most `share` of one core: the pause is
-        `spent × (1 − share) / share`. A job more urgent than `kind` arriving ends it."""
+        """After a background batch of `kind` that took `spent` seconds, leave the CPU to the
+        event loop for long enough that the batches use at most `share` of one core: the pause
+        is `spent × (1 − share) / share`. A job more urgent than `kind` arriving ends it at once
+        (`submit` sets the wake event)."""
         deadline = self.wall() + pause_after(spent, share)
-        while (now := self.wall()) < deadline:
-            if any(job.kind < kind for job in self._pending.values()):
-                return
-            await asyncio.sleep(min(0.05, deadline - now))
+        self._wake, self._pausing = asyncio.Event(), kind
+        try:
+            while (now := self.wall()) < deadline:
+                if any(job.kind < kind and lane_of(job.kind) == BACKGROUND_LANE
+                       and not job.running for job in self._pending.values()):
+                    return
+                self._wake.clear()
+                try:
+                    await asyncio.wait_for(self._wake.wait(), min(PAUSE_POLL_S, deadline - now))
+                except asyncio.TimeoutError:
+                    continue
+                return  # woken: a more urgent background text arrived
+        finally:
+            self._wake, self._pausing = None, None
 
-    def take_batch(self) -> list[Job]:
-        """Drop expired and abandoned jobs, then the next batch: the most urgent class present,
-        sorted by (tokens, text), as many as fit `max_batch` and `max_tokens` (at least one)."""
+    def take_batch(self, lane: int = BACKGROUND_LANE, *, split: bool = False) -> list[Job]:
+        """Drop expired and abandoned jobs, then the next batch of `lane`: the most urgent class
+        of the lane present, texts some caller waits on first, then by (tokens, text), as many
+        as fit `max_batch` and `max_tokens` (at least one); with `split` and at least
+        `SPLIT_AT` texts, at most half of them (rounded up), leaving the rest to the other
+        thread. The batch's jobs are marked
+        running."""
         now = self.clock()
         live: list[Job] = []
         for job in list(self._pending.values()):
-            if job.future.done():
+            if job.future.done() or job.running:
                 continue
             if job.expired(now) or job.abandoned():
                 self.stats.dropped += 1
                 reason = "deadline passed" if job.expired(now) else "every caller went away"
                 self._finish(job, error=EncodingDropped(f"not encoded: {reason}"))
                 continue
-            live.append(job)
+            if lane_of(job.kind) == lane:
+                live.append(job)
         if not live:
             return []
         urgent = min(job.kind for job in live)
-        ordered = sorted((j for j in live if j.kind == urgent), key=lambda j: (j.tokens, j.text))
+        ordered = sorted((j for j in live if j.kind == urgent),
+                         key=lambda j: (j.waiters <= 0, j.tokens, j.text))
+        if split and len(ordered) >= SPLIT_AT:
+            ordered = ordered[:(len(ordered) + 1) // 2]
         batch: list[Job] = []
         for job in ordered:
             longest = max(job.tokens, batch[-1].tokens if batch else 0)
             if batch and (len(batch) >= self.max_batch or (len(batch) + 1) * longest > self.max_tokens):
                 break
             batch.append(job)
+        for job in batch:
+            job.running = True
         return batch
 
-    def _encode(self, texts: list[str], batch: list[Job]) -> Any:
+    def _encode(self, texts: list[str], batch: list[Job], lane: int = BACKGROUND_LANE) -> Any:
         """Encoder thread: one batch, validated; document vectors stored in the cache here so
-        the disk append stays off the event loop."""
+        the disk append stays off the event loop. A busy release runs on the background
+        thread only: a caller waiting on a capability never waits for it."""
         import numpy as np
 
         vectors = np.asarray(self.encoder.encode(list(texts)), dtype=np.float32)
         if vectors.shape != (len(texts), self.dimension) or not np.all(np.isfinite(vectors)):
             raise ValueError("the encoder returned malformed vectors")
-        self.stats.encoded += len(texts)
-        self.stats.batches += 1
         padded = len(texts) * max(j.tokens for j in batch)
-        self.stats.largest_batch_tokens = max(self.stats.largest_batch_tokens, padded)
-        self._unreleased_tokens += padded
+        with self._counting:
+            self.stats.encoded += len(texts)
+            self.stats.batches += 1
+            self.stats.largest_batch_tokens = max(self.stats.largest_batch_tokens, padded)
+            self._unreleased_tokens += padded
+            due = lane == BACKGROUND_LANE and self._unreleased_tokens >= RELEASE_BUSY_TOKENS
+            if due:
+                self._unreleased_tokens = 0
         release = getattr(self.encoder, "release_memory", None)
-        if release is not None and self._unreleased_tokens >= RELEASE_BUSY_TOKENS:
-            self._unreleased_tokens = 0
+        if release is not None and due:
             release()  # a busy runner never goes idle: release every few thousand tokens
         stored = [(job.text, row) for job, row in zip(batch, vectors) if job.persist]
         if stored and self.cache is not None:

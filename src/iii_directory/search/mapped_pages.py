@@ -73,32 +73,42 @@ def clean_mappings(path: Path, smaps: str = "/proc/self/smaps",
     try:
         target = os.path.realpath(path)
         with open(smaps, encoding="utf-8", errors="replace") as handle:
-            lines = handle.read().splitlines()
+            text = handle.read()
     except OSError:
         return []
     found: list[tuple[int, int]] = []
-    current: tuple[int, int, str] | None = None  # start, end, permissions of a mapping of path
-
-    def close() -> None:
-        if current is not None and "w" not in current[2]:
-            found.append((current[0], current[1]))
-
-    for line in lines:
-        fields = line.split(maxsplit=5)
-        if fields and "-" in fields[0] and len(fields) >= 5 and ":" in fields[3]:
-            close()
-            current = None
-            if len(fields) == 6 and fields[5] == target:
-                start, _, end = fields[0].partition("-")
-                current = (int(start, 16), int(end, 16), fields[1])
-        elif current is not None and fields and fields[0] == "Anonymous:":
-            if current[2].endswith("p") and int(fields[1]) == 0:
-                current = (current[0], current[1], current[2].replace("w", "-"))
-    close()
+    # only the blocks of `path` are parsed: the whole file is thousands of lines for a worker
+    # with onnxruntime loaded, and this runs on the encoder thread holding the GIL
+    needle = f" {target}\n"
+    at = text.find(needle)
+    while at >= 0:
+        header_start = text.rfind("\n", 0, at) + 1
+        fields = text[header_start:at + len(needle) - 1].split(maxsplit=5)
+        block_end = text.find("\nVmFlags:", at)
+        block = text[at:block_end if block_end >= 0 else len(text)]
+        if len(fields) == 6 and fields[5] == target and "-" in fields[0] and ":" in fields[3]:
+            begin, _, finish = fields[0].partition("-")
+            permissions = fields[1]
+            anonymous = _field_kb(block, "Anonymous:")
+            if permissions.endswith("p") and anonymous == 0:
+                permissions = permissions.replace("w", "-")
+            if "w" not in permissions:
+                found.append((int(begin, 16), int(finish, 16)))
+        at = text.find(needle, at + len(needle))
     if not found:
         return found
     listed = listed_mappings(path, maps)
     return [span for span in found if span in listed]
+
+
+def _field_kb(block: str, name: str) -> int | None:
+    """The kB value of the `name` line of one smaps block (None when it has none)."""
+    at = block.find(f"\n{name}")
+    if at < 0:
+        return None
+    line_end = block.find("\n", at + 1)
+    fields = block[at + 1:line_end if line_end >= 0 else len(block)].split()
+    return int(fields[1]) if len(fields) >= 2 and fields[1].isdigit() else None
 
 
 def release_file_pages(path: Path) -> int:

@@ -140,6 +140,20 @@ def test_batches_keep_input_order(encoder: dense.Encoder) -> None:
     assert np.allclose((batched[:5] * single).sum(axis=1), 1.0, atol=1e-4)
 
 
+def test_two_threads_encode_at_once_with_the_vectors_of_one(encoder: dense.Encoder) -> None:
+    """One session serves two threads at once (the worker's query and background lanes)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    long = [f"catalog document {i}: " + "describe the function in words " * 6 for i in range(32)]
+    short = [f"send message number {i}" for i in range(32)]
+    expected = (encoder.encode(long), encoder.encode(short))
+    with ThreadPoolExecutor(2) as pool:
+        for _ in range(3):
+            both = (pool.submit(encoder.encode, long), pool.submit(encoder.encode, short))
+            for future, want in zip(both, expected):
+                np.testing.assert_allclose(future.result(), want, atol=1e-5)
+
+
 @pytest.mark.parametrize("bad", ["a string", None, [1], ["ok", b"bytes"]])
 def test_encode_rejects_non_text(encoder: dense.Encoder, bad: object) -> None:
     with pytest.raises(TypeError):

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from iii_directory.bench import latency_metrics, main, nearest_rank, score_cases, top_ids
+from iii_directory.bench import (first_and_repeated, latency_metrics, main, nearest_rank, score_cases,
+                                  text_key, top_ids)
 
 CASES: list[dict[str, Any]] = [
     {"id": "m1", "split": "dev", "kind": "match", "capabilities": ["a"],
@@ -64,6 +65,18 @@ def test_nearest_rank_percentiles_and_latency() -> None:
     assert m["latency_by_capabilities"]["6"] == {"samples": 1, "p50_ms": 10.0, "p95_ms": 10.0}
 
 
+def test_first_calls_are_reported_apart_from_repeated_ones() -> None:
+    samples = [{"capabilities": 1, "latency_ms": 30.0, "first": True},
+               {"capabilities": 1, "latency_ms": 40.0, "first": True},
+               {"capabilities": 1, "latency_ms": 5.0, "first": False}]
+    split = first_and_repeated(samples)
+    assert split["latency_first_call"]["samples"] == 2 and split["latency_first_call"]["p95_ms"] == 40.0
+    assert split["latency_repeated_call"] == {"samples": 1, "p50_ms": 5.0, "p95_ms": 5.0,
+                                              "by_capabilities": {"1": {"samples": 1, "p50_ms": 5.0,
+                                                                        "p95_ms": 5.0}}}
+    assert text_key("  Send an\tEMAIL ") == "send an email"
+
+
 def test_bench_runs_the_handler_and_writes_run_and_metrics(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     catalog = [
         {"function_id": "mail::send", "description": "Send an email message.", "request_schema": {"type": "object", "properties": {"to": {}}}, "metadata": {}},
@@ -91,8 +104,11 @@ def test_bench_runs_the_handler_and_writes_run_and_metrics(tmp_path: Path, capsy
                 "worker_recall_at_12", "multi_coverage_at_12", "forbidden_contamination",
                 "false_positive_rate", "latency_p50_ms", "latency_p95_ms"):
         assert key in written["dev"]
+    assert written["dev"]["latency_first_call"]["samples"] == 1
+    assert written["dev"]["latency_repeated_call"]["samples"] == 0
     out = capsys.readouterr().out
     assert "mode=lexical" in out and "split=dev" in out and "split=test" in out
+    assert "first calls (texts not seen before)" in out
     assert main(["--eval-dir", str(tmp_path), "--mode", "lexical", "--label", "heldout",
                  "--metrics-json", str(metrics)]) == 0
     relabelled = json.loads(metrics.read_text())["lexical"]

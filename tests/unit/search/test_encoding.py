@@ -25,16 +25,22 @@ from iii_directory.search.vector_cache import VectorCache
 
 class GatedEncoder(FakeEncoder):
     """A FakeEncoder whose every `encode` waits for `gate` (set by the test) and records its
-    batches; `entered` is set when a batch is inside the encoder."""
+    batches; `entered` is set when a batch is inside the encoder. Batches made only of
+    `ungated` texts pass at once (and set `passed`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, ungated: tuple[str, ...] = ()) -> None:
         super().__init__()
         self.gate = threading.Event()
         self.entered = threading.Event()
+        self.passed = threading.Event()
+        self.ungated = set(ungated)
         self.batches: list[list[str]] = []
 
     def encode(self, texts: list[str]) -> np.ndarray:
         self.batches.append(list(texts))
+        if set(texts) <= self.ungated:
+            self.passed.set()
+            return super().encode(texts)
         self.entered.set()
         if not self.gate.wait(timeout=60):
             raise RuntimeError("the test never opened the gate")
@@ -100,25 +106,88 @@ async def test_texts_of_concurrent_callers_are_batched_by_length_within_bounds()
     assert all(len(b) * max(pipeline._tokens(t) for t in b) <= 24 for b in rest)
 
 
-async def test_queries_go_first_then_the_catalog_then_ad_hoc_documents() -> None:
+async def test_the_catalog_goes_before_ad_hoc_documents_and_warmed_capabilities() -> None:
     encoder = GatedEncoder()
     pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None))
     async with anyio.create_task_group() as group:
         group.start_soon(pipeline.embed, ["blocker"])
         await wait_for_thread_event(encoder.entered)
         group.start_soon(pipeline.embed, ["a skill document"])
+        pipeline.warm(["an unseen capability"], kind=QUERY)  # nobody waits on it
         group.start_soon(lambda: pipeline.embed(["mail::send Send an email."], kind=INDEX))
-        group.start_soon(lambda: pipeline.embed(["send an email"], kind=QUERY))
         await anyio.wait_all_tasks_blocked()
         encoder.gate.set()
-    assert encoder.batches[1:] == [["send an email"], ["mail::send Send an email."],
-                                   ["a skill document"]]
+    assert encoder.batches[1:] == [["mail::send Send an email."],
+                                   ["a skill document", "an unseen capability"]]
+    assert pipeline.queries.get("an unseen capability") is not None  # filed as a capability
+    assert pipeline.cached(["an unseen capability"], DOCUMENT) == [None]
+
+
+async def test_a_capability_is_encoded_while_a_background_batch_holds_the_encoder() -> None:
+    """A fresh capability never queues behind background work (issue 32): with a catalog batch
+    inside the encoder and more queued, the capability is encoded and answered before the
+    background batch is let go."""
+    encoder = GatedEncoder(ungated=("send an email",))
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None))
+    pipeline.wall = lambda: 5.0  # time stands still: a wait would be a scheduling wait
+    async with anyio.create_task_group() as group:
+        group.start_soon(lambda: pipeline.embed(["catalog document"], kind=INDEX))
+        await wait_for_thread_event(encoder.entered)
+        pipeline.warm(["a skill document"])
+        vectors = await pipeline.embed(["send an email"], kind=QUERY)
+        assert vectors.shape == (1, 384) and not encoder.gate.is_set()
+        assert pipeline.stats.query_waits and pipeline.stats.query_waits[-1] == 0.0
+        encoder.gate.set()
+    assert encoder.batches[:2] == [["catalog document"], ["send an email"]]
+
+
+async def test_a_lone_calls_capabilities_are_split_across_both_threads() -> None:
+    class Recording(FakeEncoder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.threads: list[tuple[str, int]] = []
+
+        def encode(self, texts: list[str]) -> np.ndarray:
+            self.threads.append((threading.current_thread().name, len(texts)))
+            return super().encode(texts)
+
+    encoder = Recording()
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None))
+    texts = [f"capability number {i}" for i in range(18)]
+    vectors = await pipeline.embed(texts, kind=QUERY)
+    np.testing.assert_allclose(vectors, FakeEncoder().encode(texts), atol=1e-6)
+    assert sorted(size for _, size in encoder.threads) == [9, 9]
+    assert {name.split("_")[0] for name, _ in encoder.threads} == {"encoder", "encoder-query"}
+    few = Recording()
+    await EncoderPipeline(few, VectorCache("t", 384, None)).embed(texts[:2], kind=QUERY)
+    assert [size for _, size in few.threads] == [2]  # below SPLIT_AT: one batch
+    busy = EncoderPipeline(Recording(), VectorCache("t", 384, None), busy=lambda: True)
+    await busy.embed(texts, kind=QUERY)  # other calls in flight: the query thread alone
+    assert [size for _, size in busy.encoder.threads] == [16, 2]
+    await pipeline.close()
+    await busy.close()
+
+
+async def test_no_background_batch_starts_while_a_capability_batch_runs() -> None:
+    encoder = GatedEncoder(ungated=("a skill document",))
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None))
+    async with anyio.create_task_group() as group:
+        group.start_soon(lambda: pipeline.embed(["send an email"], kind=QUERY))
+        await wait_for_thread_event(encoder.entered)
+        pipeline.warm(["a skill document"])
+        await anyio.wait_all_tasks_blocked()
+        assert encoder.batches == [["send an email"]]  # the document waits for the capability
+        encoder.gate.set()
+    while pipeline.pending():
+        await anyio.sleep(0)
+    assert encoder.batches == [["send an email"], ["a skill document"]]
 
 
 async def test_work_whose_deadline_passed_is_dropped_before_encoding() -> None:
     encoder = GatedEncoder()
     clock = Clock()
-    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None), clock=clock)
+    # busy: other calls in flight, so the capabilities queue for the query thread alone
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None), clock=clock, busy=lambda: True)
     outcome: dict[str, Any] = {}
 
     async def late() -> None:
@@ -131,7 +200,7 @@ async def test_work_whose_deadline_passed_is_dropped_before_encoding() -> None:
         outcome["timely"] = await pipeline.embed(["in time"], kind=QUERY, deadline=clock.now + 60.0)
 
     async with anyio.create_task_group() as group:
-        group.start_soon(pipeline.embed, ["blocker"])
+        group.start_soon(lambda: pipeline.embed(["blocker"], kind=QUERY))
         await wait_for_thread_event(encoder.entered)
         group.start_soon(late)
         group.start_soon(timely)
@@ -146,9 +215,9 @@ async def test_work_whose_deadline_passed_is_dropped_before_encoding() -> None:
 
 async def test_work_of_a_caller_that_went_away_is_dropped() -> None:
     encoder = GatedEncoder()
-    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None))
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None), busy=lambda: True)
     async with anyio.create_task_group() as group:
-        group.start_soon(pipeline.embed, ["blocker"])
+        group.start_soon(lambda: pipeline.embed(["blocker"], kind=QUERY))
         await wait_for_thread_event(encoder.entered)
         gone = anyio.CancelScope()
         group.start_soon(_in_scope, gone, ["abandoned"], pipeline)
@@ -331,13 +400,164 @@ async def test_a_more_urgent_text_ends_a_background_pause_at_once() -> None:
     async with anyio.create_task_group() as group:
         group.start_soon(pipeline.embed, ["blocker"])
         await wait_for_thread_event(encoder.entered)
-        group.start_soon(lambda: pipeline.embed(["send an email"], kind=QUERY))
+        group.start_soon(lambda: pipeline.embed(["mail::send Send an email."], kind=INDEX))
         await anyio.wait_all_tasks_blocked()
         before = len(reads)
-        await pipeline._yield_cpu(10.0, 0.01, INDEX)  # a 990 s pause, ended by the query
+        await pipeline._yield_cpu(10.0, 0.01, DOCUMENT)  # a 990 s pause, ended by the catalog
         during = len(reads) - before
         encoder.gate.set()
     assert during == 2  # the deadline, then one look at the queue: no sleep in between
+
+
+async def test_documents_a_caller_waits_on_go_first_and_take_no_pause() -> None:
+    wall = Clock()
+
+    class Costly(FakeEncoder):
+        def encode(self, texts: list[str]) -> np.ndarray:
+            wall.now += 1.0
+            return super().encode(texts)
+
+    encoder = Costly()
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None), max_batch=1)
+    pipeline.wall = wall
+    pipeline.warm(["a warmed document"])
+    vectors = await pipeline.embed(["a waited document"])  # a lone call's skill documents
+    assert vectors.shape == (1, 384) and encoder.texts[0] == "a waited document"
+    while pipeline._pausing is None:  # the warmed one is encoded next, then the share's pause
+        await anyio.sleep(0)
+    assert encoder.texts == ["a waited document", "a warmed document"]
+    await pipeline.close()
+
+
+async def test_a_catalog_text_arriving_during_a_pause_wakes_the_runner(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pause after an ad-hoc batch is not polled: a catalog text queued while it runs ends
+    it (the wall clock stands still and the poll interval is an hour)."""
+    from iii_directory.search import encoding
+
+    monkeypatch.setattr(encoding, "PAUSE_POLL_S", 3600.0)
+    wall = Clock()
+
+    class Costly(FakeEncoder):
+        def encode(self, texts: list[str]) -> np.ndarray:
+            wall.now += 1.0  # each batch costs one second of the injected wall clock
+            return super().encode(texts)
+
+    pipeline = EncoderPipeline(Costly(), VectorCache("t", 384, None))
+    pipeline.wall = wall
+    pipeline.warm(["a skill document"])  # nobody waits: the runner then pauses for a second
+    with anyio.fail_after(30):  # a hang guard, not a timing: only the wake can end the pause
+        while pipeline._pausing is None:
+            await anyio.sleep(0)
+        paused_at = wall.now
+        vectors = await pipeline.embed(["mail::send Send an email."], kind=INDEX)
+    assert vectors.shape == (1, 384) and wall.now == paused_at + 1.0  # its own batch only
+    await pipeline.close()
+
+
+async def test_catalog_embedding_progresses_at_its_share_while_calls_are_in_flight(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold worker under steady traffic (issue 33): every round of traffic warms a new
+    capability and a rewritten skill while calls are in flight, yet the catalog's documents are
+    embedded first, at `INDEX_BUSY_SHARE` of the injected wall clock. The clock moves only by
+    the encoder's cost (10 ms a text) and while the runner pauses."""
+    from iii_directory.search import encoding
+
+    monkeypatch.setattr(encoding, "PAUSE_POLL_S", 0.0)
+    wall = Clock()
+
+    class Costly(FakeEncoder):
+        def encode(self, texts: list[str]) -> np.ndarray:
+            wall.now += 0.01 * len(texts)
+            return super().encode(texts)
+
+    encoder = Costly()
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None), max_batch=4,
+                               busy=lambda: True)
+
+    def ticking() -> float:
+        if pipeline._pausing is not None:
+            wall.now += 0.001  # time passes while the runner rests
+        return wall.now
+
+    pipeline.wall = ticking
+    catalog = [f"tool{i}::run Run tool number {i}." for i in range(32)]
+    started = wall.now
+    finished: list[float] = []
+
+    async def index() -> None:
+        await pipeline.embed(catalog, kind=INDEX, keep=True)
+        finished.append(wall.now)
+
+    async def traffic() -> None:
+        serial = 0
+        while not finished:
+            serial += 1
+            pipeline.warm([f"an unseen capability {serial}"], kind=QUERY)
+            pipeline.warm([f"a rewritten skill {serial}"])
+            await anyio.sleep(0)
+
+    with anyio.fail_after(30):  # a hang guard: starved, the index would never finish
+        async with anyio.create_task_group() as group:
+            group.start_soon(traffic)
+            await index()
+    cost = 0.01 * len(catalog)
+    assert finished[0] - started <= cost / INDEX_BUSY_SHARE + 0.1
+    assert encoder.texts[:len(catalog)] == sorted(catalog, key=lambda t: (pipeline._tokens(t), t))
+    await pipeline.close()
+
+
+async def test_a_cold_workers_first_index_takes_no_busy_pause_and_later_ones_do() -> None:
+    from iii_directory.search.dense_lane import DenseLane
+    from iii_directory.search.encoding import FIRST_INDEX_SHARE
+
+    lane = DenseLane(persist=False, index_factory=ExactIndex, busy=lambda: True)
+    lane.install(FakeEncoder())
+    assert lane.pipeline is not None
+    assert lane.pipeline.share_of(INDEX) == FIRST_INDEX_SHARE == 1.0  # every answer is lexical
+    assert await lane.rebuild("fp1", ["mail::send"], ["mail::send Send an email."])
+    assert lane.pipeline.share_of(INDEX) == INDEX_BUSY_SHARE  # a refresh while hybrid answers
+    await lane.close()
+
+
+async def test_freed_memory_is_released_once_both_lanes_are_idle() -> None:
+    class Releasing(FakeEncoder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.releases = 0
+
+        def release_memory(self) -> None:
+            self.releases += 1
+
+    encoder = Releasing()
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None))
+    long = ["word " * 100 + str(i) for i in range(5)]  # 127 tokens each by the estimate
+    pipeline.warm(["a skill document"])
+    await pipeline.embed(long, kind=QUERY)  # 635 padded tokens: past RELEASE_AFTER_TOKENS
+    with anyio.fail_after(30):  # a hang guard
+        while not all(runner.done() for runner in pipeline._runners.values()):
+            await anyio.sleep(0)
+    assert encoder.releases == 1 and pipeline._unreleased_tokens == 0
+
+
+async def test_a_capability_never_waits_for_a_memory_release() -> None:
+    class Releasing(FakeEncoder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.released_on: list[str] = []
+
+        def release_memory(self) -> None:
+            self.released_on.append(threading.current_thread().name)
+
+    encoder = Releasing()
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None), busy=lambda: True)
+    for round_ in range(4):  # 4 × 4 × 127 padded tokens: past RELEASE_BUSY_TOKENS
+        await pipeline.embed(["word " * 100 + f"{round_} {i}" for i in range(4)], kind=QUERY)
+    with anyio.fail_after(30):  # a hang guard
+        while not all(runner.done() for runner in pipeline._runners.values()):
+            await anyio.sleep(0)
+    assert encoder.released_on and not any(n.startswith("encoder-query") for n in encoder.released_on)
+    await pipeline.close()
 
 
 async def test_the_service_counts_calls_in_flight_as_busy(tmp_path: Path) -> None:
