@@ -40,7 +40,8 @@ def test_search_function_schema_keeps_the_tuned_prompt() -> None:
 def test_on_functions_change_is_internal_and_bound() -> None:
     refresh = spec("directory::on-functions-change")
     assert refresh.metadata == {"internal": True, "trace_hidden": True}
-    assert refresh.request_schema()["properties"]["event"]["anyOf"] == [{"type": "string"}, {"type": "null"}]
+    assert refresh.request_schema()["properties"]["event"]["anyOf"] == [{"maxLength": 256, "type": "string"},
+                                                                         {"type": "null"}]
     (binding,) = SURFACE.bindings
     assert (binding.trigger_type, binding.function_id) == ("engine::functions-available",
                                                           "directory::on-functions-change")
