@@ -88,7 +88,7 @@ def run_observed(catalog: list[dict[str, Any]], cases: list[dict[str, Any]],
     async def recorded(self: Any, call: Any, queries: list[Any]) -> Any:
         out = await original(self, call, queries)
         if batches is not None:
-            lanes, tier, tails, learned = out
+            lanes, tier, tails, learned = out[:4]
             batches[tuple(q.text for q in queries)] = {
                 "lanes": [list(lane) for lane in lanes], "tails": [list(t) for t in tails],
                 "learned": list(learned), "tier": tier}

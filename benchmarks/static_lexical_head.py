@@ -49,7 +49,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from iii_directory import bench  # noqa: E402
-from iii_directory.search import answerability, service, static_lane  # noqa: E402
+from iii_directory.search import answerability, confidence, service, static_lane  # noqa: E402
 from iii_directory.search.corpus import namespace_of  # noqa: E402
 from iii_directory.search.fusion import Request  # noqa: E402
 from iii_directory.search.lanes import action_agreement  # noqa: E402
@@ -57,7 +57,7 @@ from iii_directory.search.static_evidence import VOUCH_HEAD  # noqa: E402
 from iii_directory.search.static_lane import StaticLane  # noqa: E402
 from iii_directory.search.vocabulary import request_actions  # noqa: E402
 
-from static_rules import variant_main  # noqa: E402
+from static_rules import variant_main, yes_no  # noqa: E402
 from static_variants import all_sets  # noqa: E402
 from static_vs_lexical import Seen, fp_cause, run  # noqa: E402
 
@@ -138,7 +138,7 @@ def assure(head: int = 0, window: int = 12, undrop: bool = False, strong: float 
 def answer(strong: float) -> None:
     """Patch the service's decision: a lane the static decision refuses is kept when the
     lexical verdict is yes with content evidence ≥ `strong`."""
-    original = service.answerable_lanes
+    original = confidence.answerable_lanes
 
     def answerable_lanes(queries: Sequence[Any], documents: Any, lanes_: Sequence[Ranking],
                          *args: Any, **kwargs: Any) -> list[Ranking]:
@@ -149,7 +149,7 @@ def answer(strong: float) -> None:
             kept.append(before if before and not after and yes and content >= strong else after)
         return kept
 
-    service.answerable_lanes = answerable_lanes  # type: ignore[assignment]
+    service.graded_lanes = yes_no(answerable_lanes)  # type: ignore[assignment]
 
 
 def head_corroborates(share: int, depth: int) -> None:

@@ -47,13 +47,21 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from iii_directory.search import answerability, lanes, service, static_evidence, static_lane  # noqa: E402
+from iii_directory.search import (answerability, confidence, lanes, service,  # noqa: E402
+                                  static_evidence, static_lane)
 from iii_directory.search.static_lane import StaticLane  # noqa: E402
 
 from static_failures import ROOT  # noqa: E402
 from static_variants import all_sets, pipeline_row  # noqa: E402
 
 Ranking = list[tuple[str, float]]
+
+
+def yes_no(decide: Callable[..., list[Ranking]]) -> Callable[..., list[tuple[Ranking, Any]]]:
+    """A yes/no lane decision as the service's graded one (`confidence.graded_lanes`): a kept
+    lane is `high`, an emptied one has no confidence (these variants predate `low`)."""
+    return lambda *args, **kwargs: [(lane, confidence.HIGH if lane else None)
+                                    for lane in decide(*args, **kwargs)]
 
 
 def decision(rule: Callable[[bool, bool], bool]) -> None:
@@ -64,8 +72,8 @@ def decision(rule: Callable[[bool, bool], bool]) -> None:
                          dense: Any, describe: Any, lexical: Any = None, screened: Any = None,
                          admitted: Any = None) -> list[Ranking]:
         if dense is not None:
-            return answerability.answerable_lanes(queries, documents, lanes_, dense, describe,
-                                                  lexical, screened, admitted)
+            return confidence.answerable_lanes(queries, documents, lanes_, dense, describe,
+                                               lexical, screened, admitted)
         out = []
         for position, (query, lane) in enumerate(zip(queries, lanes_)):
             if lane:
@@ -85,7 +93,7 @@ def decision(rule: Callable[[bool, bool], bool]) -> None:
             out.append(lane)
         return out
 
-    service.answerable_lanes = answerable_lanes  # type: ignore[assignment]
+    service.graded_lanes = yes_no(answerable_lanes)  # type: ignore[assignment]
 
 
 def undropped(fuse_static: Callable[[Ranking, Ranking], Ranking], lexical: Ranking,

@@ -26,9 +26,11 @@ import anyio
 
 from ..errors import DirectoryError
 from ..timeslice import TimeSlice
-from .answerability import Screening, answerable_lanes, informative_terms, screen
+from .answerability import Screening, informative_terms, screen
 from .call import SearchCall, best_tier
 from .catalog import CatalogFetchError, fetch_corpus
+from .confidence import (HIGH, LOW, Confidence, graded_lanes, high_first, id_confidence,
+                         merged_levels)
 from .corpus import Corpus
 from .dense_lane import DenseLane, DenseUnavailable
 from .fusion import Request, learned_lane
@@ -74,6 +76,8 @@ class BatchResult:
     selection: list[str] = field(default_factory=list)
     tier: str | None = None
     installables: list[dict[str, Any]] = field(default_factory=list)
+    levels: dict[str, Confidence] = field(default_factory=dict)  # confidence.id_confidence
+    low_only: list[str] = field(default_factory=list)  # capabilities graded `low`
 
 
 class SearchService:
@@ -358,10 +362,13 @@ class SearchService:
         result = BatchResult()
 
         async def installed() -> None:
-            lanes, tier, tails, learned = await self._installed_lanes(call, queries)
+            lanes, tier, tails, learned, levels = await self._installed_lanes(call, queries)
             result.selection = select_batch(lanes, judged=tier == "judge", tails=tails,
                                             learned=learned)
             result.tier = tier
+            result.levels = id_confidence(lanes, tails, levels)
+            result.low_only = [q.text for q, lane, level in zip(queries, lanes, levels)
+                               if lane and level == LOW]
 
         async def registry() -> None:
             result.installables = await search_registry(call, queries)
@@ -386,14 +393,16 @@ class SearchService:
 
     async def _installed_lanes(self, call: SearchCall,
                                queries: list[Query]
-                               ) -> tuple[list[Ranking], str, list[Ranking], list[bool]]:
+                               ) -> tuple[list[Ranking], str, list[Ranking], list[bool],
+                                          list[Confidence | None]]:
         """The installed-catalog lanes of one batch, the tier that produced them, their recall
-        tails and which lanes are learned. In hybrid, a lane that admits its dense ranking (or
+        tails, which lanes are learned and each lane's confidence (`confidence.grade`; a judged
+        lane and an exact id are `high`: the judge keeps or drops what it was shown). In hybrid, a lane that admits its dense ranking (or
         has no lexical ranking) is the learned fusion (`fusion.learned_lane`), or what a
         configured reranker made of it; any other lane is its lexical ranking. Lanes that are not
-        learned are re-sorted by action agreement. Then one answerability decision per capability
-        (`answerability.answerable_lanes`; in hybrid it also reads admission and corroboration)
-        empties the refused lanes; an answered lane's tail fills the budget it leaves: the dense
+        learned are re-sorted by action agreement. Then one graded decision per capability
+        (`confidence.graded_lanes`; in hybrid it also reads admission and corroboration)
+        empties the certainly unservable lanes; a graded lane's tail fills the budget it leaves: the dense
         tail (`lanes.answered_tail`) of a learned lane, the learned order (`lanes.ranking_tail`)
         of a lexical lane with a dense ranking, the informative BM25 hits (`lanes.bm25_tail`) of
         a lexical-mode lane; the static lane's tails when it serves."""
@@ -403,7 +412,7 @@ class SearchService:
         if call.judge_active and not self.judge.paused():
             judged = await self._judge_lanes(call, queries, dense)
             if judged is not None:
-                return judged, "judge", [], []
+                return judged, "judge", [], [], [HIGH] * len(judged)
         await tick.pause()
         pairs: list[tuple[Ranking, int]] = []
         for query in queries:
@@ -414,14 +423,16 @@ class SearchService:
         if dense is None:
             lexical, static_tails = await self.static.fuse_lanes(call, queries, pairs)
             lanes = [self._agree(call, q, lane) for q, lane in zip(queries, lexical)]
-            lanes = await self._answerable(call, queries, lanes, None, None, tick)
+            lanes, levels = await self._answerable(call, queries, lanes, None, None, tick)
             if static_tails:
                 tails = [tail if lane else [] for tail, lane in zip(static_tails, lanes)]
             else:
                 tails = [bm25_tail(lane, documents, informative_terms(q.text, q.terms))
                          if e is None else []
                          for q, lane, e in zip(queries, lanes, exact)]
-            return [e if e is not None else lane for e, lane in zip(exact, lanes)], "lexical", tails, []
+            levels = [HIGH if e is not None else level for e, level in zip(exact, levels)]
+            return ([e if e is not None else lane for e, lane in zip(exact, lanes)], "lexical",
+                    tails, [], levels)
         lanes: list[Ranking] = []
         learned: list[bool] = []
         fills: list[Ranking | None] = []
@@ -444,32 +455,37 @@ class SearchService:
             lanes = ranked
         lanes = [lane if was_learned else self._agree(call, query, lane)
                  for query, lane, was_learned in zip(queries, lanes, learned)]
-        lanes = await self._answerable(call, queries, lanes, dense, pairs, tick, admitted)
+        lanes, levels = await self._answerable(call, queries, lanes, dense, pairs, tick, admitted)
         tails = [[] if d is None or e is not None
                  else answered_tail(lane, d) if fill is None else ranking_tail(lane, fill)
                  for lane, d, e, fill in zip(lanes, dense, exact, fills)]
         learned = [was_learned and e is None for was_learned, e in zip(learned, exact)]
         lanes = [e if e is not None else lane for e, lane in zip(exact, lanes)]
-        return lanes, "hybrid", tails, learned
+        levels = [HIGH if e is not None else level for e, level in zip(exact, levels)]
+        return lanes, "hybrid", tails, learned, levels
 
     async def _answerable(self, call: SearchCall, queries: list[Query], lanes: list[Ranking],
                           dense: list[Ranking | None] | None,
                           pairs: list[tuple[Ranking, int]] | None,
                           tick: TimeSlice,
-                          admitted: list[bool | None] | None = None) -> list[Ranking]:
-        """`answerability.answerable_lanes`, one capability at a time (each decision is the
+                          admitted: list[bool | None] | None = None
+                          ) -> tuple[list[Ranking], list[Confidence | None]]:
+        """`confidence.graded_lanes`, one capability at a time (each decision is the
         capability's own), giving the loop way between them as `tick` says; the call's
         screenings and the lanes' admissions (hybrid) are handed over, not computed again."""
         documents, describe = call.corpus.documents, self._describe(call)
         out: list[Ranking] = []
+        levels: list[Confidence | None] = []
         for position, (query, lane) in enumerate(zip(queries, lanes)):
             screened: Screening | None = call.screened.get(query.text)
-            out += answerable_lanes([query], documents, [lane],
-                                    None if dense is None else [dense[position]], describe,
-                                    None if pairs is None else [pairs[position]], [screened],
-                                    None if admitted is None else [admitted[position]])
+            ((graded, level),) = graded_lanes(
+                [query], documents, [lane], None if dense is None else [dense[position]],
+                describe, None if pairs is None else [pairs[position]], [screened],
+                None if admitted is None else [admitted[position]])
+            out.append(graded)
+            levels.append(level)
             await tick.pause()
-        return out
+        return out, levels
 
     @staticmethod
     def _describe(call: SearchCall) -> Callable[[str], str]:
@@ -540,9 +556,10 @@ class SearchService:
                  dropped: list[str], started: float) -> dict[str, Any]:
         corpus = call.corpus
         session = call.ctx.session_id
-        selected = concatenate([r.selection for r in results])
+        levels = merged_levels([r.levels for r in results])
+        selected = high_first(concatenate([r.selection for r in results]), levels)
         split = self.memory.split(session, corpus.fingerprint, selected)
-        workers = group_by_namespace(split.new, corpus.descriptions)
+        workers = group_by_namespace(split.new, corpus.descriptions, levels)
         installables = merge_installables([r.installables for r in results])
         skills = side.get("skills", SideResult(None))
         triggers = side.get("triggers", SideResult(None))
@@ -565,6 +582,7 @@ class SearchService:
             has_skills=bool(skills.rows),
             has_triggers=bool(triggers.rows),
             dropped=dropped,
+            low_only=[text for r in results for text in r.low_only] if workers else [],
         ))
         mode = best_tier([r.tier for r in results])
         if skills.judged or triggers.judged:

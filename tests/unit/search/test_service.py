@@ -79,7 +79,8 @@ async def test_lexical_search_groups_by_worker(directory: Directory) -> None:
     assert isinstance(response["latency_ms"], float) and response["latency_ms"] >= 0
     assert response["workers"][0]["namespace"] == "mail"
     assert response["workers"][0]["functions"][0] == {
-        "function_id": "mail::send", "description": "Send an email message to recipients."}
+        "function_id": "mail::send", "description": "Send an email message to recipients.",
+        "confidence": "high"}
     assert "installable" not in response and "skills" not in response and "triggers" not in response
     assert response["guidance"].startswith(g.MAIN_GUIDANCE)
 
