@@ -297,6 +297,27 @@ def run_path(base: str, mode: str, several: bool) -> Path:
     return path.with_name(f"{path.stem}.{mode}{path.suffix}") if several else path
 
 
+def joined_multi(cases: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each multi case as one capability holding all its needs (`--join-multi`): its
+    capabilities joined as "a, b and c", with `needs` — per original capability, the functions
+    graded ≥ 2 that cover it. A check of several needs in one capability on sets written with
+    one need per capability; the other cases are left out."""
+    out = []
+    for case in cases:
+        capabilities = list(case["capabilities"])
+        if case["kind"] != "multi" or len(capabilities) < 2:
+            continue
+        needs = [[q["function_id"] for q in case["qrels"]
+                  if q["grade"] >= 2 and index in q.get("covers", [])]
+                 for index in range(len(capabilities))]
+        if not all(needs):
+            continue
+        text = ", ".join(capabilities[:-1]) + " and " + capabilities[-1]
+        out.append({**case, "id": f"{case['id']}-joined", "capabilities": [text],
+                    "qrels": [{**q, "covers": [0]} for q in case["qrels"]], "needs": needs})
+    return out
+
+
 def load_inputs(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     catalog_path = args.catalog or (Path(args.eval_dir) / "catalog.json" if args.eval_dir else None)
     cases_path = args.cases or (Path(args.eval_dir) / "cases.json" if args.eval_dir else None)
@@ -325,6 +346,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", dest="run_json", help="write the run file(s) for validate.py")
     parser.add_argument("--metrics-json", help="write the metrics per mode and split")
     parser.add_argument("--label", help="report every case under this split name")
+    parser.add_argument("--join-multi", action="store_true",
+                        help="only the multi cases, each joined into one capability with `needs`")
     parser.add_argument("--heldout", action="store_true",
                         help="the independent catalog and cases in benchmarks/data (heldout_*.json),"
                              " reported as split `heldout`")
@@ -336,6 +359,8 @@ def main(argv: list[str] | None = None) -> int:
         args.label = args.label or HELDOUT_SPLIT
 
     catalog, cases = load_inputs(args)
+    if args.join_multi:
+        cases = joined_multi(cases)
     if args.label:
         cases = [{**case, "split": args.label} for case in cases]
     splits = args.split or sorted({c["split"] for c in cases})

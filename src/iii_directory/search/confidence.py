@@ -21,7 +21,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 from . import answerability
-from .answerability import Screening, Signals, answerable, evidence_floor, signals, vouches
+from .answerability import (Screening, Signals, answerable, evidence_floor, informative_terms,
+                            signals, vouches)
+from .corpus import DocumentSet
 from .lanes import Ranking
 from .static_evidence import static_cosine
 
@@ -78,6 +80,29 @@ def graded_lanes(queries: Sequence[object], documents: object, lanes: Sequence[R
         answerability.notify(query.text, found, lane, level == HIGH)  # type: ignore[attr-defined]
         out.append((lane if level is not None else [], level))
     return out
+
+
+FALLBACK_DEPTH = 12
+
+
+def fallback_lanes(documents: DocumentSet, queries: Sequence[object], lanes: Sequence[Ranking],
+                   exact: Sequence[Ranking | None]) -> tuple[list[Ranking], list[bool]]:
+    """Lexical and static lanes: a lane left empty (the two-term minimum, coverage pruning, no
+    static hit) becomes the first `FALLBACK_DEPTH` BM25 hits of the request's informative
+    terms (`answerability.informative_terms`) with one term matched, so the graded decision
+    still sees candidates; returns the lanes and which ones are such fallbacks — graded `low`
+    at best (one shared word is thin evidence). An exact-id capability keeps its lane."""
+    out: list[Ranking] = []
+    fallback: list[bool] = []
+    for query, lane, hit in zip(queries, lanes, exact):
+        filled = not lane and hit is None
+        if filled:
+            terms = informative_terms(query.text, query.terms)  # type: ignore[attr-defined]
+            lane = [(doc_id, score) for doc_id, score, _ in
+                    documents.bm25(terms, 1, FALLBACK_DEPTH)] if terms else []
+        out.append(lane)
+        fallback.append(filled and bool(lane))
+    return out, fallback
 
 
 def answerable_lanes(queries: Sequence[object], documents: object, lanes: Sequence[Ranking],

@@ -19,7 +19,6 @@ import logging
 import time
 from contextlib import nullcontext
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -27,24 +26,24 @@ import anyio
 from ..errors import DirectoryError
 from ..timeslice import TimeSlice
 from .answerability import Screening, informative_terms, screen
-from .call import SearchCall, best_tier
+from .call import SearchCall
 from .catalog import CatalogFetchError, fetch_corpus
-from .confidence import (HIGH, LOW, Confidence, graded_lanes, high_first, id_confidence,
-                         merged_levels)
+from .confidence import HIGH, LOW, Confidence, fallback_lanes, graded_lanes, id_confidence
 from .corpus import Corpus
 from .dense_lane import DenseLane, DenseUnavailable
 from .fusion import Request, learned_lane
-from .guidance import GuidanceInput, compose
 from .judge import FUNCTION_DEPTH, JUDGE_EVALUATE, Candidate, Judge, JudgeFailure, LaneAsk, function_candidate
 from .lanes import (CATALOG, Ranking, action_agreement, answered_tail, bm25_tail, exact_lane,
                     lexical_lane, ranking_tail, weighted_rrf)
-from .memory import PREAMBLE_GUIDANCE, PREAMBLE_INSTALL, SessionMemory
+from .memory import SessionMemory
+from .needs import expand_needs, regroup
 from .query import Query, make_query
-from .registry_lane import INSTALL_FUNCTION, merge_installables, search_registry
+from .registry_lane import search_registry
+from .response import BatchResult, respond
 from .rerank import RERANK_TIMEOUT_S, Reranker, apply_scores, load_reranker, rerank_head
 from .slots import SearchSlots, configured_slots
 from .second_query import SECOND_QUERY_CAPABILITIES
-from .select import BATCH_SIZE, MAX_CAPABILITIES, batches, concatenate, group_by_namespace, select_batch
+from .select import BATCH_SIZE, MAX_CAPABILITIES, batches, select_batch
 from .side_lanes import SideResult, fetch_skills, fetch_triggers, rank_skills, rank_triggers
 from .static_lane import StaticLane
 from .vocabulary import request_actions
@@ -69,15 +68,6 @@ def validate_capabilities(capabilities: Sequence[str]) -> tuple[list[str], list[
     if any(not c.strip() for c in kept):
         raise DirectoryError.plain(BLANK_MESSAGE)
     return kept, dropped
-
-
-@dataclass
-class BatchResult:
-    selection: list[str] = field(default_factory=list)
-    tier: str | None = None
-    installables: list[dict[str, Any]] = field(default_factory=list)
-    levels: dict[str, Confidence] = field(default_factory=dict)  # confidence.id_confidence
-    low_only: list[str] = field(default_factory=list)  # capabilities graded `low`
 
 
 class SearchService:
@@ -262,7 +252,7 @@ class SearchService:
         await self.ensure_ready(ctx)
         settings = ctx.settings
         corpus = self.corpus
-        per_capability = [make_query(c) for c in kept]
+        per_capability, owners = expand_needs([make_query(c) for c in kept])
         screened = {q.text: screen(q.text, q.terms, corpus.documents)
                     for q in per_capability if q is not None}
         per_capability = [None if q is None or screened[q.text].refused else q
@@ -293,10 +283,10 @@ class SearchService:
                     group.start_soon(fetch, "skills", fetch_skills)
                     group.start_soon(fetch, "triggers", fetch_triggers)
                 await embed()
-            per_capability = corpora["queries"]
-            batch_queries = [[q for q in batch if q is not None]
-                             for batch in batches(per_capability, BATCH_SIZE)]
-            side_queries = [q for q in per_capability if q is not None]
+            grouped = regroup(corpora["queries"], owners, len(kept))  # each with its needs
+            batch_queries = [[q for needs in batch for q in needs if q is not None]
+                             for batch in batches(grouped, BATCH_SIZE)]
+            side_queries = [needs[0] for needs in grouped if needs[0] is not None]
 
             results: list[BatchResult] = [BatchResult() for _ in batch_queries]
             side: dict[str, SideResult] = {}
@@ -422,8 +412,10 @@ class SearchService:
         exact = [exact_lane(q.text, documents) for q in queries]
         if dense is None:
             lexical, static_tails = await self.static.fuse_lanes(call, queries, pairs)
+            lexical, fallback = fallback_lanes(documents, queries, lexical, exact)
             lanes = [self._agree(call, q, lane) for q, lane in zip(queries, lexical)]
             lanes, levels = await self._answerable(call, queries, lanes, None, None, tick)
+            levels = [LOW if low and level else level for low, level in zip(fallback, levels)]
             if static_tails:
                 tails = [tail if lane else [] for tail, lane in zip(static_tails, lanes)]
             else:
@@ -554,46 +546,4 @@ class SearchService:
 
     def _respond(self, call: SearchCall, results: list[BatchResult], side: dict[str, SideResult],
                  dropped: list[str], started: float) -> dict[str, Any]:
-        corpus = call.corpus
-        session = call.ctx.session_id
-        levels = merged_levels([r.levels for r in results])
-        selected = high_first(concatenate([r.selection for r in results]), levels)
-        split = self.memory.split(session, corpus.fingerprint, selected)
-        workers = group_by_namespace(split.new, corpus.descriptions, levels)
-        installables = merge_installables([r.installables for r in results])
-        skills = side.get("skills", SideResult(None))
-        triggers = side.get("triggers", SideResult(None))
-
-        workers_empty = not workers
-        compose_add = INSTALL_FUNCTION in selected
-        first_main = True
-        if not (workers_empty and not split.repeated):
-            first_main = self.memory.first_send(session, corpus.fingerprint, PREAMBLE_GUIDANCE)
-        first_install = True
-        if installables or compose_add:
-            first_install = self.memory.first_send(session, corpus.fingerprint, PREAMBLE_INSTALL)
-        guidance = compose(GuidanceInput(
-            workers_empty=workers_empty,
-            suppressed=split.repeated,
-            has_installables=bool(installables),
-            compose_add_selected=compose_add,
-            first_main=first_main,
-            first_install_workflow=first_install,
-            has_skills=bool(skills.rows),
-            has_triggers=bool(triggers.rows),
-            dropped=dropped,
-            low_only=[text for r in results for text in r.low_only] if workers else [],
-        ))
-        mode = best_tier([r.tier for r in results])
-        if skills.judged or triggers.judged:
-            mode = "judge"
-        response: dict[str, Any] = {"guidance": guidance, "workers": workers}
-        if installables:
-            response["installable"] = installables
-        if skills.rows:
-            response["skills"] = skills.rows
-        if triggers.rows:
-            response["triggers"] = triggers.rows
-        response["search_mode"] = mode
-        response["latency_ms"] = (time.perf_counter() - started) * 1000.0
-        return response
+        return respond(call, self.memory, results, side, dropped, started)
