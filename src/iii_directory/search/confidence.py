@@ -7,7 +7,8 @@ the capability does not exist; so the answerability decision grades instead of r
   excluded id, an intrinsic need) or nothing reaching the weak evidence floor (`weak_floor`);
 * **high** — the calibrated decision says yes (`answerability.answerable`), or, without a MiniLM
   cosine, the static lane vouches for it (`answerability.vouches`);
-* **low** — everything else: what the decision used to refuse.
+* **low** — everything else: what the decision used to refuse; and a lane's recall tail (the
+  padding that fills the budget the lanes leave) is `low` whatever its lane's grade.
 
 The same rule serves hybrid, lexical and the static lane, each family with the signals it has
 (`answerability.Signals`). The judge mode grades nothing itself: the judge keeps (promotes to
@@ -118,17 +119,19 @@ def answerable_lanes(queries: Sequence[object], documents: object, lanes: Sequen
 
 def id_confidence(lanes: Sequence[Ranking], tails: Sequence[Ranking],
                   levels: Sequence[Confidence | None]) -> dict[str, Confidence]:
-    """Each candidate id of a batch with the best confidence of a lane (or its tail) that holds
-    it: a function that serves one capability surely is `high` even when it is a weak
-    candidate for another."""
+    """Each candidate id of a batch with the best confidence it earns: a lane's entries take
+    the lane's confidence, the entries of its recall tail (padding from the budget the lanes
+    leave, `select.select_batch`) are `low`; a function that surely serves one capability is
+    `high` even when it is a weak candidate for another."""
     out: dict[str, Confidence] = {}
     for position, level in enumerate(levels):
         if level is None:
             continue
-        held = list(lanes[position]) + (list(tails[position]) if position < len(tails) else [])
-        for doc_id, _ in held:
-            if out.get(doc_id) != HIGH:
-                out[doc_id] = level
+        tail = tails[position] if position < len(tails) else []
+        for held, grade_of in ((lanes[position], level), (tail, LOW)):
+            for doc_id, _ in held:
+                if out.get(doc_id) != HIGH:
+                    out[doc_id] = grade_of
     return out
 
 

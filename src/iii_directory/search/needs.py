@@ -9,8 +9,9 @@ service of the first need; searched as its clauses too, each need gets its own c
   followed by an object word (`it`, `them`, `the`, `a`, `my` …), and is neither a stop word
   ("with the notes") nor an `-ing` form ("starting March 1") — "search and replace text" and
   "ana@x.io, raj@x.io and li@x.io" stay whole;
-* a need is a piece that itself starts a clause: context ("the PDF is just scanned images")
-  and purpose ("so I can work in parallel") are not needs, and fewer than two needs is one.
+* a need is a piece of `MIN_WORDS` words or more that itself starts a clause: a bare verb
+  ("read and write files"), context ("the PDF is just scanned images") and purpose ("so I can
+  work in parallel") are not needs, and fewer than two needs is one.
 
 At most `MAX_NEEDS` needs. The search service searches each need beside the whole capability (`service.SearchService`); a need
 that the screening refuses (an intrinsic need such as "summarise it") is dropped there.
@@ -30,6 +31,7 @@ from .query import Query, make_query
 from .vocabulary import ACTIONS, normal_term
 
 MAX_NEEDS = 5
+MIN_WORDS = 2
 T = TypeVar("T")
 
 _BOUNDARY = re.compile(r"\s*;\s*|,?\s+(?:and\s+)?then\s+|,?\s+so\s+that\s+|,\s+and\s+|,\s+"
@@ -79,7 +81,8 @@ def _pieces(text: str) -> list[str]:
 @lru_cache(maxsize=4096)
 def split_needs(text: str) -> tuple[str, ...]:
     """The needs of one capability (module docstring); empty when it holds one need."""
-    needs = [piece for piece in _pieces(text) if starts_clause(piece)]
+    needs = [piece for piece in _pieces(text)
+             if starts_clause(piece) and len(piece.split()) >= MIN_WORDS]
     return tuple(needs[:MAX_NEEDS]) if len(needs) > 1 else ()
 
 

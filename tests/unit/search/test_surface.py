@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -35,6 +36,29 @@ def test_search_function_schema_keeps_the_tuned_prompt() -> None:
     assert sorted(response["required"]) == ["guidance", "latency_ms", "search_mode", "workers"]
     assert response["properties"]["search_mode"]["enum"] == ["lexical", "hybrid", "judge"]
     assert response["properties"]["installable"]["type"] == "array"
+
+
+def test_installed_candidates_publish_their_confidence() -> None:
+    """Issue 31: every installed candidate carries `confidence` (`high` | `low`), additive to
+    the response schema; installable (registry) candidates do not."""
+    response = spec("directory::search_functions").response_schema()
+    definitions = response["definitions"]
+    worker = definitions[response["properties"]["workers"]["items"]["$ref"].rsplit("/", 1)[1]]
+    candidate = definitions[worker["properties"]["functions"]["items"]["$ref"].rsplit("/", 1)[1]]
+    assert candidate["properties"]["confidence"]["enum"] == ["high", "low"]
+    assert "`high` candidates come first" in candidate["properties"]["confidence"]["description"]
+    assert sorted(candidate["required"]) == ["confidence", "description", "function_id"]
+    installable = definitions["InstallableWorker"]["properties"]["functions"]["items"]["$ref"]
+    assert "confidence" not in definitions[installable.rsplit("/", 1)[1]]["properties"]
+
+
+def test_the_schema_command_publishes_the_confidence(capsys: pytest.CaptureFixture[str]) -> None:
+    from iii_directory.cli import main
+
+    assert main(["schema", "directory::search_functions"]) == 0
+    published = json.loads(capsys.readouterr().out)["response_format"]
+    assert published["definitions"]["InstalledCandidate"]["properties"]["confidence"]["enum"] \
+        == ["high", "low"]
 
 
 def test_on_functions_change_is_internal_and_bound() -> None:
