@@ -27,7 +27,6 @@ DENSE = [
 HNSW = ["hnswlib>=0.8"]
 TEST = [
     "pytest>=8",
-    "hnswlib>=0.8",
     "pytest-benchmark>=4",
     "pytest-timeout>=2.3",
     "hypothesis>=6.100",

@@ -1,5 +1,4 @@
-"""BM25F over the catalog's functions, for the experiments of `fit_bm25f.py` and
-`fit_fusion.py --bm25f` (the shipped search does not use it; see docs/search-quality.md, "The first result:
+"""BM25F over the catalog's functions, for `fit_fusion.py --bm25f` (the shipped search does not use it; see docs/record/search-quality.md, "The first result:
 what was tried").
 
 The shipped lexical document of a function is one text, `Tool.bm25`: the id three times, the slim

@@ -37,12 +37,12 @@ held-out catalog stays untouched by the shipped fit.
 (`leave_one_out`): each of dev, extra and extra2 scored with the calibration fitted on the other
 eval-catalog sets (chatter and near misses included), against fitted on those plus the held-out
 catalog's cases and chatter — in capabilities kept and no-match cases answered — and prints the
-calibration fitted on every set of both catalogs (measured, not kept: docs/search-quality.md, "Fitting on both
+calibration fitted on every set of both catalogs (measured, not kept: docs/record/search-quality.md, "Fitting on both
 catalogs").
 
 `fit --sweep L2 ...` prints only, per family, the cross-validation of those L2 values
 (`answerability_cv.py`: leave-one-set-out over dev, extra and extra2, summed, and the held-out
-transfer; docs/search-quality.md, "Regularisation by cross-validation").
+transfer; docs/record/search-quality.md, "Regularisation by cross-validation").
 """
 
 from __future__ import annotations
@@ -378,14 +378,14 @@ def main() -> None:
                         help="the L2 of the lexical and static families (and hybrid's without "
                              "--l2-hybrid)")
     parser.add_argument("--l2-hybrid", type=float, default=1.0,
-                        help="the L2 of the hybrid family (1.0: chosen by --sweep, docs/search-quality.md "
+                        help="the L2 of the hybrid family (1.0: chosen by --sweep, docs/record/search-quality.md "
                              "\"Regularisation by cross-validation\")")
     parser.add_argument("--sweep", nargs="+", type=float, metavar="L2",
                         help="only the cross-validation of these L2 values per family "
                              "(answerability_cv.py): leave-one-set-out and the held-out transfer")
     parser.add_argument("--drop", action="append",
                         help="fit: leave this input out (weight 0; repeatable; "
-                             "benchmarks/static_cv.py chooses by cross-validation)")
+                             "chosen by cross-validation: docs/record/search-quality.md)")
     parser.add_argument("--fp-hybrid", type=float, default=0.10)
     parser.add_argument("--fp-lexical", type=float, default=0.10)
     args = parser.parse_args()

@@ -30,13 +30,13 @@ heldout catalog alone. The heldout cases never enter the weights printed for `fu
 set scored with `WEIGHTS` and `HEAD_WEIGHTS` fitted on the other eval-catalog sets, against
 fitted on those sets plus the held-out catalog's cases (`leave_one_out`), in capabilities (first
 place, and recall@12 summed over capabilities), and prints the weights fitted on every set of both
-catalogs (measured, not kept: docs/search-quality.md, "Fitting on both catalogs"). `--without FEATURE` fits
+catalogs (measured, not kept: docs/record/search-quality.md, "Fitting on both catalogs"). `--without FEATURE` fits
 with that feature's column zeroed (an ablation). `--bm25f` scores the catalogs' lexical lane
 by BM25F with these `weight,b` pairs for the id, description and argument fields
-(`benchmarks/_bm25f.py`; `benchmarks/fit_bm25f.py` fits them) instead of the shipped BM25
+(`benchmarks/_bm25f.py`; the experiment that fitted them left the tree, docs/record/search-quality.md) instead of the shipped BM25
 document. `--sweep L2 ...` prints only the cross-validation of those L2 values
 (`fusion_cv.py`: leave-one-set-out over the eval catalog's sets, summed, and the held-out
-transfer), `--eliminate L2` adds greedy backward feature elimination at that L2 (docs/search-quality.md,
+transfer), `--eliminate L2` adds greedy backward feature elimination at that L2 (docs/record/search-quality.md,
 "Regularisation by cross-validation").
 """
 

@@ -98,8 +98,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--eval-dir", type=Path, default=Path("../shared/eval"))
     parser.add_argument("--l2", type=float, default=fit_fusion.L2,
-                        help="the ridge of the fit (benchmarks/static_cv.py chooses it by "
-                             "cross-validation)")
+                        help="the ridge of the fit (chosen by cross-validation: "
+                             "docs/record/search-quality.md)")
     args = parser.parse_args()
     sets, held = static_sets(args.eval_dir)
     static_only = np.zeros(len(FEATURES))

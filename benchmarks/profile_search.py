@@ -8,7 +8,7 @@ Run::
     PYTHONPATH=<other tree>/src python benchmarks/profile_search.py --json other.json
 
 Under load the worker's event loop is the bottleneck: every file-backed call waits in its ready
-queue behind search's ranking work (docs/performance.md, "Under load"), so what one search call costs the
+queue behind search's ranking work (docs/record/performance.md, "Under load"), so what one search call costs the
 main thread is the figure to cut. This runs the real handler in standalone mode over the eval
 catalog (`/work/shared/eval/catalog.json`, or `--catalog`), warm: every dev-split capability
 once to fill the caches (capability vectors, registry answers, skill entries), then `--rounds`

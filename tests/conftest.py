@@ -152,9 +152,34 @@ def _needs_dense(obj: object, scope: dict[str, object], seen: set[int], depth: i
     return False
 
 
+# `slow`: the reliability suites (load, fuzzing, crash safety), the browser tests and the modules
+# that start many subprocesses or build packages; `pytest -m "not slow"` is the inner loop. A
+# module joins when it takes more than a few seconds on a quiet 2-core machine.
+_TESTS = Path(__file__).parent
+SLOW_FOLDERS = (_TESTS / "reliability", _TESTS / "ui")
+SLOW_MODULES = frozenset({
+    "unit/search/test_answerability_properties.py",  # 8,000 seeded requests through three modes
+    "unit/shell/test_cli_errors.py",                 # one `iii-directory call` process per case
+    "unit/shell/test_config_file_errors.py",         # the same, per malformed config
+    "unit/ui/test_packaging.py",                     # builds the sdist and the wheel
+    "unit/downloads/test_dl_repo.py",                # real git clones
+    "unit/rank/test_rank_static.py",                 # loads and checks the 7.9 MB static table
+    "unit/skills/test_watch.py",                     # the file watcher's real coalescing window
+    "wire/test_shell_serve.py",                      # `iii-directory serve` processes
+})
+
+
+def _is_slow(path: Path) -> bool:
+    if any(folder in path.parents for folder in SLOW_FOLDERS):
+        return True
+    return path.relative_to(_TESTS).as_posix() in SLOW_MODULES if _TESTS in path.parents else False
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         path = Path(str(item.path))
+        if _is_slow(path):
+            item.add_marker(pytest.mark.slow)
         if _UNIT in path.parents and (_UNIT / "rank") in path.parents:
             item.add_marker(pytest.mark.rank)
         if item.get_closest_marker("dense") is None and isinstance(item, pytest.Function):

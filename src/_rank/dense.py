@@ -104,7 +104,7 @@ class Encoder:
     instead (same input/output contract; not checksummed). One ONNX session is shared behind a
     lock, so an Encoder may be used from several threads.
 
-    Memory is bounded by default (measured on a busy 2-core host, see README "Function search"):
+    Memory is bounded by default (measured on a busy 2-core host, see docs/operations.md, "Under load"):
 
     * `max_length=128` tokens per text. Function documents of the eval and example catalogs are
       at most 31 tokens and skill / trigger documents are capped at 300 bytes (≈ 80 tokens), so

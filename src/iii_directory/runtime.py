@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from .config import Settings
-from .content.atomic import SelfWrites
+from .atomic import SelfWrites
 from .port import EnginePort, StandaloneEngine
 from .table import FunctionTable
 

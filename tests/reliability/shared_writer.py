@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from iii_directory.content.atomic import SelfWrites, atomic_write
+from iii_directory.atomic import SelfWrites, atomic_write
 from iii_directory.errors import DirectoryError
 
 

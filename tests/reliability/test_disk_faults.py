@@ -1,5 +1,5 @@
 """The disk is full or read-only (issue 11). An `OSError(ENOSPC / EROFS / EDQUOT / EIO)` injected
-at the write seam (`content/atomic.py`) — and, where this machine allows mounting, a real full
+at the write seam (`atomic.py`) — and, where this machine allows mounting, a real full
 tmpfs and a real read-only bind mount — gives every write a coded error, leaves the old file
 intact and no staging file behind; a kit apply interrupted this way leaves `kits.lock` untouched
 and converges when retried."""
@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from iii_directory.config import Settings
-from iii_directory.content import atomic
+from iii_directory import atomic
 from iii_directory.directory import Directory
 from iii_directory.errors import DirectoryError
 

@@ -53,7 +53,7 @@ def test_concurrent_atomic_writes_of_one_file_never_tear(tmp_path: Path) -> None
 
 
 def test_a_planted_staging_symlink_never_redirects_a_write(tmp_path: Path) -> None:
-    from iii_directory.content.atomic import atomic_write
+    from iii_directory.atomic import atomic_write
 
     outside = tmp_path / "outside.txt"
     outside.write_text("keep me\n")

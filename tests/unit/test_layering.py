@@ -37,7 +37,7 @@ LAYERS: dict[str, int] = {
     # the function table and the runtime that holds it (atomic writes: the runtime owns the
     # self-write marks)
     "iii_directory.table": 40,
-    "iii_directory.content.atomic": 40,
+    "iii_directory.atomic": 40,
     "iii_directory.runtime": 50,
     "iii_directory.context": 60,
     "iii_directory.invocation": 70,

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .atomic import SelfWrites, atomic_write
+from ..atomic import SelfWrites, atomic_write
 
 MARKER_NAME = ".iii-skill-complete"
 MARKER_SCHEMA = 2

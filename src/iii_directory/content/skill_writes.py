@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DirectoryError, invalid_input, not_found
-from .atomic import SelfWrites, atomic_delete, atomic_write
+from ..atomic import SelfWrites, atomic_delete, atomic_write
 from .files import MAX_FILE_BYTES, body_is_empty, modified_at
 from .roots import AGENTS_SEGMENT, PROMPTS_SEGMENT, SYSTEM_PROMPTS_SEGMENT, EscapesRoot, Kind
 from .roots import classify, contained_target, lexically_within, same_path

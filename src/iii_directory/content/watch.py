@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import anyio
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
-from .atomic import SelfWrites
+from ..atomic import SelfWrites
 from .roots import Kind, WatchRoot, classify, relative_parts, walk_markdown, watch_roots
 from .staging_sweep import sweep_roots
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import anyio
 from pydantic import Field
 
-from ..content.atomic import atomic_delete, atomic_write
+from ..atomic import atomic_delete, atomic_write
 from ..content.files import modified_at
 from ..content.functions_field import rewrite_functions
 from ..content.ids import normalize_skill_id

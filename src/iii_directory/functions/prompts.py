@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, ClassVar, TypeVar
 import anyio
 from pydantic import Field
 
-from ..content.atomic import atomic_delete, atomic_write
+from ..atomic import atomic_delete, atomic_write
 from ..content.files import body_is_empty, modified_at, read_capped
 from ..content.roots import SYSTEM_PROMPTS_SEGMENT, EscapesRoot, contained_target
 from ..context import Context

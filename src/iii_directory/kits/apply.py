@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import Settings
-from ..content.atomic import SelfWrites, atomic_delete, atomic_write
+from ..atomic import SelfWrites, atomic_delete, atomic_write
 from ..errors import DirectoryError
 from .clock import Clock, stamp
 from .compose import Compose, ComposeFailure, compose_error

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from ..content.atomic import SelfWrites, atomic_delete, atomic_write
+from ..atomic import SelfWrites, atomic_delete, atomic_write
 from ..content.kits_lock import (
     LOCK_FILE,
     Lock,

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from ..config import Settings
-from ..content.atomic import is_within
+from ..atomic import is_within
 from ..content.files import sha256_hex
 from ..content.ids import is_valid_name
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..content.atomic import SelfWrites, atomic_delete, atomic_write
+from ..atomic import SelfWrites, atomic_delete, atomic_write
 from ..errors import DirectoryError
 from .clock import parse_stamp
 from .records import PlanRecord

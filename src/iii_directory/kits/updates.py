@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..content.atomic import SelfWrites, atomic_write
+from ..atomic import SelfWrites, atomic_write
 from .lock import Lock, LockedKit
 from .records import KitUpdate, UpdateCache
 from .shapes import UpdateAnswer

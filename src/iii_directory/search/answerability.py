@@ -26,8 +26,8 @@ calibrated score of its mode family (`hybrid`, `lexical`, `static`: `features`, 
 at or above the family's threshold — a logistic regression fitted by
 `benchmarks/fit_answerability.py` on the eval catalog's sets only. A "no" no longer empties
 the capability's lane: `confidence.grade` returns its candidates as `low` unless it is below
-the weak evidence floor (docs/search-quality.md, "Confidence instead of refusal").
-Figures (before → after, cross-checks on the held-out catalog, what was tried): docs/search-quality.md,
+the weak evidence floor (docs/record/search-quality.md, "Confidence instead of refusal").
+Figures (before → after, cross-checks on the held-out catalog, what was tried): docs/record/search-quality.md,
 "Answerability".
 """
 
@@ -444,9 +444,9 @@ extra2, seeded calibration chatter and near-miss requests, `fit_answerability_ne
 never `test`, never the held-out catalog) over the capabilities that meet `evidence_floor`,
 the threshold the lowest that answers no chatter sentence and at most a tenth of the no-match
 cases and near misses. L2 0.1, hybrid 1.0: the L2 chosen by leave-one-set-out over dev,
-extra and extra2 (`fit_answerability.py fit --sweep`; docs/search-quality.md, "Regularisation by
+extra and extra2 (`fit_answerability.py fit --sweep`; docs/record/search-quality.md, "Regularisation by
 cross-validation"). The static family reads the concept coverage since issue 19's sixth
-round (docs/search-quality.md, "Static lane"): held-out catalog R@12 .773 → .781, MRR@1 .612 → .624 (refitted
+round (docs/record/search-quality.md, "Static lane"): held-out catalog R@12 .773 → .781, MRR@1 .612 → .624 (refitted
 on the same recording without it: .777 / .616), no-match FP unchanged."""
 
 
@@ -502,7 +502,7 @@ def answerable(found: Signals) -> bool:
 def supported(found: Signals) -> bool:
     """Hybrid: the dense ranking is admitted (`lanes.catalog_admitted`: best cosine ≥ 0.40, or
     ≥ 0.30 with a coherent head) or corroborates the lexical lane (`lanes.corroborated`) — the
-    spec's lane admission, now a condition of the one decision rather than of the lane (docs/search-quality.md,
+    spec's lane admission, now a condition of the one decision rather than of the lane (docs/record/search-quality.md,
     "One decision per capability"). True when these were not computed (other modes)."""
     if found.admitted is None:
         return True
@@ -573,7 +573,7 @@ def vouches(query: object, found: Signals) -> bool:
     cosine) reaches `VOUCH_SCORE` (0, even odds) — above the family threshold, but without the
     lexical evidence floor. On dev, extra and extra2 the capabilities this answers all held a
     relevant function in their lane; near misses and chatter that score ≥ 0 spread their static
-    head over two or three workers (docs/search-quality.md, "Static lane")."""
+    head over two or three workers (docs/record/search-quality.md, "Static lane")."""
     share = head_share_of(query)
     if share is None or found.refused or found.action is None or share < VOUCH_HEAD:
         return False

@@ -21,8 +21,8 @@ words. Word vectors are computed once per word and remembered (`WORDS_KEPT`), a 
 matrix once per document text (`DOCUMENTS_KEPT`) and a concept's match in a document once per
 pair (`MATCHES_KEPT`); an unseen pair costs one compiled cosine scan of the document's words.
 Figures, variants tried (minimum, IDF-weighted mean or share, rarest concept, top 1, verbs left
-out, MiniLM word and token vectors, hybrid and static families): docs/search-quality.md, "Answerability",
-"Concept coverage"; the measurement: `benchmarks/concept_coverage.py`.
+out, MiniLM word and token vectors, hybrid and static families): docs/record/search-quality.md, "Answerability",
+"Concept coverage".
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ the capability does not exist; so the answerability decision grades instead of r
 
 The same rule serves hybrid, lexical and the static lane, each family with the signals it has
 (`answerability.Signals`). The judge mode grades nothing itself: the judge keeps (promotes to
-`high`) or drops candidates. Why the floor is where it is: docs/search-quality.md, "Confidence
+`high`) or drops candidates. Why the floor is where it is: docs/record/search-quality.md, "Confidence
 instead of refusal".
 """
 

@@ -101,7 +101,7 @@ def encoder_threads(environ: Mapping[str, str] | None = None) -> int:
 
     One thread is the default because the worker's event loop, its file threads and the encoder
     share a small host's cores: on a busy 2-core host one intra-op thread encoded faster than two
-    (issue 18). A host with idle cores may raise it to cut a call's encoding time (README
+    (issue 18). A host with idle cores may raise it to cut a call's encoding time (docs/operations.md,
     "Latency", figures for 1 and 2)."""
     raw = (os.environ if environ is None else environ).get(THREADS_ENV, "").strip()
     if not raw:

@@ -16,7 +16,7 @@ in the query LRU like it — only in a call that embeds at most `SECOND_QUERY_CA
 one search batch) capabilities: the encoder's time grows with its texts, and eighteen new
 capabilities with their second texts took 98–108 ms (p50, `bench_search.py -k new_texts`)
 against 66–74 ms without, past the 80 ms floor. A larger call's lanes are scored without them
-(`fusion.WEIGHTS_WITHOUT_SECOND`). Figures: `fusion.py` and docs/search-quality.md "The first result: what was
+(`fusion.WEIGHTS_WITHOUT_SECOND`). Figures: `fusion.py` and docs/record/search-quality.md "The first result: what was
 tried".
 """
 

@@ -12,7 +12,7 @@ words are its documents' raw BM25 tokens (`answerability.catalog_stats(...).word
 `MIN_LETTERS` or longer, not ordinary English; their vectors are encoded once per catalog, when
 the static index is built (eval catalog: 811 words).
 
-Measured through the bench pipeline (`benchmarks/static_variants.py`, recall@12 / MRR@1 / FP,
+Measured through the bench pipeline (docs/record/search-quality.md, recall@12 / MRR@1 / FP,
 answered chatter and near misses): only for an empty lexical lane, cosine 0.70 — extra .818 →
 .835, dev, extra2 and the held-out catalog unchanged, no false positive added anywhere; cosine
 0.65 the same but held-out FP .250 → .275; 0.60 also chatter; 0.50 held-out +.014 but extra2

@@ -1,7 +1,7 @@
 """The static lane: MiniLM-distilled word-piece vectors (`_rank.static`) for lexical lanes, on
 hosts where the MiniLM encoder cannot run (no `dense` extra: musl, armv7, or a BM25-only
-install). Chosen for this project; figures in the README (the lexical+static rows of "Quality"),
-their history in docs/search-quality.md, "Static lane".
+install). Chosen for this project; figures in docs/search.md (the lexical+static rows of "Quality"),
+their history in docs/record/search-quality.md, "Static lane".
 
 When it serves (`STATIC_ENV`, `IIIDIR_STATIC_LANE`):
 * `auto` (default): when the `dense` extra is missing, the kernels are compiled and the

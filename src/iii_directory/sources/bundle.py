@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..content.atomic import SelfWrites, atomic_write
+from ..atomic import SelfWrites, atomic_write
 from ..content.files import MAX_FILE_BYTES, sha256_hex
 from ..content.ids import is_valid_name
 from ..content.roots import EscapesRoot, Kind, classify, contained_target, utf8_name

@@ -334,7 +334,7 @@ def test_informative_terms_drop_ordinary_words() -> None:
 
 
 def test_hybrid_calibration_keeps_a_weakly_cosine_request_its_lane_corroborates() -> None:
-    """Issue 18, L2 chosen by cross-validation (docs/search-quality.md, "Regularisation by cross-validation"):
+    """Issue 18, L2 chosen by cross-validation (docs/record/search-quality.md, "Regularisation by cross-validation"):
     the hybrid calibration fitted at L2 1.0 leans less on the best cosine, so a served dev
     capability ("ask a different, larger model for a second opinion on this answer": best cosine
     .21, its lexical lane corroborated, every request term matched) is answered; at L2 0.1 it was

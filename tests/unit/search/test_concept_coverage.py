@@ -4,9 +4,6 @@ families' calibrated answerability scores."""
 from __future__ import annotations
 
 import dataclasses
-import sys
-from pathlib import Path
-from types import ModuleType
 
 import _rank
 import pytest
@@ -101,81 +98,3 @@ def test_the_lexical_score_weighs_concept_coverage() -> None:
     assert a.answerable(covered)
     unknown = dataclasses.replace(base, concepts=None)
     assert a.features(unknown)[-1] == a.CONCEPTS_UNKNOWN
-
-
-# -- the measurement script (benchmarks/concept_coverage.py) -------------------------------------
-
-
-def measurement() -> ModuleType:
-    pytest.importorskip("numpy")
-    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
-    import concept_coverage
-
-    return concept_coverage
-
-
-def test_the_measurement_computes_the_shipped_signal(documents) -> None:
-    """`benchmarks/concept_coverage.py`'s `top3_cmean` is what the product computes."""
-    measured = measurement()
-    coverage = measured.Coverage(documents)
-    for text, lane in (("forecast tomorrow in paris", ["mail::send", "weather::forecast"]),
-                       ("record a voice memo from the laptop microphone", ["mail::send"]),
-                       ("please send the invoice to my accountant", ["sms::send", "mail::send"])):
-        assert list(coverage.concepts(text, False)) == list(a.concept_words(text))
-        values = coverage.values(text, lane, False)
-        assert values["top3_cmean"] == pytest.approx(
-            c.coverage(a.concept_words(text), lane, documents), abs=1e-6)
-        assert values["top3_cmin"] <= values["top3_cmean"]
-
-
-def test_the_frontier_counts_kept_positives_at_each_false_positive_level() -> None:
-    measured = measurement()
-    fa = measured.fa
-
-    def row(case: str, kind: str, score: float) -> dict:
-        return {"set": "s", "case": case, "kind": kind, "text": case, "lane": ["x"],
-                "relevant": ["x"] if kind == "match" else [], "signals": {"score": score}}
-
-    rows = [row("p1", "match", 3.0), row("p2", "match", 1.0), row("p3", "match", -1.0),
-            *(row(f"n{i}", "no_match", s) for i, s in enumerate((2.0, 0.0, -2.0, -3.0,
-                                                                  -4.0, -5.0, -6.0, -7.0,
-                                                                  -8.0, -9.0)))]
-    saved = fa.scored, fa.features, fa.scores
-    try:
-        fa.scored = lambda signals: signals is not None
-        fa.features = lambda signals, family: [signals["score"]]
-        fa.scores = lambda model, x: x[:, 0]
-        kept = measured.frontier(None, rows, "lexical")
-    finally:
-        fa.scored, fa.features, fa.scores = saved
-    # FP .05 (0 of 10 no-match answered): above 2.0; .10 and .15 (1 of 10): above 0.0; .20 and
-    # up (2 or more): above -2.0 and lower
-    assert kept == pytest.approx([1 / 3, 2 / 3, 2 / 3, 1.0, 1.0, 1.0])
-
-
-def test_the_worst_concept_is_the_least_of_each_concepts_best_match(documents) -> None:
-    """`cworst` (issue 18, tried for the hybrid family): each concept's best match among the
-    first three candidates, then the least of those — not the best candidate's minimum."""
-    measured = measurement()
-    coverage = measured.Coverage(documents)
-    text, lane = "send the forecast by sms", ["mail::send", "weather::forecast", "sms::send"]
-    wanted = a.concept_words(text)
-    texts = [documents.documents[documents.positions[d]].lexical for d in lane]
-    values = coverage.values(text, lane, False)
-    assert values["top3_cworst"] == pytest.approx(
-        min(max(c.match(w, t) for t in texts) for w in wanted), abs=1e-6)
-    assert values["top3_cworst"] >= values["top3_cmin"]
-    assert values["top1_cworst"] == values["top1_cmin"]
-
-
-def test_dense_values_read_the_recorded_dense_ids_and_else_the_lane(documents) -> None:
-    measured = measurement()
-    coverage = measured.Coverage(documents)
-    row = {"text": "forecast tomorrow in paris", "lane": ["mail::send"],
-           "dense": ["weather::forecast"]}
-    values = measured.row_values(coverage, row)
-    assert values["dense_top3_cmean"] == pytest.approx(
-        c.coverage(a.concept_words(row["text"]), ["weather::forecast"], documents), abs=1e-6)
-    assert values["all_top3_cmean"] < values["dense_top3_cmean"]
-    lexical = measured.row_values(coverage, {**row, "dense": []})
-    assert lexical["dense_top3_cmean"] == lexical["all_top3_cmean"]

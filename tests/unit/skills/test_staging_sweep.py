@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from iii_directory.config import Settings
-from iii_directory.content.atomic import atomic_write
+from iii_directory.atomic import atomic_write
 from iii_directory.content.staging_sweep import STALE_STAGING_S, sweep_roots, sweep_stale_staging
 from iii_directory.directory import Directory
 

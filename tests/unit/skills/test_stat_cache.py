@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from iii_directory.content import skills as skills_module
-from iii_directory.content.atomic import SelfWrites, atomic_write
+from iii_directory.atomic import SelfWrites, atomic_write
 from iii_directory.content.stat_cache import SETTLE_NS, StatCache, settled
 
 OLD_S = 3600.0

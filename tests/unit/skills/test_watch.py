@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from iii_directory.config import Settings
-from iii_directory.content.atomic import SelfWrites, atomic_write
+from iii_directory.atomic import SelfWrites, atomic_write
 from iii_directory.content.roots import watch_roots
 from iii_directory.content.watch import (
     AGENTS_EVENT,

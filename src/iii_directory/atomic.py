@@ -21,7 +21,7 @@ import threading
 import time
 from pathlib import Path
 
-from ..errors import DirectoryError
+from .errors import DirectoryError
 
 try:
     import fcntl
