@@ -231,6 +231,8 @@ async def test_judge_mode_with_a_fake_judge(wire: Any) -> None:
     response = await eventually(wire, "message my phone", lambda r: r["search_mode"] == "judge")
     assert ids(response)[0] == "sms::send"
     assert judge.calls  # the judge was asked through the engine
+    # what the judge keeps it vouches for: `high` (issue 31)
+    assert {f["confidence"] for w in response["workers"] for f in w["functions"]} == {"high"}
 
 
 async def test_judge_answering_wrongly_falls_back_to_lexical(wire: Any) -> None:
