@@ -124,7 +124,9 @@ def _read_payload(raw: str | None) -> Any:
     except ValueError as exc:
         raise DirectoryError.plain(f"payload is not valid JSON: {exc}") from None
     except RecursionError:
-        raise DirectoryError.plain("payload nests deeper than the JSON decoder allows") from None
+        from .protocol.nesting import too_deep_message
+
+        raise DirectoryError.plain(too_deep_message()) from None
 
 
 async def run_call(function_id: str, payload: Any, config: str | None, catalog: str | None) -> Any:

@@ -1,6 +1,7 @@
 """Running one function of the table: validate → handler → serialise (DESIGN.md rules 2 and 4).
 
-`invoke(runtime, function_id, data, info)` parses the request with the function's model, gives
+`invoke(runtime, function_id, data, info)` refuses a payload nested past the protocol's published
+depth (`protocol.nesting.MAX_DATA_DEPTH`), parses the request with the function's model, gives
 the handler a fresh `Context` (the live settings snapshot, the engine port, the caller's wire
 context), applies the function's local deadline, and returns the serialised response. Every
 failure leaves as a coded `DirectoryError`.
@@ -17,6 +18,7 @@ from .context import CallInfo, Context
 from .errors import DirectoryError, from_exception, innermost
 from .models import dump_response, parse_request
 from .payload_text import lone_surrogate_problem
+from .protocol.nesting import MAX_DATA_DEPTH, nests_deeper_than, too_deep_message
 from .runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -35,6 +37,8 @@ async def invoke(runtime: Runtime, function_id: str, data: Any, info: CallInfo |
     if isinstance(data, dict) and "_caller_worker_id" in data:
         info = info or CallInfo()
         info.caller_worker_id = str(data.get("_caller_worker_id"))
+    if nests_deeper_than(data, MAX_DATA_DEPTH):
+        raise DirectoryError.plain(too_deep_message())
     problem = lone_surrogate_problem(data)
     if problem:
         raise DirectoryError.plain(problem)

@@ -15,10 +15,11 @@ import copy
 import re
 from typing import Annotated, Any, ClassVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, model_serializer
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_serializer
 from pydantic_core import PydanticCustomError  # noqa: F401  (re-exported for handlers)
 
 from .errors import DirectoryError
+from .request_bounds import ID_CHARS, LABEL_CHARS
 
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"
 
@@ -32,6 +33,10 @@ def _blank_to_none(value: str | None) -> str | None:
 
 OptionalText = Annotated[str | None, AfterValidator(_blank_to_none)]
 """An optional string input: trimmed; blank counts as absent (surfaces.md §1.2)."""
+DigestText = Annotated[Annotated[str, Field(max_length=LABEL_CHARS)] | None, AfterValidator(_blank_to_none)]
+"""An optional digest such as `expected_sha256` (bounded like every short token)."""
+FunctionIdText = Annotated[str, Field(max_length=ID_CHARS)]
+"""An engine function id given in a request (bounded like every id, docs/input-bounds.md)."""
 
 
 class Request(BaseModel):
@@ -113,6 +118,8 @@ def describe_validation_error(exc: ValidationError) -> str:
     loc = ".".join(str(p) for p in first.get("loc", ()) if p != "__root__")
     kind = first.get("type", "")
     words = _TYPE_WORDS.get(kind, first.get("msg", "is invalid"))
+    if kind == "string_too_long":
+        words = f"longer than {first.get('ctx', {}).get('max_length')} characters"
     if not loc:
         return f"invalid request: {words}"
     return f'invalid request: field "{loc}": {words}'

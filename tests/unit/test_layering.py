@@ -60,9 +60,9 @@ LAYERS: dict[str, int] = {
     "iii_directory.testing": 300,
 }
 
-CYCLE_EXEMPT = ("iii_directory.testing",)
-"""The test engine and its peers refer to each other (`engine.install_judge()` makes a
-`peers.JudgeFake(engine)`); they are test fixtures, not product, and sit above all of it."""
+CYCLE_EXEMPT: tuple[str, ...] = ()
+"""Modules allowed to import each other in a circle: none. The test engine's built-in functions,
+peers and clients type the engine as `testing.engine_records.EngineHost`, so they do not import it."""
 
 
 def module_name(path: Path) -> str:
@@ -190,7 +190,7 @@ def test_imports_point_down(module: str) -> None:
 
 
 def test_no_import_cycle() -> None:
-    product = {m for m in GRAPH if not m.startswith(CYCLE_EXEMPT)}
+    product = {m for m in GRAPH if not (CYCLE_EXEMPT and m.startswith(CYCLE_EXEMPT))}
     cycle = find_cycle(GRAPH, product)
     assert cycle is None, " -> ".join(cycle or [])
 

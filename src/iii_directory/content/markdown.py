@@ -11,6 +11,8 @@ altogether (so an alias bomb is rejected, never expanded), and bounds size and n
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -160,9 +162,42 @@ def parse_frontmatter(content: str) -> tuple[dict[str, Any] | None, str]:
     return data, split.body
 
 
-def first_h1(body: str) -> str | None:
-    """The first line whose left-trimmed text starts with `# `, the rest trimmed; None if none."""
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+
+
+def _fence(line: str) -> tuple[str, str] | None:
+    """(marker run, rest of the line) when `line` is a code fence line, else None."""
+    match = _FENCE.match(line)
+    return (match.group(1), match.group(2)) if match else None
+
+
+def prose_lines(body: str) -> Iterator[str | None]:
+    """The lines of `body`, each line of a fenced code block (its fences included) given as
+    None: code is never a heading or paragraph text. A fence (CommonMark §4.5) opens with at
+    least three backticks or tildes indented up to three spaces (a backtick fence's info string
+    holds no backtick) and closes with a run of the same character at least as long and nothing
+    else; an unclosed fence runs to the end of the body."""
+    opened: str | None = None
     for line in body.splitlines():
+        fence = _fence(line)
+        if opened is None:
+            if fence and not (fence[0][0] == "`" and "`" in fence[1]):
+                opened = fence[0]
+                yield None
+            else:
+                yield line
+            continue
+        if fence and fence[0][0] == opened[0] and len(fence[0]) >= len(opened) and not fence[1].strip():
+            opened = None
+        yield None
+
+
+def first_h1(body: str) -> str | None:
+    """The first line outside fenced code whose left-trimmed text starts with `# `, the rest
+    trimmed; None if none (a `# comment` in a code sample is not a title)."""
+    for line in prose_lines(body):
+        if line is None:
+            continue
         text = line.lstrip()
         if text.startswith("# "):
             title = text[2:].strip()
@@ -172,17 +207,18 @@ def first_h1(body: str) -> str | None:
 
 
 def first_paragraph(body: str) -> str:
-    """Skip leading blanks, headings (`#…`) and blockquotes (`>…`); join the following text
-    lines with single spaces; stop at a blank line, heading or blockquote. `""` when none."""
+    """Skip leading blanks, headings (`#…`), blockquotes (`>…`) and fenced code blocks; join
+    the following text lines with single spaces; stop at a blank line, heading, blockquote or
+    code fence. `""` when none."""
     collected: list[str] = []
-    for raw in body.splitlines():
-        line = raw.strip()
+    for raw in prose_lines(body):
+        line = raw.strip() if raw is not None else None
+        stop = line is None or not line or line.startswith("#") or line.startswith(">")
         if not collected:
-            if not line or line.startswith("#") or line.startswith(">"):
-                continue
-            collected.append(line)
+            if not stop:
+                collected.append(line or "")
             continue
-        if not line or line.startswith("#") or line.startswith(">"):
+        if stop:
             break
-        collected.append(line)
+        collected.append(line or "")
     return " ".join(collected)

@@ -20,13 +20,13 @@ from pydantic import Field
 from ..atomic import atomic_delete, atomic_write
 from ..content.files import modified_at
 from ..content.functions_field import rewrite_functions
-from ..content.ids import normalize_skill_id
+from ..content.ids import NameText, normalize_skill_id
 from ..content.roots import EscapesRoot, contained_target
 from ..content.stale import EXPECTED_SHA256_TEXT, check_expected
 from ..config import project_root
 from ..context import Context
 from ..errors import DirectoryError, invalid_input
-from ..models import Empty, OptionalText, Request, Response
+from ..models import DigestText, Empty, FunctionIdText, Request, Response
 from ..table import FunctionSpec, Surface, tool_label
 from ..lazy import LazyModule
 
@@ -122,7 +122,7 @@ class ListAgentsOutput(Response):
 
 
 class AgentGetInput(Request):
-    id: str
+    id: NameText
     raw: bool | None = Field(
         default=None,
         description="When true, also return the exact on-disk file (frontmatter included) as `raw`, "
@@ -213,7 +213,7 @@ class AgentCreateInput(Request):
         description="Full file content, frontmatter included; `name` is required, the body is the "
         "system prompt and may be empty."
     )
-    id: str = Field(
+    id: NameText = Field(
         description="New profile id, used as the file stem; lowercase ASCII, digits, `-` and `_` only, "
         "and not already taken."
     )
@@ -224,8 +224,8 @@ class AgentUpdateInput(Request):
         description="FULL new file content, frontmatter block included — the string "
         "`directory::agents::get { raw: true }` returns, edited."
     )
-    expected_sha256: OptionalText = Field(default=None, description=EXPECTED_SHA256_TEXT)
-    id: str = Field(description=_EXISTING_ID)
+    expected_sha256: DigestText = Field(default=None, description=EXPECTED_SHA256_TEXT)
+    id: NameText = Field(description=_EXISTING_ID)
 
 
 class AgentWriteOutput(Response):
@@ -238,7 +238,7 @@ class AgentWriteOutput(Response):
 
 
 class AgentDeleteInput(Request):
-    id: str = Field(description=_EXISTING_ID)
+    id: NameText = Field(description=_EXISTING_ID)
 
 
 class AgentDeleteOutput(Response):
@@ -246,8 +246,8 @@ class AgentDeleteOutput(Response):
 
 
 class AgentFunctionsInput(Request):
-    functions: list[str] = Field(description="Engine function ids (e.g. `coder::tree`), verbatim, one per entry.")
-    id: str = Field(description=_EXISTING_ID)
+    functions: list[FunctionIdText] = Field(description="Engine function ids (e.g. `coder::tree`), verbatim, one per entry.")
+    id: NameText = Field(description=_EXISTING_ID)
 
 
 class AgentFunctionsOutput(Response):

@@ -30,6 +30,7 @@ from ..content.visibility import InstalledWorkers, compose_route, parse_installe
 from ..context import Context
 from ..errors import DirectoryError
 from ..models import Request, Response
+from ..request_bounds import FILE_NAME_CHARS, GIT_REF_CHARS, REGISTRY_TEXT_CHARS, URL_CHARS
 from ..content.markers import has_marker
 from ..sources.registry import worker_name_problem
 from ..lazy import LazyModule
@@ -57,27 +58,32 @@ ENGINE_NAMESPACE = "iii"
 class DownloadInput(Request):
     branch: str | None = Field(
         default=None,
+        max_length=GIT_REF_CHARS,
         description='Source A: branch to clone. Defaults to `"main"`. Pass `"master"` (or any '
         "other branch name) for repos whose default branch is not `main`.",
     )
     repo: str | None = Field(
-        default=None, description="Source A: GitHub repo URL. Pair with `skill`."
+        default=None, max_length=URL_CHARS, description="Source A: GitHub repo URL. Pair with `skill`."
     )
     skill: str | None = Field(
         default=None,
+        max_length=FILE_NAME_CHARS,
         description="Source A: subfolder under `skills/` inside the repo. Doubles as the "
         "destination namespace inside `skills_folder`.",
     )
     tag: str | None = Field(
         default=None,
+        max_length=REGISTRY_TEXT_CHARS,
         description="Registry tag to pull (default `latest`); mutually exclusive with `version`.",
     )
     version: str | None = Field(
         default=None,
+        max_length=REGISTRY_TEXT_CHARS,
         description="Source B: explicit semver to pull. Mutually exclusive with `tag`.",
     )
     worker: str | None = Field(
         default=None,
+        max_length=REGISTRY_TEXT_CHARS,
         description="Source B: workers registry name. Pair with exactly one of `version` / `tag`.",
     )
 
@@ -90,13 +96,16 @@ class RegistryDownloadInput(Request):
 
     tag: str | None = Field(
         default=None,
+        max_length=REGISTRY_TEXT_CHARS,
         description='Registry tag to pull (e.g. `"latest"`). Mutually exclusive with `version`. '
         'Defaults to `"latest"` when neither is provided.',
     )
     version: str | None = Field(
-        default=None, description="Explicit semver to pull. Mutually exclusive with `tag`."
+        default=None, max_length=REGISTRY_TEXT_CHARS,
+        description="Explicit semver to pull. Mutually exclusive with `tag`.",
     )
-    worker: str = Field(description='Worker name in the registry (e.g. `"shell"`).')
+    worker: str = Field(max_length=REGISTRY_TEXT_CHARS,
+                        description='Worker name in the registry (e.g. `"shell"`).')
 
 
 class RepoDownloadInput(Request):
@@ -105,9 +114,12 @@ class RepoDownloadInput(Request):
         "fields make this function's source unambiguous at the schema level."
     )})
 
-    branch: str | None = Field(default=None, description='Branch to clone. Defaults to `"main"`.')
-    repo: str = Field(description="GitHub repo URL (validated: https / ssh / git@ only).")
+    branch: str | None = Field(default=None, max_length=GIT_REF_CHARS,
+                               description='Branch to clone. Defaults to `"main"`.')
+    repo: str = Field(max_length=URL_CHARS,
+                      description="GitHub repo URL (validated: https / ssh / git@ only).")
     skill: str = Field(
+        max_length=FILE_NAME_CHARS,
         description="Subfolder under `skills/` inside the repo. Doubles as the destination "
         "namespace inside `skills_folder`."
     )
@@ -136,7 +148,7 @@ class WorkerAddedEvent(Request):
         "read; declared as a struct so the function publishes a typed schema."
     )})
 
-    worker: str | None = None
+    worker: str | None = Field(default=None, max_length=REGISTRY_TEXT_CHARS)
 
 
 class WorkerAddedAck(Response):

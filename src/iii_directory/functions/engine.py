@@ -19,6 +19,7 @@ from ..context import Context
 from ..errors import DirectoryError
 from ..models import Request, Response
 from ..port import EngineCallError
+from ..request_bounds import ID_CHARS
 from ..table import FunctionSpec, Surface
 
 FUNCTION_ID = "directory::engine::functions::info"
@@ -30,7 +31,8 @@ NATIVE_TIMEOUT_S = 10.0
 
 
 class FunctionInfoInput(Request):
-    function_id: str = Field(description="Fully-qualified function id on the bus (e.g. `sandbox::create`).")
+    function_id: str = Field(max_length=ID_CHARS,
+                             description="Fully-qualified function id on the bus (e.g. `sandbox::create`).")
 
 
 class RegisteredTriggerSummary(Response):

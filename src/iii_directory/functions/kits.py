@@ -11,7 +11,7 @@ import importlib
 import sys
 import weakref
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 from pydantic import Field
@@ -29,7 +29,13 @@ from ..kits.records import (
     PlanResult,
 )
 from ..models import Empty, OptionalText, Request
+from ..request_bounds import ID_CHARS, LABEL_CHARS, REGISTRY_TEXT_CHARS
 from ..table import FunctionSpec, Surface, TriggerTypeSpec, tool_label
+
+InstallPath = Annotated[str, Field(max_length=ID_CHARS)]
+"""An install path inside a kit (`agents/<id>.md`, `skills/…`)."""
+Choice = Annotated[str, Field(max_length=LABEL_CHARS)]
+WorkerName = Annotated[str, Field(max_length=REGISTRY_TEXT_CHARS)]
 
 if TYPE_CHECKING:  # the kit flows are imported by the first kits call, not to register
     from ..kits.service import KitsService, Session
@@ -56,6 +62,7 @@ KIT_ID_TEXT = "Installed kit, `<author>/<kit>`."
 
 class DownloadKitRequest(Request):
     kit: str = Field(
+        max_length=ID_CHARS,
         description=(
             "`<author>/<kit>`, optionally `@<version|tag|range>` (default: the installed kit's "
             "`requested`, else `latest`)."
@@ -71,13 +78,13 @@ class DownloadKitRequest(Request):
 
 
 class MergedDecision(Request):
-    choice: str
+    choice: Choice
     content: str | None = None
 
 
 class ApplyRequest(Request):
-    plan_id: str
-    decisions: dict[str, str | MergedDecision] | None = Field(
+    plan_id: str = Field(max_length=LABEL_CHARS)
+    decisions: dict[InstallPath, Choice | MergedDecision] | None = Field(
         None,
         description=(
             'Per-file choices by install path: `"overwrite" | "keep" | "kit" | "mine" | "merged" | '
@@ -85,7 +92,7 @@ class ApplyRequest(Request):
             "plan's `default`."
         ),
     )
-    remove_workers: list[str] | None = Field(
+    remove_workers: list[WorkerName] | None = Field(
         None,
         description=(
             "Workers the kit no longer declares (update) or declares (removal) to remove from "
@@ -95,44 +102,46 @@ class ApplyRequest(Request):
 
 
 class PlanUpdateRequest(Request):
-    kit: str = Field(description=KIT_ID_TEXT)
+    kit: str = Field(max_length=ID_CHARS, description=KIT_ID_TEXT)
     version: OptionalText = Field(
-        None, description="Target version, tag or range (default: what the kit was installed with)."
+        None, max_length=REGISTRY_TEXT_CHARS,
+        description="Target version, tag or range (default: what the kit was installed with).",
     )
 
 
 class KitRequest(Request):
-    kit: str = Field(description=KIT_ID_TEXT)
+    kit: str = Field(max_length=ID_CHARS, description=KIT_ID_TEXT)
 
 
 class PlanIdRequest(Request):
-    plan_id: str
+    plan_id: str = Field(max_length=LABEL_CHARS)
 
 
 class PlanRequest(Request):
-    plan_id: str
+    plan_id: str = Field(max_length=LABEL_CHARS)
     contents: bool | None = Field(
         None, description="Include file bodies (`blobs` by sha256, `ours` and `merged` by path)."
     )
 
 
 class GetRequest(Request):
-    kit: str = Field(description=KIT_ID_TEXT)
+    kit: str = Field(max_length=ID_CHARS, description=KIT_ID_TEXT)
     registry: bool | None = Field(
         None, description="Also fetch the installed version's registry detail and README."
     )
 
 
 class DiffRequest(Request):
-    kit: str = Field(description=KIT_ID_TEXT)
+    kit: str = Field(max_length=ID_CHARS, description=KIT_ID_TEXT)
     path: str = Field(
+        max_length=ID_CHARS,
         description="Install path from `directory::kits::get` (`agents/<id>.md`, `skills/…`)."
     )
 
 
 class IgnoreRequest(Request):
-    kit: str = Field(description=KIT_ID_TEXT)
-    version: str = Field(description="Version to skip in update checks.")
+    kit: str = Field(max_length=ID_CHARS, description=KIT_ID_TEXT)
+    version: str = Field(max_length=REGISTRY_TEXT_CHARS, description="Version to skip in update checks.")
     ignore: bool | None = Field(
         None, description="`false` takes the version back off the list (default `true`)."
     )
@@ -140,7 +149,8 @@ class IgnoreRequest(Request):
 
 class CheckUpdatesRequest(Request):
     kit: OptionalText = Field(
-        None, description="Check only this installed kit (default: every installed kit)."
+        None, max_length=ID_CHARS,
+        description="Check only this installed kit (default: every installed kit).",
     )
 
 

@@ -15,6 +15,7 @@ import anyio
 from pydantic import Field
 
 from ..atomic import atomic_delete, atomic_write
+from ..content.ids import NameText
 from ..content.files import body_is_empty, modified_at, read_capped
 from ..content.roots import SYSTEM_PROMPTS_SEGMENT, EscapesRoot, contained_target
 from ..context import Context
@@ -49,7 +50,7 @@ class ListSystemPromptsOutput(Response):
 
 
 class SystemPromptGetInput(Request):
-    name: str
+    name: NameText
     raw: bool | None = Field(
         default=None,
         description="When `true`, the response includes the full on-disk file content (frontmatter "
@@ -76,7 +77,7 @@ class SystemPromptCreateInput(Request):
         description="Full file content, frontmatter included; `description` is required and a "
         "declared `name` must match."
     )
-    name: str = Field(
+    name: NameText = Field(
         description="New system prompt name, used as the file stem; same charset as listed names "
         "and not already taken."
     )
@@ -93,7 +94,7 @@ class SystemPromptUpdateInput(Request):
     content: str = Field(
         description="Full file content, frontmatter included; `description` must stay non-empty."
     )
-    name: str = Field(
+    name: NameText = Field(
         description="System prompt name to overwrite, as listed; a bundled prompt (`builtin: true`) "
         "is copied to a local file first."
     )
@@ -114,7 +115,7 @@ Written = TypeVar("Written", SystemPromptCreateOutput, SystemPromptUpdateOutput)
 
 
 class SystemPromptDeleteInput(Request):
-    name: str = Field(
+    name: NameText = Field(
         description="Existing system prompt name, as returned by `directory::system-prompts::list`."
     )
 

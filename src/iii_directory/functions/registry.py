@@ -15,6 +15,7 @@ from pydantic import ConfigDict, Field
 from ..context import Context
 from ..runtime import Runtime
 from ..models import OptionalText, Request, Response
+from ..request_bounds import CURSOR_CHARS, REGISTRY_TEXT_CHARS
 from ..sources.registry import RegistryClient
 from ..table import FunctionSpec, Surface
 
@@ -92,11 +93,13 @@ class WorkerListInput(Request):
 
     cursor: OptionalText = Field(
         default=None,
+        max_length=CURSOR_CHARS,
         description="Cursor from a previous call's `pagination.next_cursor`; omit for the first "
         "page.",
     )
     search: OptionalText = Field(
         default=None,
+        max_length=REGISTRY_TEXT_CHARS,
         description="Optional free-text query, fuzzy-matched by the registry; omitted means "
         "ordered by downloads.",
     )
@@ -137,16 +140,18 @@ class WorkerInfoInput(Request):
         "neither is provided we fall back to `tag: \"latest\"`."
     )})
 
-    name: str = Field(description='Worker name in the registry (e.g. `"resend"`).')
+    name: str = Field(max_length=REGISTRY_TEXT_CHARS,
+                      description='Worker name in the registry (e.g. `"resend"`).')
     readme: bool = Field(
         default=False,
         description="Include the README markdown (10–25 KB for most workers). Off by default: "
         "the card is for judging fit before `compose::add`; the README is for setup prose and "
         "examples.",
     )
-    tag: OptionalText = None
+    tag: OptionalText = Field(default=None, max_length=REGISTRY_TEXT_CHARS)
     version: OptionalText = Field(
         default=None,
+        max_length=REGISTRY_TEXT_CHARS,
         description='Mutually exclusive with `tag`. If neither is provided we fall back to `tag: '
         '"latest"`.',
     )

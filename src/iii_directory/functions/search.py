@@ -13,6 +13,7 @@ from ..context import Context
 from ..runtime import Runtime
 from ..errors import DirectoryError
 from ..models import Request, Response
+from ..request_bounds import LABEL_CHARS
 from ..search import preload
 from ..search.catalog import CatalogFetchError
 from ..search.service import SearchService
@@ -142,7 +143,7 @@ class SearchFunctionsResponse(Response):
 
 
 class OnFunctionsChangeEvent(Request):
-    event: str | None = None
+    event: str | None = Field(default=None, max_length=LABEL_CHARS)
 
 
 class AckResponse(Response):

@@ -15,13 +15,14 @@ import anyio
 from pydantic import Field
 
 from ..content.files import modified_at
-from ..content.ids import normalize_skill_id
+from ..content.ids import SkillIdText, normalize_skill_id
 from ..content.skills_index import render_index
 from ..content.stale import EXPECTED_SHA256_TEXT
 from ..content.visibility import InstalledWorkers
 from ..content.watch import start_watcher, stop_watcher
 from ..context import Context
-from ..models import Empty, OptionalText, Request, Response
+from ..models import DigestText, Empty, OptionalText, Request, Response
+from ..request_bounds import ID_CHARS, LABEL_CHARS
 from ..table import FunctionSpec, Surface, TriggerTypeSpec, tool_label
 from ..lazy import LazyModule
 from ..content import skills
@@ -66,11 +67,13 @@ class ListSkillsInput(Request):
     )
     prefix: OptionalText = Field(
         default=None,
+        max_length=ID_CHARS,
         description="Exact prefix match against `id`. Combine with `search` to scope a fuzzy match "
         'to one worker namespace, e.g. `prefix: "sandbox/"`.',
     )
     search: OptionalText = Field(
         default=None,
+        max_length=ID_CHARS,
         description="Case-insensitive substring match against `id`, `title`, and (when "
         "`include_description` is true) the first body paragraph. Omitted rows are filtered out "
         "cheaply on the FsSkill { id } pass before the per-file frontmatter read, so a narrowed "
@@ -78,6 +81,7 @@ class ListSkillsInput(Request):
     )
     type: OptionalText = Field(
         default=None,
+        max_length=LABEL_CHARS,
         description="Exact match against the frontmatter `type:` field (`index`, `how-to`, "
         "`reference`, ...). `null` for entries with no frontmatter `type:`.",
     )
@@ -125,7 +129,7 @@ class ListSkillsOutput(Response):
 
 
 class GetSkillInput(Request):
-    id: str = Field(
+    id: SkillIdText = Field(
         description="Skill id as returned by directory::skills::list (e.g. "
         "`directory/skills/list`); `<id>.md` and `iii://<id>` forms are accepted."
     )
@@ -176,7 +180,7 @@ class CreateSkillInput(Request):
         description="Full file content, frontmatter optional; only the size cap and a non-empty "
         "body are enforced."
     )
-    id: str = Field(
+    id: SkillIdText = Field(
         description="New skill id, used as the file path under skills_folder (`/`-separated "
         "segments of `[a-z0-9_-]`), not already taken."
     )
@@ -187,8 +191,8 @@ class UpdateSkillInput(Request):
         description="FULL new file content, frontmatter block included — the string "
         "`directory::skills::get { raw: true }` returns, edited."
     )
-    expected_sha256: OptionalText = Field(default=None, description=EXPECTED_SHA256_TEXT)
-    id: str = Field(
+    expected_sha256: DigestText = Field(default=None, description=EXPECTED_SHA256_TEXT)
+    id: SkillIdText = Field(
         description="Skill id to overwrite (same forms directory::skills::get accepts); the file "
         "must already exist."
     )
@@ -217,7 +221,7 @@ class UpdateSkillOutput(WriteSkillOutput):
 
 
 class DeleteSkillInput(Request):
-    id: str = Field(
+    id: SkillIdText = Field(
         description="Existing skill id — the same forms `directory::skills::get` accepts (bare "
         "id, `<id>.md`, `SKILL(S).md`, `iii://<id>`)."
     )

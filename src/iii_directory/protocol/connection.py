@@ -24,7 +24,6 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 import anyio
 import websockets
@@ -34,6 +33,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from ..timeslice import TimeSlice
 from . import frames as fr
 from .backoff import Backoff
+from .nesting import too_deep_message
 from .errors import (
     FUNCTION_NOT_FOUND,
     INVOCATION_FAILED,
@@ -43,6 +43,7 @@ from .errors import (
     NamespaceConflict,
     error_body_of,
 )
+from .urls import validate_url as validate_url  # re-exported: the worker validates its URL here
 
 log = logging.getLogger("iii_directory.protocol")
 
@@ -95,26 +96,6 @@ class _Pending:
 
 InvokeHandler = Callable[[Invocation], Awaitable[Any]]
 SessionHook = Callable[[bool], Awaitable[None]]
-
-
-def validate_url(url: str) -> str:
-    """Return `url` when it is a usable `ws://` / `wss://` URL; raise ValueError naming the
-    problem otherwise."""
-    if not isinstance(url, str) or not url.strip():
-        raise ValueError("engine URL is empty")
-    url = url.strip()
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError as exc:
-        raise ValueError(f"malformed engine URL {url!r}: {exc}") from None
-    if parts.scheme not in ("ws", "wss"):
-        raise ValueError(f"malformed engine URL {url!r}: the scheme must be ws:// or wss://")
-    if not parts.hostname:
-        raise ValueError(f"malformed engine URL {url!r}: no host")
-    if port == 0:
-        raise ValueError(f"malformed engine URL {url!r}: port 0")
-    return url
 
 
 class Connection:
@@ -449,7 +430,8 @@ class Connection:
                     try:
                         frame = fr.decode(raw)
                     except fr.FrameError as exc:
-                        log.warning("dropped frame from engine (%s): %s", exc, fr.describe(raw))
+                        if not (isinstance(exc, fr.FrameTooDeep) and self._answer_too_deep(exc.head)):
+                            log.warning("dropped frame from engine (%s): %s", exc, fr.describe(raw))
                         continue
                     if frame is None:
                         continue
@@ -598,6 +580,22 @@ class Connection:
         if kind == fr.PONG:
             return
         log.debug("ignored %s frame from engine", kind)
+
+    def _answer_too_deep(self, head: dict[str, Any]) -> bool:
+        """Answer (or settle) the invocation of a frame too deep to decode; False when `head`
+        names none (the frame is then dropped and logged)."""
+        invocation_id, function_id = head.get("invocation_id"), head.get("function_id")
+        if not isinstance(invocation_id, str) or not invocation_id:
+            return False
+        error = {"code": INVOCATION_FAILED, "message": too_deep_message()}
+        if head.get("type") == fr.INVOKE_FUNCTION:
+            log.warning("answered %s (%s): %s", function_id, invocation_id, error["message"])
+            self._push(fr.result_frame(invocation_id, str(function_id), error=error))
+            return True
+        if head.get("type") == fr.INVOCATION_RESULT:
+            self._settle({"invocation_id": invocation_id, "error": error})
+            return True
+        return False
 
     def _settle(self, frame: dict[str, Any]) -> None:
         invocation_id = frame.get("invocation_id")

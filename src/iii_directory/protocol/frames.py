@@ -11,6 +11,8 @@ import json
 import re
 from typing import Any
 
+from . import nesting
+
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 """Largest JSON message either side accepts (64 MiB)."""
 
@@ -47,6 +49,15 @@ VOID_ACTION: dict[str, str] = {"type": "void"}
 
 class FrameError(ValueError):
     """A received frame that cannot be used (undecodable, not an object, unknown type)."""
+
+
+class FrameTooDeep(FrameError):
+    """A frame nested past what the JSON decoder allows; `head` holds the top-level members
+    that still decode (`nesting.top_level_members`), so an invocation in it can be answered."""
+
+    def __init__(self, message: str, head: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.head = head
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -94,7 +105,8 @@ def decode(raw: str | bytes | bytearray | memoryview) -> dict[str, Any] | None:
     except ValueError as exc:
         raise FrameError(f"frame is not JSON: {exc}") from None
     except RecursionError:
-        raise FrameError("frame nests deeper than the JSON decoder allows") from None
+        raise FrameTooDeep("frame nests deeper than the JSON decoder allows",
+                           nesting.top_level_members(text)) from None
     if not isinstance(frame, dict):
         raise FrameError("frame is not a JSON object")
     kind = frame.get("type")

@@ -12,8 +12,9 @@ Policy (bare error strings, no directory code):
 
 `shallow_clone(repo, branch, timeout_ms)` runs
 `git -c protocol.ext.allow=never clone --depth 1 --branch <b> --quiet -- <repo> <tmp>` through
-GitPython in a worker thread with `GIT_TERMINAL_PROMPT=0` and `GIT_PROTOCOL_FROM_USER=0`,
-kills it after `download_timeout_ms`, and always removes the temporary directory.
+GitPython's process interface in a worker thread with `GIT_TERMINAL_PROMPT=0` and
+`GIT_PROTOCOL_FROM_USER=0`, in a process group of its own that is killed whole after
+`download_timeout_ms`, and always removes the temporary directory.
 
 GitPython is imported on first use only (`load_gitpython`): it refuses to import on a host
 without a `git` program, and such a host must still run everything but repo downloads. There a
@@ -25,9 +26,10 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import signal
 import stat
+import subprocess
 import tempfile
-import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -125,35 +127,56 @@ def _git_executable(git: ModuleType) -> str:
 
 
 def _run_clone(repo: str, branch: str, target: Path, timeout_ms: int) -> None:
-    """Blocking clone (runs in a worker thread); raises DirectoryError with the bare texts."""
+    """Blocking clone (runs in a worker thread); raises DirectoryError with the bare texts.
+
+    GitPython's process interface (`Git.execute(as_process=True)`) starts git: it resolves the
+    program (`GIT_PYTHON_GIT_EXECUTABLE`), runs it in the C locale so its messages are stable,
+    and reports a missing program as `GitCommandNotFound`. Its own timeout kill is not used: it
+    finds git's children with `pgrep`/`ps`, which BusyBox hosts lack, so a killed clone could
+    leave `git-remote-https` running. Instead git starts in a session of its own and the
+    deadline kills that whole process group (`_kill_group`), helpers included, with no `ps`."""
     git = load_gitpython()
-    timeout_s = timeout_ms / 1000.0
     command = [
         _git_executable(git), "-c", "protocol.ext.allow=never", "clone", "--depth", "1",
         "--branch", branch, "--quiet", "--", repo, str(target),
     ]
-    started = time.monotonic()
     try:
-        status, _out, err = git.Git().execute(
-            command,
-            with_extended_output=True,
-            with_exceptions=False,
-            kill_after_timeout=timeout_s,
-            env=clone_environment(),
-            stdout_as_string=True,
-        )
+        handle = git.Git().execute(command, as_process=True, env=clone_environment(), start_new_session=True)
     except git.GitCommandNotFound as exc:
         raise DirectoryError.plain(GIT_MISSING.format(detail=exc.stderr.strip() or exc)) from None
     except OSError as exc:
         raise DirectoryError.plain(f"spawn git: {exc}") from None
-    stderr = err if isinstance(err, str) else (err or b"").decode("utf-8", "replace")
-    # GitPython replaces stderr with a "Timeout: …" text when its watchdog killed the process.
-    if stderr.startswith("Timeout:") and time.monotonic() - started >= timeout_s * 0.9:
-        raise DirectoryError.plain(f"git clone timed out after {timeout_ms} ms")
-    if status != 0:
+    proc: subprocess.Popen[bytes] = handle.proc
+    try:
+        _out, err = proc.communicate(timeout=timeout_ms / 1000.0)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        raise DirectoryError.plain(f"git clone timed out after {timeout_ms} ms") from None
+    finally:
+        if proc.poll() is None:  # an interrupt or error above: never leave the group running
+            _kill_group(proc)
+    stderr = (err or b"").decode("utf-8", "replace")
+    if proc.returncode != 0:
         raise DirectoryError.plain(
-            f"git clone --branch {branch} exited with {status}: {stderr.strip()}"
+            f"git clone --branch {branch} exited with {proc.returncode}: {stderr.strip()}"
         )
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL git's process group (its pid: it leads its own session) and reap git. A helper
+    that left the group and still holds the pipes is waited for `_KILL_GRACE_S` at most.
+    Windows has no process groups to signal: there git alone is killed."""
+    try:
+        if hasattr(os, "killpg"):
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+    except ProcessLookupError:
+        pass
+    try:
+        proc.communicate(timeout=_KILL_GRACE_S)
+    except subprocess.TimeoutExpired:
+        proc.wait()
 
 
 def _remove_tree(path: Path) -> None:

@@ -588,7 +588,7 @@ class RegistryClient:
             raise
         except TimeoutError:
             reason = f"timed out after {settings.download_timeout_ms} ms"
-        except (httpx.HTTPError, OSError, ValueError) as exc:
+        except (httpx.HTTPError, httpx.InvalidURL, OSError, ValueError) as exc:
             reason = f"{type(exc).__name__}: {exc}"
         log.warning("registry %s %s failed: %s", method, path, reason)
         raise unreachable(reason)

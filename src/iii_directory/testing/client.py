@@ -20,7 +20,7 @@ from ..protocol.backoff import Backoff
 from ..protocol.connection import Connection, Invocation
 
 if TYPE_CHECKING:
-    from .engine import TestEngine
+    from .engine_records import EngineHost
 
 ClientHandler = Callable[..., Awaitable[Any]]
 _names = itertools.count(1)
@@ -51,7 +51,7 @@ class TestClient:
 
     __test__ = False
 
-    def __init__(self, engine: TestEngine, *, name: str | None = None, namespace: str | None = None) -> None:
+    def __init__(self, engine: EngineHost, *, name: str | None = None, namespace: str | None = None) -> None:
         self.engine = engine
         self.name = name or f"test-client-{next(_names)}"
         info: dict[str, Any] = {

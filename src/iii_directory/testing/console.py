@@ -53,7 +53,7 @@ from ..protocol.connection import Connection, Invocation
 from ..ui.assets import TRIGGER_KINDS, path_problem
 
 if TYPE_CHECKING:
-    from .engine import TestEngine
+    from .engine_records import EngineHost
 
 log = logging.getLogger("iii_directory.testing.console")
 
@@ -197,7 +197,7 @@ class ConsoleStandIn:
 
     def __init__(
         self,
-        engine: TestEngine,
+        engine: EngineHost,
         *,
         name: str = "console",
         fetch_timeout_s: float = 3.0,

@@ -20,12 +20,10 @@ from __future__ import annotations
 
 import inspect
 import logging
-import os
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping
+from collections.abc import Mapping
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -34,9 +32,31 @@ from websockets.exceptions import ConnectionClosed
 
 from ..protocol import frames as fr
 from ..protocol.baggage import parse_baggage
-from ..protocol.errors import FUNCTION_NOT_FOUND, INVOCATION_FAILED, INVOCATION_STOPPED, EngineCallError
+from ..protocol.errors import (
+    FUNCTION_NOT_FOUND,
+    INVOCATION_FAILED,
+    INVOCATION_STOPPED,
+    EngineCallError,
+)
 from . import engine_functions
-from .configuration import ConfigurationStore, event_matches
+from .configuration import ConfigurationStore
+from .engine_events import EventRouting
+from .engine_records import (
+    DEFAULT_NAMESPACE,
+    ENGINE_WORKER,
+    REGISTER_WORKER,
+    Binding,
+    Delivery,
+    FrameRecord,
+    FunctionEntry,
+    PeerCall,
+    PeerHandler,
+    Route,
+    TriggerTypeEntry,
+    WorkerConn,
+    env_grace_s,
+    rewrite_baggage,
+)
 
 if TYPE_CHECKING:
     from .client import TestClient
@@ -44,185 +64,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("iii_directory.testing.engine")
 
-DEFAULT_NAMESPACE = "default"
-ENGINE_WORKER = "iii-engine-functions"
-FUNCTIONS_AVAILABLE = "engine::functions-available"
-WORKERS_AVAILABLE = "engine::workers-available"
-CONFIGURATION = "configuration"
-REGISTER_WORKER = "engine::workers::register"
-
-PeerHandler = Callable[..., Awaitable[Any]]
-
-
-@dataclass
-class PeerCall:
-    """What a scripted peer handler may inspect besides `data`."""
-
-    function_id: str
-    baggage: str | None
-    traceparent: str | None
-    metadata: Any
-    caller_worker_id: str | None
-
-
-@dataclass
-class FunctionEntry:
-    id: str
-    namespace: str
-    description: str | None = None
-    request_format: Any = None
-    response_format: Any = None
-    metadata: Any = None
-    owner: WorkerConn | None = None
-    local: PeerHandler | None = None
-    local_worker: str | None = None
-
-    @property
-    def worker_name(self) -> str:
-        if self.owner is not None and self.owner.name:
-            return self.owner.name
-        if self.local_worker:
-            return self.local_worker
-        return self.id.split("::", 1)[0]
-
-    @property
-    def owner_id(self) -> str:
-        return self.owner.worker_id if self.owner is not None else (self.local_worker or ENGINE_WORKER)
-
-    @property
-    def internal(self) -> bool:
-        return isinstance(self.metadata, dict) and self.metadata.get("internal") is True
-
-
-@dataclass
-class TriggerTypeEntry:
-    id: str
-    namespace: str
-    description: str = ""
-    trigger_request_format: Any = None
-    call_request_format: Any = None
-    owner: WorkerConn | None = None
-    local_worker: str | None = None
-
-    @property
-    def worker_name(self) -> str:
-        if self.owner is not None and self.owner.name:
-            return self.owner.name
-        return self.local_worker or ENGINE_WORKER
-
-
-@dataclass
-class Binding:
-    id: str
-    trigger_type: str
-    function_id: str
-    config: Any
-    metadata: Any = None
-    namespace: str | None = None
-    trigger_namespace: str | None = None
-    owner: WorkerConn | None = None
-    once: bool = False
-    provider: TriggerTypeEntry | None = None
-    error: dict[str, Any] | None = None
-
-    @property
-    def active(self) -> bool:
-        return self.provider is not None
-
-
-@dataclass
-class _Route:
-    function_id: str
-    done: anyio.Event = field(default_factory=anyio.Event)
-    result: Any = None
-    error: EngineCallError | None = None
-
-    def settle(self, *, result: Any = None, error: EngineCallError | None = None) -> None:
-        if not self.done.is_set():
-            self.result, self.error = result, error
-            self.done.set()
-
-
-@dataclass
-class FrameRecord:
-    direction: str
-    """`in` (worker → engine) or `out` (engine → worker)."""
-    worker_id: str
-    frame: dict[str, Any]
-
-
-@dataclass(eq=False)
-class WorkerConn:
-    """One WebSocket worker connection as the engine sees it."""
-
-    ws: ServerConnection
-    worker_id: str
-    reattach_token: str
-    connected_at_ms: int
-    namespace: str | None = None
-    name: str | None = None
-    info: dict[str, Any] = field(default_factory=dict)
-    buffer: list[dict[str, Any]] = field(default_factory=list)
-    functions: set[tuple[str, str]] = field(default_factory=set)
-    trigger_types: set[tuple[str, str]] = field(default_factory=set)
-    bindings: set[str] = field(default_factory=set)
-    inbound: dict[str, _Route] = field(default_factory=dict)
-    active_invocations: int = 0
-    closed: bool = False
-    reattached_from: str | None = None
-    send_lock: anyio.Lock = field(default_factory=anyio.Lock)
-
-    @property
-    def pid(self) -> Any:
-        return self.info.get("pid")
-
-    @property
-    def ip_address(self) -> str | None:
-        peer = self.ws.remote_address
-        return str(peer[0]) if peer else None
-
-
-class Delivery:
-    """Returned by operations that deliver events in the background; `await` it to wait until
-    every delivery finished (optional)."""
-
-    def __init__(self) -> None:
-        self._done = anyio.Event()
-        self.outcomes: list[Any] = []
-
-    def finish(self, outcomes: Iterable[Any] = ()) -> None:
-        self.outcomes.extend(outcomes)
-        self._done.set()
-
-    async def wait(self) -> list[Any]:
-        await self._done.wait()
-        return self.outcomes
-
-    def __await__(self) -> Generator[Any, None, list[Any]]:
-        return self.wait().__await__()
-
-
-def rewrite_baggage(baggage: str | None, function_id: str) -> str | None:
-    """The caller's baggage with its `iii.function.id` entry set to the invoked function (other
-    entries untouched, added at the end when absent)."""
-    if not baggage:
-        return baggage
-    parts = [p for p in baggage.split(",")]
-    out: list[str] = []
-    replaced = False
-    for part in parts:
-        key = part.split(";", 1)[0].split("=", 1)[0].strip()
-        if key == "iii.function.id":
-            out.append(f"iii.function.id={function_id}")
-            replaced = True
-        else:
-            out.append(part)
-    if not replaced:
-        out.append(f"iii.function.id={function_id}")
-    return ",".join(p for p in out if p.strip())
-
-
-class TestEngine:
+class TestEngine(EventRouting):
     """The engine side of the protocol, on `127.0.0.1:<port>`; see the module docstring."""
 
     __test__ = False  # not a pytest class
@@ -305,29 +147,6 @@ class TestEngine:
                 stack, self._stack = self._stack, None
                 await stack.aclose()
 
-    def _spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
-        if self._tg is None:
-            raise RuntimeError("TestEngine is not started")
-        try:
-            self._tg.start_soon(fn, *args)
-        except RuntimeError:  # the engine is shutting down: background work is moot
-            log.debug("test engine stopped; %s not started", getattr(fn, "__name__", fn))
-
-    def _touch(self) -> None:
-        self._changed.set()
-        self._changed = anyio.Event()
-
-    async def wait_for(self, predicate: Callable[[], Any], timeout: float = 5.0) -> Any:
-        """Wait until `predicate()` is truthy (re-checked on every engine state change and every
-        50 ms); returns its value, raises TimeoutError after `timeout` seconds."""
-        with anyio.fail_after(timeout):
-            while True:
-                value = predicate()
-                if value:
-                    return value
-                with anyio.move_on_after(0.05):
-                    await self._changed.wait()
-
     # ------------------------------------------------------------ test API
 
     def add_function(
@@ -363,50 +182,6 @@ class TestEngine:
             del self.functions[(namespace, function_id)]
             self._functions_changed()
 
-    def add_trigger_type(
-        self,
-        trigger_type: str,
-        *,
-        description: str = "",
-        namespace: str = DEFAULT_NAMESPACE,
-        worker_name: str | None = None,
-        trigger_request_format: Any = None,
-        call_request_format: Any = None,
-    ) -> TriggerTypeEntry:
-        """Provide a trigger type from the engine side (a stand-in provider): bindings to it are
-        stored and can be fired with `fire_trigger`."""
-        entry = TriggerTypeEntry(
-            id=trigger_type, namespace=namespace, description=description,
-            trigger_request_format=trigger_request_format, call_request_format=call_request_format,
-            local_worker=worker_name or ENGINE_WORKER,
-        )
-        self.trigger_types[(namespace, trigger_type)] = entry
-        self._activate_parked(entry)
-        self._touch()
-        return entry
-
-    def remove_trigger_type(self, trigger_type: str, namespace: str = DEFAULT_NAMESPACE) -> None:
-        entry = self.trigger_types.pop((namespace, trigger_type), None)
-        if entry is not None:
-            for binding in self.bindings.values():
-                if binding.provider is entry:
-                    binding.provider = None
-            self._touch()
-
-    def bindings_of(self, trigger_type: str, *, active_only: bool = False) -> list[Binding]:
-        return [b for b in self.bindings.values()
-                if b.trigger_type == trigger_type and (b.active or not active_only)]
-
-    def worker(self, name: str) -> WorkerConn | None:
-        """The live connection that registered `name` (None when absent)."""
-        for conn in self.connections.values():
-            if conn.name == name and not conn.closed:
-                return conn
-        return None
-
-    def function(self, function_id: str, namespace: str = DEFAULT_NAMESPACE) -> FunctionEntry | None:
-        return self.functions.get((namespace, function_id))
-
     async def invoke(
         self,
         function_id: str,
@@ -422,48 +197,6 @@ class TestEngine:
         with anyio.fail_after(timeout):
             return await self._call(None, function_id, {} if data is None else data, namespace=namespace,
                                     baggage=baggage, traceparent=traceparent, metadata=metadata)
-
-    def fire_trigger(
-        self,
-        trigger_type: str,
-        payload: Any,
-        *,
-        namespace: str = DEFAULT_NAMESPACE,
-        select: Callable[[Binding], bool] | None = None,
-    ) -> Delivery:
-        """Deliver `payload` to every active binding of an engine-side trigger type (optionally
-        filtered by `select(binding)`); each bound function is invoked without
-        `_caller_worker_id`, with the binding's metadata sidecar. `await` the returned Delivery
-        for the outcomes (results, or EngineCallError instances)."""
-        targets = [b for b in self.bindings.values()
-                   if b.trigger_type == trigger_type and b.provider is not None
-                   and b.provider.owner is None and b.provider.namespace == namespace
-                   and (select is None or select(b))]
-        return self._deliver(targets, lambda _b: payload)
-
-    def fire_binding(self, binding_id: str, payload: Any) -> Delivery:
-        """Deliver `payload` through one binding, whatever its trigger type (the test acts as
-        the provider): its function is invoked with the binding's namespace and metadata."""
-        binding = self.bindings.get(binding_id)
-        if binding is None:
-            raise KeyError(f"no binding {binding_id!r}")
-        return self._deliver([binding], lambda _b: payload)
-
-    def set_config(
-        self, value: Any, *, config_id: str = "iii-directory", validate: bool = False
-    ) -> Delivery:
-        """Change a configuration value as an external edit would and deliver the
-        `configuration:updated` events. `validate=True` behaves like `configuration::set`
-        (raises EngineCallError on a bad value)."""
-        if validate:
-            _result, events = self.configuration.set({"id": config_id, "value": value})
-        else:
-            _result, events = self.configuration.put(config_id, value)
-        return self._deliver_config_events(events)
-
-    def config_value(self, config_id: str = "iii-directory") -> Any:
-        entry = self.configuration.entries.get(config_id)
-        return None if entry is None else entry.value
 
     async def drop_connections(self, *, abrupt: bool = True) -> int:
         """Drop every worker connection (abrupt: the socket dies without a close frame;
@@ -730,108 +463,6 @@ class TestEngine:
         conn.reattached_from = previous
         self.reattaches.append((previous, conn.worker_id))
 
-    # ------------------------------------------------------------ bindings
-
-    def _provider_for(self, binding: Binding) -> TriggerTypeEntry | None:
-        if binding.trigger_namespace:
-            spaces = [binding.trigger_namespace]
-        else:
-            own = binding.owner.namespace if binding.owner is not None and binding.owner.namespace else DEFAULT_NAMESPACE
-            spaces = [own, DEFAULT_NAMESPACE] if own != DEFAULT_NAMESPACE else [DEFAULT_NAMESPACE]
-        for space in spaces:
-            entry = self.trigger_types.get((space, binding.trigger_type))
-            if entry is not None:
-                return entry
-        return None
-
-    async def _register_binding(self, owner: WorkerConn | None, frame: Mapping[str, Any], *, once: bool = False) -> Binding:
-        binding_id = str(frame.get("id") or uuid.uuid4())
-        old = self.bindings.pop(binding_id, None)
-        if old is not None:
-            await self._retract_now(old)
-        namespace = frame.get("namespace")
-        trigger_namespace = frame.get("trigger_namespace")
-        binding = Binding(
-            id=binding_id, trigger_type=str(frame.get("trigger_type")), function_id=str(frame.get("function_id")),
-            config=frame.get("config") if frame.get("config") is not None else {},
-            metadata=frame.get("metadata"),
-            namespace=namespace if isinstance(namespace, str) and namespace else None,
-            trigger_namespace=trigger_namespace if isinstance(trigger_namespace, str) and trigger_namespace else None,
-            owner=owner, once=once,
-        )
-        self.bindings[binding_id] = binding
-        if owner is not None:
-            owner.bindings.add(binding_id)
-        provider = self._provider_for(binding)
-        if provider is not None:
-            await self._attach(binding, provider)
-        self._touch()
-        return binding
-
-    async def _attach(self, binding: Binding, provider: TriggerTypeEntry) -> None:
-        binding.provider = provider
-        binding.error = None
-        if provider.owner is not None:
-            frame: dict[str, Any] = {
-                "type": fr.REGISTER_TRIGGER, "id": binding.id, "trigger_type": binding.trigger_type,
-                "function_id": binding.function_id, "config": binding.config,
-            }
-            if binding.metadata is not None:
-                frame["metadata"] = binding.metadata
-            if binding.namespace and binding.namespace != DEFAULT_NAMESPACE:
-                frame["namespace"] = binding.namespace
-            if binding.trigger_namespace and binding.trigger_namespace != DEFAULT_NAMESPACE:
-                frame["trigger_namespace"] = binding.trigger_namespace
-            await self._send(provider.owner, frame)
-
-    async def _forward_parked(self, entry: TriggerTypeEntry) -> None:
-        for binding in list(self.bindings.values()):
-            if binding.provider is None and binding.trigger_type == entry.id and self._provider_for(binding) is entry:
-                await self._attach(binding, entry)
-
-    def _activate_parked(self, entry: TriggerTypeEntry) -> None:
-        for binding in self.bindings.values():
-            if binding.provider is None and binding.trigger_type == entry.id and self._provider_for(binding) is entry:
-                binding.provider = entry
-
-    def _retract(self, binding: Binding) -> None:
-        provider = binding.provider
-        binding.provider = None
-        if provider is not None and provider.owner is not None and not provider.owner.closed:
-            self._spawn(self._send, provider.owner,
-                        {"type": fr.UNREGISTER_TRIGGER, "id": binding.id, "trigger_type": binding.trigger_type})
-
-    async def _retract_now(self, binding: Binding) -> None:
-        provider = binding.provider
-        binding.provider = None
-        if provider is not None and provider.owner is not None:
-            await self._send(provider.owner,
-                             {"type": fr.UNREGISTER_TRIGGER, "id": binding.id, "trigger_type": binding.trigger_type})
-
-    async def _on_trigger_result(self, conn: WorkerConn, frame: dict[str, Any]) -> None:
-        binding = self.bindings.get(str(frame.get("id")))
-        if binding is None or frame.get("error") is None:
-            return  # success is silent
-        binding.error = frame.get("error")
-        if binding.owner is not None and binding.owner is not conn:
-            await self._send(binding.owner, {
-                "type": fr.TRIGGER_REGISTRATION_RESULT, "id": binding.id, "trigger_type": binding.trigger_type,
-                "function_id": binding.function_id, "error": frame.get("error"),
-            })
-
-    async def register_durable_binding(self, data: Mapping[str, Any]) -> Binding:
-        """`engine::register_trigger`: a binding owned by no connection (`once` = one-shot)."""
-        return await self._register_binding(None, {**data, "id": str(uuid.uuid4())}, once=bool(data.get("once")))
-
-    async def remove_binding(self, binding_id: str) -> bool:
-        binding = self.bindings.pop(binding_id, None)
-        if binding is None:
-            return False
-        if binding.owner is not None:
-            binding.owner.bindings.discard(binding_id)
-        await self._retract_now(binding)
-        self._touch()
-        return True
 
     # ------------------------------------------------------------- routing
 
@@ -918,7 +549,7 @@ class TestEngine:
         if owner.closed:
             raise EngineCallError(INVOCATION_STOPPED, f"Invocation of {function_id} stopped: worker disconnected")
         route_id = invocation_id if invocation_id and invocation_id not in owner.inbound else str(uuid.uuid4())
-        route = _Route(function_id)
+        route = Route(function_id)
         owner.inbound[route_id] = route
         owner.active_invocations += 1
         try:
@@ -955,130 +586,9 @@ class TestEngine:
         except Exception as exc:  # noqa: BLE001
             raise EngineCallError(INVOCATION_FAILED, str(exc) or type(exc).__name__) from None
 
-    # ------------------------------------------------------------- workers
-
-    async def _register_worker(self, conn: WorkerConn, data: Any) -> EngineCallError | None:
-        data = data if isinstance(data, dict) else {}
-        namespace = data.get("namespace")
-        if namespace is None:
-            namespace = DEFAULT_NAMESPACE
-        elif not isinstance(namespace, str) or not namespace.strip():
-            return EngineCallError("INVALID_NAMESPACE", "namespace must be a non-blank string")
-        name = data.get("name") if isinstance(data.get("name"), str) else None
-        if name:
-            for other in self.connections.values():
-                if other is not conn and not other.closed and other.name == name and other.namespace == namespace:
-                    await self._send(conn, {
-                        "type": fr.REGISTRATION_REJECTED, "code": "WORKER_NAMESPACE_CONFLICT",
-                        "namespace": namespace, "worker_name": name, "owner_worker_id": other.worker_id,
-                    })
-                    await conn.ws.close(1008, "worker namespace conflict")
-                    return EngineCallError("WORKER_NAMESPACE_CONFLICT", f"worker {name} already registered")
-        conn.info = {k: v for k, v in data.items() if k != "_caller_worker_id"}
-        conn.name = name
-        first = conn.namespace is None
-        conn.namespace = namespace
-        if first:
-            await self._drain_buffer(conn)
-        self._workers_event("worker_metadata_updated", conn)
-        return None
-
-    def _workers_event(self, event: str, conn: WorkerConn) -> None:
-        payload = {"event": event, "worker_id": conn.worker_id}
-        targets = [b for b in self.bindings.values() if b.trigger_type == WORKERS_AVAILABLE and b.provider is not None]
-        if targets and self._tg is not None:
-            self._deliver(targets, lambda _b: payload)
-
-    # ---------------------------------------------------------- deliveries
-
-    def _deliver(self, targets: list[Binding], payload_for: Callable[[Binding], Any]) -> Delivery:
-        delivery = Delivery()
-        self._spawn(self._deliver_all, targets, payload_for, delivery)
-        return delivery
-
-    async def _deliver_all(self, targets: list[Binding], payload_for: Callable[[Binding], Any],
-                           delivery: Delivery) -> None:
-        outcomes: list[Any] = [None] * len(targets)
-
-        async def one(index: int, binding: Binding) -> None:
-            try:
-                outcomes[index] = await self._call(
-                    None, binding.function_id, payload_for(binding), namespace=binding.namespace,
-                    metadata=binding.metadata)
-            except EngineCallError as exc:
-                log.info("delivery of %s to %s failed: %s", binding.trigger_type, binding.function_id, exc)
-                outcomes[index] = exc
-            if binding.once:
-                await self.remove_binding(binding.id)
-
-        async with anyio.create_task_group() as tg:
-            for index, binding in enumerate(targets):
-                tg.start_soon(one, index, binding)
-        delivery.finish(outcomes)
-
-    def _deliver_config_events(self, events: list[dict[str, Any]]) -> Delivery:
-        delivery = Delivery()
-        self._spawn(self._deliver_config, events, delivery)
-        return delivery
-
-    async def _deliver_config(self, events: list[dict[str, Any]], delivery: Delivery) -> None:
-        outcomes: list[Any] = []
-        for event in events:
-            for binding in list(self.bindings.values()):
-                if binding.trigger_type != CONFIGURATION or binding.provider is None:
-                    continue
-                if not event_matches(binding.config, event):
-                    continue
-                condition = binding.config.get("condition_function_id") if isinstance(binding.config, dict) else None
-                if isinstance(condition, str) and condition:
-                    try:
-                        if await self._call(None, condition, event) is not True:
-                            continue
-                    except EngineCallError:
-                        continue
-                try:
-                    outcomes.append(await self._call(None, binding.function_id, event,
-                                                     namespace=binding.namespace, metadata=binding.metadata))
-                except EngineCallError as exc:
-                    outcomes.append(exc)
-        delivery.finish(outcomes)
-
-    def _functions_changed(self) -> None:
-        self._functions_dirty.set()
-        self._touch()
-
-    def function_summaries(self) -> list[dict[str, Any]]:
-        return [engine_functions.summary(self.functions[k]) for k in sorted(self.functions, key=lambda k: (k[1], k[0]))]
-
-    def _push_key(self) -> tuple[Any, ...]:
-        return tuple((e.namespace, e.id, e.description, repr(e.metadata))
-                     for e in sorted(self.functions.values(), key=lambda e: (e.id, e.namespace)))
-
-    async def _push_loop(self) -> None:
-        """Fire `engine::functions-available` after the function set changed (debounced, and
-        only when the set really differs from the last push)."""
-        while True:
-            await self._functions_dirty.wait()
-            await anyio.sleep(self.functions_debounce_s)
-            self._functions_dirty = anyio.Event()
-            key = self._push_key()
-            if key == self._last_push_key:
-                continue
-            self._last_push_key = key
-            payload = {"event": "functions_changed", "functions": self.function_summaries()}
-            self.pushes.append(payload)
-            targets = [b for b in self.bindings.values()
-                       if b.trigger_type == FUNCTIONS_AVAILABLE and b.provider is not None]
-            if targets:
-                self._deliver(targets, lambda _b: payload)
 
 
-def env_grace_s() -> float:
-    """`III_NAMESPACE_GRACE_MS` in seconds (default 5 s)."""
-    try:
-        return int(os.environ.get("III_NAMESPACE_GRACE_MS", "5000")) / 1000.0
-    except ValueError:
-        return 5.0
+
 
 
 __all__ = [

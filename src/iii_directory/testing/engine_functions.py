@@ -19,9 +19,15 @@ from typing import TYPE_CHECKING, Any
 from ..protocol.errors import EngineCallError
 
 if TYPE_CHECKING:
-    from .engine import Binding, FunctionEntry, TestEngine, TriggerTypeEntry, WorkerConn
+    from .engine_records import (
+        Binding,
+        EngineHost,
+        FunctionEntry,
+        TriggerTypeEntry,
+        WorkerConn,
+    )
 
-BuiltIn = Callable[["TestEngine", "WorkerConn | None", Any], Awaitable[Any]]
+BuiltIn = Callable[["EngineHost", "WorkerConn | None", Any], Awaitable[Any]]
 
 MAX_BATCH = 32
 SUMMARY_CUT = 80
@@ -73,7 +79,7 @@ def _trigger_row(binding: Binding) -> dict[str, Any]:
     return {"id": binding.id, "trigger_type": binding.trigger_type, "config": binding.config}
 
 
-def detail(engine: TestEngine, entry: FunctionEntry) -> dict[str, Any]:
+def detail(engine: EngineHost, entry: FunctionEntry) -> dict[str, Any]:
     """FunctionDetail: the summary plus registered schemas (verbatim) and the bindings that
     target the function."""
     row = summary(entry)
@@ -109,7 +115,7 @@ def _search_sorted(rows: list[tuple[str, Any, str | None]], search: str | None) 
     return [row for _r, _i, row in sorted(ranked, key=lambda t: (t[0], t[1]))]
 
 
-def _resolve(engine: TestEngine, table: dict[tuple[str, str], Any], ident: str, namespace: str | None,
+def _resolve(engine: EngineHost, table: dict[tuple[str, str], Any], ident: str, namespace: str | None,
              kind: str) -> Any:
     """Loose introspection lookup: an explicit namespace is exact; otherwise `default` wins,
     a unique other namespace resolves, several are ambiguous."""
@@ -129,7 +135,7 @@ def _resolve(engine: TestEngine, table: dict[tuple[str, str], Any], ident: str, 
 # ---------------------------------------------------------------- functions
 
 @builtin("engine::functions::list", "List registered functions (filters: search, prefix, worker, workers, include_internal).")
-async def functions_list(engine: TestEngine, _caller: WorkerConn | None, data: Any) -> Any:
+async def functions_list(engine: EngineHost, _caller: WorkerConn | None, data: Any) -> Any:
     data = _args(data)
     search, prefix, worker = _opt_str(data, "search"), _opt_str(data, "prefix"), _opt_str(data, "worker")
     workers = data.get("workers")
@@ -153,7 +159,7 @@ async def functions_list(engine: TestEngine, _caller: WorkerConn | None, data: A
 
 
 @builtin("engine::functions::info", "Full detail for one function (function_id) or a batch of at most 32 (function_ids).")
-async def functions_info(engine: TestEngine, _caller: WorkerConn | None, data: Any) -> Any:
+async def functions_info(engine: EngineHost, _caller: WorkerConn | None, data: Any) -> Any:
     data = _args(data)
     single = data.get("function_id")
     batch = data.get("function_ids")
@@ -189,7 +195,7 @@ async def functions_info(engine: TestEngine, _caller: WorkerConn | None, data: A
 
 # ------------------------------------------------------------ trigger types
 
-def _type_detail(engine: TestEngine, entry: TriggerTypeEntry) -> dict[str, Any]:
+def _type_detail(engine: EngineHost, entry: TriggerTypeEntry) -> dict[str, Any]:
     row: dict[str, Any] = {"id": entry.id, "namespace": entry.namespace, "worker_name": entry.worker_name,
                            "description": entry.description}
     if entry.trigger_request_format is not None:
@@ -201,7 +207,7 @@ def _type_detail(engine: TestEngine, entry: TriggerTypeEntry) -> dict[str, Any]:
 
 
 @builtin("engine::triggers::list", "List trigger types (filters: search, prefix, worker, include_internal).")
-async def triggers_list(engine: TestEngine, _caller: WorkerConn | None, data: Any) -> Any:
+async def triggers_list(engine: EngineHost, _caller: WorkerConn | None, data: Any) -> Any:
     data = _args(data)
     search, prefix, worker = _opt_str(data, "search"), _opt_str(data, "prefix"), _opt_str(data, "worker")
     include_internal = data.get("include_internal") is True
@@ -219,7 +225,7 @@ async def triggers_list(engine: TestEngine, _caller: WorkerConn | None, data: An
 
 
 @builtin("engine::triggers::info", "Detail of one trigger type.")
-async def triggers_info(engine: TestEngine, _caller: WorkerConn | None, data: Any) -> Any:
+async def triggers_info(engine: EngineHost, _caller: WorkerConn | None, data: Any) -> Any:
     data = _args(data)
     ident = _opt_str(data, "id")
     namespace = _opt_str(data, "namespace")
@@ -239,19 +245,19 @@ def config_summary(config: Any) -> str:
     return text if len(text) <= SUMMARY_CUT else text[:SUMMARY_CUT] + "…"
 
 
-def _binding_worker(engine: TestEngine, binding: Binding) -> str:
+def _binding_worker(engine: EngineHost, binding: Binding) -> str:
     entry = engine.functions.get((binding.namespace or "default", binding.function_id))
     return entry.worker_name if entry is not None else binding.function_id.split("::", 1)[0]
 
 
-def _binding_row(engine: TestEngine, binding: Binding) -> dict[str, Any]:
+def _binding_row(engine: EngineHost, binding: Binding) -> dict[str, Any]:
     return {"id": binding.id, "trigger_type": binding.trigger_type, "function_id": binding.function_id,
             "worker_name": _binding_worker(engine, binding), "config": binding.config,
             "config_summary": config_summary(binding.config)}
 
 
 @builtin("engine::registered-triggers::list", "List trigger bindings (filters: search, trigger_type, function_id, worker, include_internal).")
-async def registered_list(engine: TestEngine, _caller: WorkerConn | None, data: Any) -> Any:
+async def registered_list(engine: EngineHost, _caller: WorkerConn | None, data: Any) -> Any:
     data = _args(data)
     search = _opt_str(data, "search")
     trigger_type, function_id = _opt_str(data, "trigger_type"), _opt_str(data, "function_id")
@@ -278,7 +284,7 @@ async def registered_list(engine: TestEngine, _caller: WorkerConn | None, data: 
 
 
 @builtin("engine::registered-triggers::info", "Detail of one trigger binding.")
-async def registered_info(engine: TestEngine, _caller: WorkerConn | None, data: Any) -> Any:
+async def registered_info(engine: EngineHost, _caller: WorkerConn | None, data: Any) -> Any:
     data = _args(data)
     ident = _opt_str(data, "id")
     if not ident:
@@ -297,7 +303,7 @@ async def registered_info(engine: TestEngine, _caller: WorkerConn | None, data: 
 
 
 @builtin("engine::register_trigger", "Register a durable trigger binding (once: true makes it one-shot).")
-async def register_trigger(engine: TestEngine, _caller: WorkerConn | None, data: Any) -> Any:
+async def register_trigger(engine: EngineHost, _caller: WorkerConn | None, data: Any) -> Any:
     data = _args(data)
     for key in ("trigger_type", "function_id"):
         if not isinstance(data.get(key), str) or not data[key]:
@@ -312,7 +318,7 @@ async def register_trigger(engine: TestEngine, _caller: WorkerConn | None, data:
 
 
 @builtin("engine::unregister_trigger", "Remove a trigger binding by id.")
-async def unregister_trigger(engine: TestEngine, _caller: WorkerConn | None, data: Any) -> Any:
+async def unregister_trigger(engine: EngineHost, _caller: WorkerConn | None, data: Any) -> Any:
     data = _args(data)
     ident = data.get("id")
     if not isinstance(ident, str) or not ident:
@@ -340,7 +346,7 @@ def _worker_row(conn: WorkerConn) -> dict[str, Any]:
     }
 
 
-def _engine_rows(engine: TestEngine) -> list[dict[str, Any]]:
+def _engine_rows(engine: EngineHost) -> list[dict[str, Any]]:
     groups: dict[str, int] = {}
     for entry in engine.functions.values():
         if entry.owner is None:
@@ -354,7 +360,7 @@ def _engine_rows(engine: TestEngine) -> list[dict[str, Any]]:
 
 
 @builtin("engine::workers::list", "List connected workers (filters: search, runtime, status).")
-async def workers_list(engine: TestEngine, _caller: WorkerConn | None, data: Any) -> Any:
+async def workers_list(engine: EngineHost, _caller: WorkerConn | None, data: Any) -> Any:
     data = _args(data)
     search, runtime, status = _opt_str(data, "search"), _opt_str(data, "runtime"), _opt_str(data, "status")
     rows = [_worker_row(c) for c in engine.connections.values() if not c.closed and c.pid is not None]
@@ -370,7 +376,7 @@ async def workers_list(engine: TestEngine, _caller: WorkerConn | None, data: Any
 
 
 @builtin("engine::workers::info", "Detail of one worker by name.")
-async def workers_info(engine: TestEngine, _caller: WorkerConn | None, data: Any) -> Any:
+async def workers_info(engine: EngineHost, _caller: WorkerConn | None, data: Any) -> Any:
     data = _args(data)
     name = _opt_str(data, "name")
     namespace = _opt_str(data, "namespace")
@@ -412,7 +418,7 @@ async def workers_info(engine: TestEngine, _caller: WorkerConn | None, data: Any
 
 
 @builtin("engine::workers::register", "Report a worker's name, pid and namespace (void call).")
-async def workers_register(engine: TestEngine, caller: WorkerConn | None, data: Any) -> Any:
+async def workers_register(engine: EngineHost, caller: WorkerConn | None, data: Any) -> Any:
     # Worker connections are handled inline by the engine (it must drain their buffer in order);
     # this entry only serves callers without a connection.
     if caller is None:
@@ -424,7 +430,7 @@ async def workers_register(engine: TestEngine, caller: WorkerConn | None, data: 
 
 
 @builtin("engine::channels::create", "Create a streaming channel pair.")
-async def channels_create(_engine: TestEngine, _caller: WorkerConn | None, data: Any) -> Any:
+async def channels_create(_engine: EngineHost, _caller: WorkerConn | None, data: Any) -> Any:
     channel_id = str(uuid.uuid4())
     key = str(uuid.uuid4())
     return {"writer": {"channel_id": channel_id, "access_key": key, "direction": "write"},
@@ -434,31 +440,31 @@ async def channels_create(_engine: TestEngine, _caller: WorkerConn | None, data:
 # ----------------------------------------------------------- configuration
 
 @builtin("configuration::register", "Register (or re-register) a configuration entry with its schema.")
-async def configuration_register(engine: TestEngine, _caller: WorkerConn | None, data: Any) -> Any:
+async def configuration_register(engine: EngineHost, _caller: WorkerConn | None, data: Any) -> Any:
     result, events = engine.configuration.register(_args(data))
     engine._deliver_config_events(events)
     return result
 
 
 @builtin("configuration::get", "Read a configuration value (env-expanded unless raw).")
-async def configuration_get(engine: TestEngine, _caller: WorkerConn | None, data: Any) -> Any:
+async def configuration_get(engine: EngineHost, _caller: WorkerConn | None, data: Any) -> Any:
     return engine.configuration.get(_args(data))
 
 
 @builtin("configuration::set", "Replace a configuration value (validated against its schema).")
-async def configuration_set(engine: TestEngine, _caller: WorkerConn | None, data: Any) -> Any:
+async def configuration_set(engine: EngineHost, _caller: WorkerConn | None, data: Any) -> Any:
     result, events = engine.configuration.set(_args(data))
     engine._deliver_config_events(events)
     return result
 
 
 @builtin("configuration::list", "List configuration entries (never values).")
-async def configuration_list(engine: TestEngine, _caller: WorkerConn | None, data: Any) -> Any:
+async def configuration_list(engine: EngineHost, _caller: WorkerConn | None, data: Any) -> Any:
     return engine.configuration.list(data)
 
 
 @builtin("configuration::schema", "The schema of one configuration entry.")
-async def configuration_schema(engine: TestEngine, _caller: WorkerConn | None, data: Any) -> Any:
+async def configuration_schema(engine: EngineHost, _caller: WorkerConn | None, data: Any) -> Any:
     return engine.configuration.schema(_args(data))
 
 
@@ -469,9 +475,9 @@ ENGINE_TRIGGER_TYPES: tuple[tuple[str, str], ...] = (
 )
 
 
-def install(engine: TestEngine) -> None:
+def install(engine: EngineHost) -> None:
     """Add the built-in functions and engine-provided trigger types to a fresh engine."""
-    from .engine import FunctionEntry, TriggerTypeEntry
+    from .engine_records import FunctionEntry, TriggerTypeEntry
 
     for function_id, (description, fn) in _BUILTINS.items():
         engine.functions[("default", function_id)] = FunctionEntry(

@@ -20,7 +20,7 @@ import anyio
 from ..protocol.errors import EngineCallError
 
 if TYPE_CHECKING:
-    from .engine import Binding, Delivery, TestEngine
+    from .engine_records import Binding, Delivery, EngineHost
 
 
 @dataclass
@@ -55,7 +55,7 @@ class ComposeFake(_Scripted):
     * `failure_detail` — `last_event.detail` of a failed operation.
     """
 
-    def __init__(self, engine: TestEngine, containers: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+    def __init__(self, engine: EngineHost, containers: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         super().__init__()
         self.engine = engine
         self.containers: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (containers or {}).items()}
@@ -126,7 +126,7 @@ class JudgeFake(_Scripted):
     question false with probability 0, every choice question its first option); `reply` may be
     set to a fixed whole reply instead. `models` is the `models::list` answer."""
 
-    def __init__(self, engine: TestEngine) -> None:
+    def __init__(self, engine: EngineHost) -> None:
         super().__init__()
         self.model = "fake-judge"
         self.models: list[dict[str, Any]] = [{"id": "fake-judge", "context_window": 32768, "default": True}]
@@ -163,7 +163,7 @@ class HarnessFake:
 
     TRIGGER_TYPE = "harness::hook::pre-generate"
 
-    def __init__(self, engine: TestEngine) -> None:
+    def __init__(self, engine: EngineHost) -> None:
         self.engine = engine
         engine.add_trigger_type(self.TRIGGER_TYPE, description="Runs before each model generation.",
                                 worker_name="harness")
@@ -183,7 +183,7 @@ class ConsoleFake:
 
     TRIGGER_TYPES = ("console:script", "console:style", "console:module")
 
-    def __init__(self, engine: TestEngine) -> None:
+    def __init__(self, engine: EngineHost) -> None:
         self.engine = engine
         for kind in self.TRIGGER_TYPES:
             engine.add_trigger_type(kind, description=f"Console UI contribution ({kind})", worker_name="console")
@@ -216,7 +216,7 @@ class WorkerOpsFake:
 
     TRIGGER_TYPE = "worker"
 
-    def __init__(self, engine: TestEngine) -> None:
+    def __init__(self, engine: EngineHost) -> None:
         self.engine = engine
         engine.add_trigger_type(self.TRIGGER_TYPE, description="Worker operation progress events.",
                                 worker_name="iii-worker-ops")

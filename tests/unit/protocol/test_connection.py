@@ -433,3 +433,43 @@ async def test_a_long_flush_gives_the_loop_way_between_frames(monkeypatch: pytes
     assert frames == ["frame 0", "frame 1", "frame 2", "frame 3"]
     between = [events[events.index(a) + 1:events.index(b)] for a, b in zip(frames, frames[1:])]
     assert all("other" in gap for gap in between), events
+
+
+async def test_a_frame_too_deep_to_decode_is_answered_and_the_session_stays() -> None:
+    """Issue 36, item 1: an invocation nested past the JSON decoder's limit gets a coded answer
+    (no longer dropped with a warning), and a result too deep to decode fails its call at once."""
+    seen: list[Invocation] = []
+
+    async def on_invoke(invocation: Invocation) -> Any:
+        seen.append(invocation)
+        return {"ok": True}
+
+    async with scripted() as engine:
+        conn = make_connection(engine.url, on_invoke=on_invoke)
+        conn.register_function({"id": "w::echo"})
+        async with running(conn):
+            session = await engine.wait(lambda: engine.sessions and engine.session(1))
+            deep = "[" * 20_000 + "]" * 20_000
+            await session.send('{"type":"invokefunction","function_id":"w::echo","data":' + deep
+                               + ',"invocation_id":"i-deep"}')
+            await session.send('{"type":"invokefunction","function_id":"w::echo","data":' + deep + "}")
+            await session.send({"type": "invokefunction", "invocation_id": "i-after", "function_id": "w::echo", "data": {}})
+            results = lambda: {f["invocation_id"]: f for f in session.frames if f["type"] == "invocationresult"}  # noqa: E731
+            await engine.wait(lambda: {"i-deep", "i-after"} <= set(results()))
+            assert results()["i-deep"]["error"]["code"] == "invocation_failed"
+            assert "nests deeper than 64 levels" in results()["i-deep"]["error"]["message"]
+            assert results()["i-deep"]["function_id"] == "w::echo"
+            assert results()["i-after"]["result"] == {"ok": True}
+            assert [i.invocation_id for i in seen] == ["i-after"]
+
+            async def answer_deeply() -> None:
+                call = await engine.wait(lambda: next((f for f in session.frames if f.get("function_id") == "x::f"), None))
+                await session.send('{"type":"invocationresult","invocation_id":"' + call["invocation_id"]
+                                   + '","result":' + deep + "}")
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(answer_deeply)
+                with pytest.raises(EngineCallError) as info:
+                    await conn.call("x::f", {}, timeout=5)
+            assert "nests deeper than" in info.value.message
+            assert conn.sessions == 1
