@@ -11,6 +11,7 @@ from search_fakes import CATALOG, PeerEngine
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
 from iii_directory.functions.search import SURFACE
+from iii_directory.request_bounds import LABEL_CHARS
 from iii_directory.search.service import SearchService
 
 
@@ -64,7 +65,8 @@ def test_the_schema_command_publishes_the_confidence(capsys: pytest.CaptureFixtu
 def test_on_functions_change_is_internal_and_bound() -> None:
     refresh = spec("directory::on-functions-change")
     assert refresh.metadata == {"internal": True, "trace_hidden": True}
-    assert refresh.request_schema()["properties"]["event"]["anyOf"] == [{"type": "string"}, {"type": "null"}]
+    assert refresh.request_schema()["properties"]["event"]["anyOf"] == [
+        {"type": "string", "maxLength": LABEL_CHARS}, {"type": "null"}]
     (binding,) = SURFACE.bindings
     assert (binding.trigger_type, binding.function_id) == ("engine::functions-available",
                                                           "directory::on-functions-change")
