@@ -54,7 +54,7 @@ def grade(found: Signals, vouched: bool = False) -> Confidence | None:
     return LOW if weak_floor(found) else None
 
 
-def graded_lanes(queries: Sequence[object], documents: object, lanes: Sequence[Ranking],
+def graded_lanes(queries: Sequence[object], documents: DocumentSet, lanes: Sequence[Ranking],
                  dense: Sequence[Ranking | None] | None,
                  describe: Callable[[str], str],
                  lexical: Sequence[tuple[Ranking, int]] | None = None,
@@ -106,7 +106,7 @@ def fallback_lanes(documents: DocumentSet, queries: Sequence[object], lanes: Seq
     return out, fallback
 
 
-def answerable_lanes(queries: Sequence[object], documents: object, lanes: Sequence[Ranking],
+def answerable_lanes(queries: Sequence[object], documents: DocumentSet, lanes: Sequence[Ranking],
                      dense: Sequence[Ranking | None] | None, describe: Callable[[str], str],
                      lexical: Sequence[tuple[Ranking, int]] | None = None,
                      screened: Sequence[Screening | None] | None = None,
