@@ -10,7 +10,10 @@
 The catalog is a JSON array of function records (as for `iii-directory call --catalog`); the
 cases file is `{"version": 1, "cases": [...]}` with `id`, `split`, `kind` (`match` | `multi` |
 `no_match`), `capabilities`, `qrels` (`function_id`, `grade`, `covers`), `forbidden_prefixes`
-and `forbidden_ids`. `--json` writes the run file `validate.py --score` reads (case id → ordered
+and `forbidden_ids`, and optionally `needs` (several needs in one capability: lists of ids, a
+need met when any of its ids is returned). Every split is reported twice side by side, with the
+`high`-confidence results only and with all results, beside plain BM25 over the same documents
+(`plain_bm25_run`). `--json` writes the run file `validate.py --score` reads (case id → ordered
 function ids; with several modes the mode name goes before the extension); `--metrics-json`
 writes the metrics per mode and split with the keys `recall_at_1` … `latency_p95_ms`, and the
 latency of first calls (no capability text seen before in the run) apart from repeated ones
@@ -61,9 +64,11 @@ def top_ids(response: Sequence[Any], k: int = TOP_K) -> list[str]:
     return out
 
 
-def response_ids(response: Mapping[str, Any]) -> list[str]:
-    """The installed candidates of a search response, flattened in order."""
-    return [f["function_id"] for worker in response.get("workers", []) for f in worker["functions"]]
+def response_ids(response: Mapping[str, Any], high_only: bool = False) -> list[str]:
+    """The installed candidates of a search response, flattened in order; with `high_only`,
+    only those of `confidence` `high`."""
+    return [f["function_id"] for worker in response.get("workers", []) for f in worker["functions"]
+            if not high_only or f.get("confidence", "high") == "high"]
 
 
 def contaminated(function_id: str, case: Mapping[str, Any], internal: set[str]) -> bool:
@@ -85,18 +90,24 @@ def score_cases(cases: Sequence[Mapping[str, Any]], run: Mapping[str, Sequence[A
                 internal: set[str]) -> dict[str, Any]:
     """recall@1/3/6/12, mrr@1, ndcg@12, worker recall@12 (macro over match and multi cases);
     multi coverage@12 (micro over coverable capabilities); forbidden contamination (count over
-    all cases); false-positive rate (no-match cases with any candidate). Relevant = grade ≥ 2;
-    nDCG gains are `2^grade − 1` at `log2(rank + 2)`."""
+    all cases); false-positive rate (no-match cases with any candidate); answered-nothing rate
+    (match and multi cases with no candidate); all needs at 12 (cases with `needs`: every need
+    met in the first 12). Relevant = grade ≥ 2; nDCG gains are `2^grade − 1` at
+    `log2(rank + 2)`."""
     sums: dict[str, float] = defaultdict(float)
     ranked = [c for c in cases if c["kind"] in ("match", "multi")]
     no_match = [c for c in cases if c["kind"] == "no_match"]
-    covered = coverable = contamination = false_positives = 0
+    with_needs = [c for c in ranked if c.get("needs")]
+    covered = coverable = contamination = false_positives = empty = all_needs = 0
     for case in cases:
         top = top_ids(run.get(case["id"], []))
         contamination += sum(contaminated(f, case, internal) for f in top)
         if case["kind"] == "no_match":
             false_positives += bool(top)
             continue
+        empty += not top
+        if case.get("needs"):
+            all_needs += all(set(need) & set(top) for need in case["needs"])
         grades = {q["function_id"]: q["grade"] for q in case["qrels"]}
         relevant = {f for f, g in grades.items() if g >= 2}
         for k in RECALL_KS:
@@ -121,6 +132,8 @@ def score_cases(cases: Sequence[Mapping[str, Any]], run: Mapping[str, Sequence[A
     metrics["multi_coverage_at_12"] = covered / coverable if coverable else None
     metrics["forbidden_contamination"] = contamination
     metrics["false_positive_rate"] = false_positives / len(no_match) if no_match else None
+    metrics["answered_nothing_rate"] = empty / len(ranked) if ranked else None
+    metrics["all_needs_at_12"] = all_needs / len(with_needs) if with_needs else None
     metrics["ranked_cases"] = len(ranked)
     metrics["no_match_cases"] = len(no_match)
     return metrics
@@ -191,10 +204,13 @@ def bench_settings(mode: str, config: str | None, scratch: Path) -> Any:
 
 
 async def run_mode(mode: str, catalog: list[dict[str, Any]], cases: Sequence[Mapping[str, Any]],
-                   repeat: int, config: str | None) -> tuple[dict[str, list[str]], list[dict[str, Any]], str]:
+                   repeat: int, config: str | None,
+                   high_run: dict[str, list[str]] | None = None
+                   ) -> tuple[dict[str, list[str]], list[dict[str, Any]], str]:
     """Run every case (`repeat` times; the first answer is scored) through the handler. The
     catalog file is the whole engine catalog (this worker's own functions are not added).
-    Returns the run (case id → ids), per-call samples and the mode the searches reported."""
+    Returns the run (case id → ids), per-call samples and the mode the searches reported;
+    `high_run`, when given, receives the run of the `high`-confidence ids only."""
     from .directory import Directory
     from .search.service import SearchService
     from .standalone import standalone_engine
@@ -219,6 +235,8 @@ async def run_mode(mode: str, catalog: list[dict[str, Any]], cases: Sequence[Map
                 response = await directory.invoke(
                     "directory::search_functions", {"capabilities": list(case["capabilities"])})
                 run.setdefault(case["id"], response_ids(response))
+                if high_run is not None:
+                    high_run.setdefault(case["id"], response_ids(response, high_only=True))
                 reported.add(response["search_mode"] + ("+static" if mode == "static" else ""))
                 samples.append({"case": case["id"], "split": case["split"],
                                 "capabilities": len(case["capabilities"]),
@@ -227,6 +245,59 @@ async def run_mode(mode: str, catalog: list[dict[str, Any]], cases: Sequence[Map
                 seen |= keys
         await service.stop()
     return run, samples, "/".join(sorted(reported))
+
+
+def plain_bm25_run(catalog: Sequence[Mapping[str, Any]],
+                   cases: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Plain BM25 (`_rank.BM25Index`, k1 1.2, b 0.75) over the documents search sees — each
+    function's id, description and argument names, tokenised by `_rank.tokenize`; excluded and
+    internal ids left out — the first 12 hits of each capability's words (one word matched),
+    a case's capabilities merged round robin to 12: the baseline every mode is shown beside."""
+    import _rank
+
+    from .exclusions import is_excluded
+    from .search.select import round_robin
+
+    ids: list[str] = []
+    documents: list[list[str]] = []
+    for record in catalog:
+        function_id = str(record.get("function_id") or record.get("name") or "")
+        if not function_id or is_excluded(function_id, record.get("metadata")):
+            continue
+        schema = record.get("request_schema") or record.get("parameters") or {}
+        properties = schema.get("properties") if isinstance(schema, Mapping) else None
+        arguments = " ".join(properties) if isinstance(properties, Mapping) else ""
+        ids.append(function_id)
+        documents.append(_rank.tokenize(f"{function_id} {record.get('description') or ''} "
+                                        f"{arguments}"))
+    index = _rank.BM25Index(documents)
+    run: dict[str, list[str]] = {}
+    for case in cases:
+        lanes = [[ids[i] for i, _, _ in index.search(_rank.tokenize(text), TOP_K, 1)]
+                 for text in case["capabilities"]]
+        run[case["id"]] = round_robin(lanes, TOP_K)
+    return run
+
+
+SIDE_BY_SIDE = (("recall_at_12", "R@12"), ("mrr_at_1", "MRR@1"),
+                ("answered_nothing_rate", "answerable, answered nothing"),
+                ("false_positive_rate", "no-tool, answered"),
+                ("all_needs_at_12", "all needs in top 12"))
+"""The figures printed for `high` only, all results and plain BM25 side by side. For `high`,
+"no-tool, answered" counts requests given any `high` answer."""
+
+
+def side_by_side(high: Mapping[str, Any], every: Mapping[str, Any],
+                 bm25: Mapping[str, Any]) -> str:
+    """The `SIDE_BY_SIDE` rows of one mode and split: high only | all | plain BM25."""
+    def fmt(value: Any) -> str:
+        return "n/a" if value is None else f"{value:.3f}"
+
+    lines = [f"  {'':<30}{'high':>8}{'all':>8}{'bm25':>8}"]
+    for key, label in SIDE_BY_SIDE:
+        lines.append(f"  {label:<30}{fmt(high.get(key)):>8}{fmt(every.get(key)):>8}"
+                     f"{fmt(bm25.get(key)):>8}")
+    return "\n".join(lines)
 
 
 def report(mode: str, reported: str, split: str, metrics: Mapping[str, Any]) -> str:
@@ -263,6 +334,27 @@ def run_path(base: str, mode: str, several: bool) -> Path:
     return path.with_name(f"{path.stem}.{mode}{path.suffix}") if several else path
 
 
+def joined_multi(cases: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each multi case as one capability holding all its needs (`--join-multi`): its
+    capabilities joined as "a, b and c", with `needs` — per original capability, the functions
+    graded ≥ 2 that cover it. A check of several needs in one capability on sets written with
+    one need per capability; the other cases are left out."""
+    out = []
+    for case in cases:
+        capabilities = list(case["capabilities"])
+        if case["kind"] != "multi" or len(capabilities) < 2:
+            continue
+        needs = [[q["function_id"] for q in case["qrels"]
+                  if q["grade"] >= 2 and index in q.get("covers", [])]
+                 for index in range(len(capabilities))]
+        if not all(needs):
+            continue
+        text = ", ".join(capabilities[:-1]) + " and " + capabilities[-1]
+        out.append({**case, "id": f"{case['id']}-joined", "capabilities": [text],
+                    "qrels": [{**q, "covers": [0]} for q in case["qrels"]], "needs": needs})
+    return out
+
+
 def load_inputs(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     catalog_path = args.catalog or (Path(args.eval_dir) / "catalog.json" if args.eval_dir else None)
     cases_path = args.cases or (Path(args.eval_dir) / "cases.json" if args.eval_dir else None)
@@ -291,6 +383,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", dest="run_json", help="write the run file(s) for validate.py")
     parser.add_argument("--metrics-json", help="write the metrics per mode and split")
     parser.add_argument("--label", help="report every case under this split name")
+    parser.add_argument("--join-multi", action="store_true",
+                        help="only the multi cases, each joined into one capability with `needs`")
     parser.add_argument("--heldout", action="store_true",
                         help="the independent catalog and cases in benchmarks/data (heldout_*.json),"
                              " reported as split `heldout`")
@@ -302,6 +396,8 @@ def main(argv: list[str] | None = None) -> int:
         args.label = args.label or HELDOUT_SPLIT
 
     catalog, cases = load_inputs(args)
+    if args.join_multi:
+        cases = joined_multi(cases)
     if args.label:
         cases = [{**case, "split": args.label} for case in cases]
     splits = args.split or sorted({c["split"] for c in cases})
@@ -309,11 +405,16 @@ def main(argv: list[str] | None = None) -> int:
     modes = args.mode or ["lexical", "hybrid"]
     internal = {str(r.get("function_id") or r.get("name")) for r in catalog
                 if isinstance(r.get("metadata"), Mapping) and r["metadata"].get("internal") is True}
-    all_metrics: dict[str, Any] = {}
+    bm25_run = plain_bm25_run(catalog, selected)
+    all_metrics: dict[str, Any] = {"bm25": {}}
+    for split in splits:
+        all_metrics["bm25"][split] = score_cases([c for c in selected if c["split"] == split],
+                                                 bm25_run, internal)
     for mode in modes:
         started = time.perf_counter()
+        high_run: dict[str, list[str]] = {}
         run, samples, reported = anyio.run(run_mode, mode, catalog, selected, max(1, args.repeat),
-                                           args.config)
+                                           args.config, high_run)
         elapsed = time.perf_counter() - started
         all_metrics[mode] = {"reported_search_mode": reported}
         for split in splits:
@@ -322,8 +423,10 @@ def main(argv: list[str] | None = None) -> int:
             in_split = [s for s in samples if s["split"] == split]
             metrics.update(latency_metrics([(s["capabilities"], s["latency_ms"]) for s in in_split]))
             metrics.update(first_and_repeated(in_split))
+            metrics["high"] = score_cases(split_cases, high_run, internal)
             all_metrics[mode][split] = metrics
             print(report(mode, reported, split, metrics))
+            print(side_by_side(metrics["high"], metrics, all_metrics["bm25"][split]))
         print(f"  ({len(samples)} calls in {elapsed:.1f} s, catalog {len(catalog)} records)\n")
         if args.run_json:
             path = run_path(args.run_json, mode, len(modes) > 1)

@@ -138,6 +138,21 @@ async def test_an_unanswerable_capability_gets_an_honest_empty_answer(wire: Any,
     assert ids(served)[0] == "sms::send"
 
 
+async def test_every_candidate_carries_its_confidence_over_the_wire(wire: Any) -> None:
+    """Issue 31: a weak match comes back `low` with the guidance note instead of an empty
+    answer; a confident one is `high` and first."""
+    add_peers(wire)
+    wire.directory.service(SearchService).static.enabled = False
+    await eventually(wire, "send an sms text message", lambda r: "sms::send" in ids(r))
+    response = await wire.call(SEARCH, {"capabilities": ["any forecast", "send an sms text message"]})
+    levels = {f["function_id"]: f["confidence"] for w in response["workers"] for f in w["functions"]}
+    assert levels["sms::send"] == "high" and levels["weather::forecast"] == "low"
+    assert ids(response)[0] == "sms::send" and set(levels.values()) == {"high", "low"}
+    assert 'Only low-confidence candidates for "any forecast"' in response["guidance"]
+    nothing = await wire.call(SEARCH, {"capabilities": ["qzvx wrplkt hhgrk"]})
+    assert nothing["workers"] == []
+
+
 async def test_hybrid_mode_over_the_wire(wire: Any) -> None:
     add_peers(wire)
     service = wire.directory.service(SearchService)
@@ -169,7 +184,7 @@ async def test_hybrid_fusion_reads_the_catalogs_extra_views(wire: Any) -> None:
     assert response["search_mode"] == "hybrid" and ids(response)[0] == "weather::forecast"
 
 
-async def test_hybrid_admits_a_middling_dense_head_only_when_a_worker_repeats(wire: Any) -> None:
+async def test_hybrid_is_confident_in_a_middling_dense_head_only_when_a_worker_repeats(wire: Any) -> None:
     # FakeEncoder cosine of "alpha beta" with each of these documents: 0.316 (between 0.30 and
     # the confident 0.40), one document per worker: the §5.5 floor alone would admit the lane.
     for function_id, description in (("ant::fetch", "Alpha thing more."), ("bee::fetch", "Beta thing more."),
@@ -180,14 +195,18 @@ async def test_hybrid_admits_a_middling_dense_head_only_when_a_worker_repeats(wi
     await set_mode(wire, "hybrid")
     await eventually(wire, "ant fetch thing", lambda r: r["search_mode"] == "hybrid"
                      and "ant::fetch" in ids(r))
+    # not admitted: the lane is not confident, so its candidates come back `low` (issue 31;
+    # before, an empty answer)
     scattered = await wire.call(SEARCH, {"capabilities": ["alpha beta"]})
-    assert scattered["workers"] == [] and scattered["search_mode"] == "hybrid"
-    assert scattered["guidance"].startswith("No functions matched")
+    assert scattered["search_mode"] == "hybrid" and scattered["workers"]
+    assert {f["confidence"] for w in scattered["workers"] for f in w["functions"]} == {"low"}
+    assert 'Only low-confidence candidates for "alpha beta"' in scattered["guidance"]
 
     wire.engine.add_function("ant::store", echo, description="Alpha other more.")
-    coherent = await eventually(wire, "alpha beta", lambda r: bool(r["workers"]))
+    coherent = await eventually(wire, "alpha beta", lambda r: "ant::store" in ids(r))
     assert {f for f in ids(coherent)} >= {"ant::fetch", "ant::store"}
     assert coherent["workers"][0]["namespace"] == "ant"
+    assert coherent["workers"][0]["functions"][0]["confidence"] == "high"
 
 
 async def test_judge_mode_with_a_fake_judge(wire: Any) -> None:
@@ -212,6 +231,8 @@ async def test_judge_mode_with_a_fake_judge(wire: Any) -> None:
     response = await eventually(wire, "message my phone", lambda r: r["search_mode"] == "judge")
     assert ids(response)[0] == "sms::send"
     assert judge.calls  # the judge was asked through the engine
+    # what the judge keeps it vouches for: `high` (issue 31)
+    assert {f["confidence"] for w in response["workers"] for f in w["functions"]} == {"high"}
 
 
 async def test_judge_answering_wrongly_falls_back_to_lexical(wire: Any) -> None:

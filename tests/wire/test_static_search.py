@@ -144,4 +144,8 @@ async def test_the_static_expansion_finds_a_function_through_a_nearby_catalog_wo
     assert ids(response)[0] == "image::watermark"
     monkeypatch.setattr(static_expansion, "NEIGHBOUR_COSINE", 1.01)
     request = {"capabilities": ["watermark it at 200 pixels wide"]}  # not a cached answer
-    assert (await wire.call(SEARCH, request))["workers"] == []
+    # without the expansion only the single-term fallback finds it, as a `low` candidate
+    # (issue 31; before, an empty answer)
+    fallback = await wire.call(SEARCH, request)
+    assert [(f["function_id"], f["confidence"]) for w in fallback["workers"]
+            for f in w["functions"]] == [("image::watermark", "low")]

@@ -45,6 +45,12 @@ CAPABILITIES_DESCRIPTION = (
 
 SLIM_DESCRIPTION = "First description sentence, capped at 160 bytes."
 
+CONFIDENCE_DESCRIPTION = (
+    "`high`: the search is confident this function serves a requested capability. `low`: the "
+    "best the catalog has for a capability it may not serve; read the description and skip it "
+    "if it does not fit. `high` candidates come first."
+)
+
 
 class SearchFunctionsRequest(Request):
     capabilities: list[str] = Field(
@@ -59,9 +65,15 @@ class FunctionCandidate(Response):
     description: str = Field(description=SLIM_DESCRIPTION)
 
 
+class InstalledCandidate(FunctionCandidate):
+    """An installed candidate: a `FunctionCandidate` with how sure the search is of it."""
+
+    confidence: Literal["high", "low"] = Field(description=CONFIDENCE_DESCRIPTION)
+
+
 class SearchWorker(Response):
     namespace: str
-    functions: list[FunctionCandidate]
+    functions: list[InstalledCandidate]
 
 
 class InstallCall(Response):

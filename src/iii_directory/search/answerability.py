@@ -24,8 +24,9 @@ hybrid capability reaches the decision with its learned-fusion lane). Then a yes
 hand-set `evidence_floor` and a
 calibrated score of its mode family (`hybrid`, `lexical`, `static`: `features`, `CALIBRATION`)
 at or above the family's threshold — a logistic regression fitted by
-`benchmarks/fit_answerability.py` on the eval catalog's sets only. A "no" empties the
-capability's lane; guidance then says that nothing matched (`guidance.REFINE_GUIDANCE`).
+`benchmarks/fit_answerability.py` on the eval catalog's sets only. A "no" no longer empties
+the capability's lane: `confidence.grade` returns its candidates as `low` unless it is below
+the weak evidence floor (docs/record/search-quality.md, "Confidence instead of refusal").
 Figures (before → after, cross-checks on the held-out catalog, what was tried): docs/record/search-quality.md,
 "Answerability".
 """
@@ -557,34 +558,10 @@ def observe(observer: Observer | None) -> Observer | None:
     return previous
 
 
-def answerable_lanes(queries: Sequence[object], documents: DocumentSet, lanes: Sequence[Ranking],
-                     dense: Sequence[Ranking | None] | None,
-                     describe: Callable[[str], str],
-                     lexical: Sequence[tuple[Ranking, int]] | None = None,
-                     screened: Sequence[Screening | None] | None = None,
-                     admitted: Sequence[bool | None] | None = None) -> list[Ranking]:
-    """`lanes` with the lane of every capability the decision says no to emptied (`queries`
-    are `query.Query` objects: `text`, `terms`; `dense` their dense rankings in hybrid). Without
-    dense rankings, the best static cosine of a capability whose lane the static lane fused in
-    this call (`static_evidence.static_cosine`) is the `extra` signal. `screened` and `admitted`
-    are what the caller already computed per capability (`signals`)."""
-    out = []
-    for position, (query, lane) in enumerate(zip(queries, lanes)):
-        if lane:
-            ranking = dense[position] if dense is not None else None
-            extra = static_cosine(query) if dense is None else None
-            found = signals(query.text, query.terms, documents,  # type: ignore[attr-defined]
-                            ranking, lane, describe, extra,
-                            lexical[position] if lexical is not None else None,
-                            screened[position] if screened is not None else None,
-                            admitted[position] if admitted is not None else None)
-            decision = answerable(found) or (dense is None and vouches(query, found))
-            if _OBSERVER is not None:
-                _OBSERVER(query.text, found, lane, decision)  # type: ignore[attr-defined]
-            if not decision:
-                lane = []
-        out.append(lane)
-    return out
+def notify(text: str, found: Signals, lane: Ranking, decision: bool) -> None:
+    """Hand one decision to the installed observer (`observe`), if any."""
+    if _OBSERVER is not None:
+        _OBSERVER(text, found, lane, decision)
 
 
 def vouches(query: object, found: Signals) -> bool:

@@ -3,7 +3,7 @@
 The parts, in order, joined by single spaces:
 1. nothing installed matched → the refine guidance (no installables) or the install guidance;
    otherwise the main guidance (first result of a session) or its one-line repeat pointer, plus
-   the suppression note and the install note when they apply;
+   the suppression note, the low-confidence note and the install note when they apply;
 2. the installation workflow (first time per session) or its repeat pointer, when installables
    are present or `compose::add` was selected;
 3. the language guidance (always);
@@ -54,6 +54,11 @@ MAIN_REPEAT = (
 SUPPRESSED_NOTE = (
     "Already provided earlier in this session (candidates unchanged — reuse the earlier result): "
     "{ids}."
+)
+
+LOW_CONFIDENCE_NOTE = (
+    "Only low-confidence candidates for {names}: read their descriptions and skip any that do "
+    "not do the job."
 )
 
 INSTALL_NOTE = (
@@ -116,6 +121,8 @@ class GuidanceInput:
     has_skills: bool = False
     has_triggers: bool = False
     dropped: Sequence[str] = field(default_factory=list)
+    low_only: Sequence[str] = ()
+    """Capabilities whose candidates are all `confidence: low` (search/confidence.py)."""
 
 
 def needs_install_workflow(has_installables: bool, compose_add_selected: bool) -> bool:
@@ -131,6 +138,9 @@ def compose(info: GuidanceInput) -> str:
         parts.append(MAIN_GUIDANCE if info.first_main else MAIN_REPEAT)
         if info.suppressed:
             parts.append(SUPPRESSED_NOTE.format(ids=", ".join(info.suppressed)))
+        if info.low_only:
+            parts.append(LOW_CONFIDENCE_NOTE.format(
+                names=", ".join(f'"{name}"' for name in dict.fromkeys(info.low_only))))
         if info.has_installables:
             parts.append(INSTALL_NOTE)
     if needs_install_workflow(info.has_installables, info.compose_add_selected):

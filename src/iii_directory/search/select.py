@@ -132,15 +132,18 @@ def concatenate(selections: Sequence[Sequence[str]]) -> list[str]:
     return list(seen)
 
 
-def group_by_namespace(ids: Sequence[str], descriptions: Mapping[str, str]) -> list[dict]:
+def group_by_namespace(ids: Sequence[str], descriptions: Mapping[str, str],
+                       confidence: Mapping[str, str] | None = None) -> list[dict]:
     """`[{namespace, functions: [{function_id, description}]}]`: ids unknown to `descriptions`
-    or without a namespace are skipped; namespaces in first-seen order, rank order within."""
+    or without a namespace are skipped; namespaces in first-seen order, rank order within. With
+    `confidence`, each function also carries its `confidence` (`high` when not listed)."""
     groups: dict[str, list[dict[str, str]]] = {}
     for doc_id in ids:
         namespace = namespace_of(doc_id)
         if namespace is None or doc_id not in descriptions:
             continue
-        groups.setdefault(namespace, []).append(
-            {"function_id": doc_id, "description": descriptions[doc_id]}
-        )
+        entry = {"function_id": doc_id, "description": descriptions[doc_id]}
+        if confidence is not None:
+            entry["confidence"] = confidence.get(doc_id, "high")
+        groups.setdefault(namespace, []).append(entry)
     return [{"namespace": ns, "functions": functions} for ns, functions in groups.items()]

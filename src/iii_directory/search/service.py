@@ -6,10 +6,12 @@ lane (model, vector cache, document index), the optional reranker, the judge's p
 session memory. One async lock serialises catalog reloads; a new fingerprint resets session
 delivery and requests a dense index for it.
 
-Pipeline of one call: validate → keep 18 → compact, drop intrinsic → embed every query in one
-batch (∥ fetch the side-lane corpora) → batches of six, concurrently (installed lanes ∥ registry
-lane) ∥ side lanes → selection
-→ session memory → grouping → guidance → response with `search_mode` and `latency_ms`.
+Pipeline of one call: validate → keep 18 → compact, drop intrinsic → each capability's needs
+beside it (`needs.expand_needs`) → embed every query in one batch (∥ fetch the side-lane
+corpora) → batches of six capabilities, concurrently (installed lanes graded `high` / `low` /
+none, `confidence.graded_lanes` ∥ registry lane) ∥ side lanes → selection → `high` first →
+session memory → grouping → guidance → response with `search_mode` and `latency_ms`
+(`response.respond`).
 """
 
 from __future__ import annotations
@@ -19,30 +21,31 @@ import logging
 import time
 from contextlib import nullcontext
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from ..errors import DirectoryError
 from ..timeslice import TimeSlice
-from .answerability import Screening, answerable_lanes, informative_terms, screen
-from .call import SearchCall, best_tier
+from .answerability import Screening, informative_terms, screen
+from .call import SearchCall
 from .catalog import CatalogFetchError, fetch_corpus
+from .confidence import HIGH, LOW, Confidence, fallback_lanes, graded_lanes, id_confidence
 from .corpus import Corpus
 from .dense_lane import DenseLane, DenseUnavailable
 from .fusion import Request, learned_lane
-from .guidance import GuidanceInput, compose
 from .judge import FUNCTION_DEPTH, JUDGE_EVALUATE, Candidate, Judge, JudgeFailure, LaneAsk, function_candidate
 from .lanes import (CATALOG, Ranking, action_agreement, answered_tail, bm25_tail, exact_lane,
                     lexical_lane, ranking_tail, weighted_rrf)
-from .memory import PREAMBLE_GUIDANCE, PREAMBLE_INSTALL, SessionMemory
+from .memory import SessionMemory
+from .needs import expand_needs, regroup
 from .query import Query, make_query
-from .registry_lane import INSTALL_FUNCTION, merge_installables, search_registry
+from .registry_lane import search_registry
+from .response import BatchResult, respond
 from .rerank import RERANK_TIMEOUT_S, Reranker, apply_scores, load_reranker, rerank_head
 from .slots import SearchSlots, configured_slots
 from .second_query import SECOND_QUERY_CAPABILITIES
-from .select import BATCH_SIZE, MAX_CAPABILITIES, batches, concatenate, group_by_namespace, select_batch
+from .select import BATCH_SIZE, MAX_CAPABILITIES, batches, select_batch
 from .side_lanes import SideResult, fetch_skills, fetch_triggers, rank_skills, rank_triggers
 from .static_lane import StaticLane
 from .vocabulary import request_actions
@@ -67,13 +70,6 @@ def validate_capabilities(capabilities: Sequence[str]) -> tuple[list[str], list[
     if any(not c.strip() for c in kept):
         raise DirectoryError.plain(BLANK_MESSAGE)
     return kept, dropped
-
-
-@dataclass
-class BatchResult:
-    selection: list[str] = field(default_factory=list)
-    tier: str | None = None
-    installables: list[dict[str, Any]] = field(default_factory=list)
 
 
 class SearchService:
@@ -258,7 +254,7 @@ class SearchService:
         await self.ensure_ready(ctx)
         settings = ctx.settings
         corpus = self.corpus
-        per_capability = [make_query(c) for c in kept]
+        per_capability, owners = expand_needs([make_query(c) for c in kept])
         screened = {q.text: screen(q.text, q.terms, corpus.documents)
                     for q in per_capability if q is not None}
         per_capability = [None if q is None or screened[q.text].refused else q
@@ -289,10 +285,10 @@ class SearchService:
                     group.start_soon(fetch, "skills", fetch_skills)
                     group.start_soon(fetch, "triggers", fetch_triggers)
                 await embed()
-            per_capability = corpora["queries"]
-            batch_queries = [[q for q in batch if q is not None]
-                             for batch in batches(per_capability, BATCH_SIZE)]
-            side_queries = [q for q in per_capability if q is not None]
+            grouped = regroup(corpora["queries"], owners, len(kept))  # each with its needs
+            batch_queries = [[q for needs in batch for q in needs if q is not None]
+                             for batch in batches(grouped, BATCH_SIZE)]
+            side_queries = [needs[0] for needs in grouped if needs[0] is not None]
 
             results: list[BatchResult] = [BatchResult() for _ in batch_queries]
             side: dict[str, SideResult] = {}
@@ -358,10 +354,13 @@ class SearchService:
         result = BatchResult()
 
         async def installed() -> None:
-            lanes, tier, tails, learned = await self._installed_lanes(call, queries)
+            lanes, tier, tails, learned, levels = await self._installed_lanes(call, queries)
             result.selection = select_batch(lanes, judged=tier == "judge", tails=tails,
                                             learned=learned)
             result.tier = tier
+            result.levels = id_confidence(lanes, tails, levels)
+            result.low_only = [q.text for q, lane, level in zip(queries, lanes, levels)
+                               if lane and level == LOW]
 
         async def registry() -> None:
             result.installables = await search_registry(call, queries)
@@ -386,14 +385,16 @@ class SearchService:
 
     async def _installed_lanes(self, call: SearchCall,
                                queries: list[Query]
-                               ) -> tuple[list[Ranking], str, list[Ranking], list[bool]]:
+                               ) -> tuple[list[Ranking], str, list[Ranking], list[bool],
+                                          list[Confidence | None]]:
         """The installed-catalog lanes of one batch, the tier that produced them, their recall
-        tails and which lanes are learned. In hybrid, a lane that admits its dense ranking (or
+        tails, which lanes are learned and each lane's confidence (`confidence.grade`; a judged
+        lane and an exact id are `high`: the judge keeps or drops what it was shown). In hybrid, a lane that admits its dense ranking (or
         has no lexical ranking) is the learned fusion (`fusion.learned_lane`), or what a
         configured reranker made of it; any other lane is its lexical ranking. Lanes that are not
-        learned are re-sorted by action agreement. Then one answerability decision per capability
-        (`answerability.answerable_lanes`; in hybrid it also reads admission and corroboration)
-        empties the refused lanes; an answered lane's tail fills the budget it leaves: the dense
+        learned are re-sorted by action agreement. Then one graded decision per capability
+        (`confidence.graded_lanes`; in hybrid it also reads admission and corroboration)
+        empties the certainly unservable lanes; a graded lane's tail fills the budget it leaves: the dense
         tail (`lanes.answered_tail`) of a learned lane, the learned order (`lanes.ranking_tail`)
         of a lexical lane with a dense ranking, the informative BM25 hits (`lanes.bm25_tail`) of
         a lexical-mode lane; the static lane's tails when it serves."""
@@ -403,7 +404,7 @@ class SearchService:
         if call.judge_active and not self.judge.paused():
             judged = await self._judge_lanes(call, queries, dense)
             if judged is not None:
-                return judged, "judge", [], []
+                return judged, "judge", [], [], [HIGH] * len(judged)
         await tick.pause()
         pairs: list[tuple[Ranking, int]] = []
         for query in queries:
@@ -413,15 +414,19 @@ class SearchService:
         exact = [exact_lane(q.text, documents) for q in queries]
         if dense is None:
             lexical, static_tails = await self.static.fuse_lanes(call, queries, pairs)
+            lexical, fallback = fallback_lanes(documents, queries, lexical, exact)
             lanes = [self._agree(call, q, lane) for q, lane in zip(queries, lexical)]
-            lanes = await self._answerable(call, queries, lanes, None, None, tick)
+            lanes, levels = await self._answerable(call, queries, lanes, None, None, tick)
+            levels = [LOW if low and level else level for low, level in zip(fallback, levels)]
             if static_tails:
                 tails = [tail if lane else [] for tail, lane in zip(static_tails, lanes)]
             else:
                 tails = [bm25_tail(lane, documents, informative_terms(q.text, q.terms))
                          if e is None else []
                          for q, lane, e in zip(queries, lanes, exact)]
-            return [e if e is not None else lane for e, lane in zip(exact, lanes)], "lexical", tails, []
+            levels = [HIGH if e is not None else level for e, level in zip(exact, levels)]
+            return ([e if e is not None else lane for e, lane in zip(exact, lanes)], "lexical",
+                    tails, [], levels)
         lanes: list[Ranking] = []
         learned: list[bool] = []
         fills: list[Ranking | None] = []
@@ -444,32 +449,37 @@ class SearchService:
             lanes = ranked
         lanes = [lane if was_learned else self._agree(call, query, lane)
                  for query, lane, was_learned in zip(queries, lanes, learned)]
-        lanes = await self._answerable(call, queries, lanes, dense, pairs, tick, admitted)
+        lanes, levels = await self._answerable(call, queries, lanes, dense, pairs, tick, admitted)
         tails = [[] if d is None or e is not None
                  else answered_tail(lane, d) if fill is None else ranking_tail(lane, fill)
                  for lane, d, e, fill in zip(lanes, dense, exact, fills)]
         learned = [was_learned and e is None for was_learned, e in zip(learned, exact)]
         lanes = [e if e is not None else lane for e, lane in zip(exact, lanes)]
-        return lanes, "hybrid", tails, learned
+        levels = [HIGH if e is not None else level for e, level in zip(exact, levels)]
+        return lanes, "hybrid", tails, learned, levels
 
     async def _answerable(self, call: SearchCall, queries: list[Query], lanes: list[Ranking],
                           dense: list[Ranking | None] | None,
                           pairs: list[tuple[Ranking, int]] | None,
                           tick: TimeSlice,
-                          admitted: list[bool | None] | None = None) -> list[Ranking]:
-        """`answerability.answerable_lanes`, one capability at a time (each decision is the
+                          admitted: list[bool | None] | None = None
+                          ) -> tuple[list[Ranking], list[Confidence | None]]:
+        """`confidence.graded_lanes`, one capability at a time (each decision is the
         capability's own), giving the loop way between them as `tick` says; the call's
         screenings and the lanes' admissions (hybrid) are handed over, not computed again."""
         documents, describe = call.corpus.documents, self._describe(call)
         out: list[Ranking] = []
+        levels: list[Confidence | None] = []
         for position, (query, lane) in enumerate(zip(queries, lanes)):
             screened: Screening | None = call.screened.get(query.text)
-            out += answerable_lanes([query], documents, [lane],
-                                    None if dense is None else [dense[position]], describe,
-                                    None if pairs is None else [pairs[position]], [screened],
-                                    None if admitted is None else [admitted[position]])
+            ((graded, level),) = graded_lanes(
+                [query], documents, [lane], None if dense is None else [dense[position]],
+                describe, None if pairs is None else [pairs[position]], [screened],
+                None if admitted is None else [admitted[position]])
+            out.append(graded)
+            levels.append(level)
             await tick.pause()
-        return out
+        return out, levels
 
     @staticmethod
     def _describe(call: SearchCall) -> Callable[[str], str]:
@@ -538,44 +548,4 @@ class SearchService:
 
     def _respond(self, call: SearchCall, results: list[BatchResult], side: dict[str, SideResult],
                  dropped: list[str], started: float) -> dict[str, Any]:
-        corpus = call.corpus
-        session = call.ctx.session_id
-        selected = concatenate([r.selection for r in results])
-        split = self.memory.split(session, corpus.fingerprint, selected)
-        workers = group_by_namespace(split.new, corpus.descriptions)
-        installables = merge_installables([r.installables for r in results])
-        skills = side.get("skills", SideResult(None))
-        triggers = side.get("triggers", SideResult(None))
-
-        workers_empty = not workers
-        compose_add = INSTALL_FUNCTION in selected
-        first_main = True
-        if not (workers_empty and not split.repeated):
-            first_main = self.memory.first_send(session, corpus.fingerprint, PREAMBLE_GUIDANCE)
-        first_install = True
-        if installables or compose_add:
-            first_install = self.memory.first_send(session, corpus.fingerprint, PREAMBLE_INSTALL)
-        guidance = compose(GuidanceInput(
-            workers_empty=workers_empty,
-            suppressed=split.repeated,
-            has_installables=bool(installables),
-            compose_add_selected=compose_add,
-            first_main=first_main,
-            first_install_workflow=first_install,
-            has_skills=bool(skills.rows),
-            has_triggers=bool(triggers.rows),
-            dropped=dropped,
-        ))
-        mode = best_tier([r.tier for r in results])
-        if skills.judged or triggers.judged:
-            mode = "judge"
-        response: dict[str, Any] = {"guidance": guidance, "workers": workers}
-        if installables:
-            response["installable"] = installables
-        if skills.rows:
-            response["skills"] = skills.rows
-        if triggers.rows:
-            response["triggers"] = triggers.rows
-        response["search_mode"] = mode
-        response["latency_ms"] = (time.perf_counter() - started) * 1000.0
-        return response
+        return respond(call, self.memory, results, side, dropped, started)

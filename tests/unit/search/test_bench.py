@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from iii_directory.bench import (first_and_repeated, latency_metrics, main, nearest_rank, score_cases,
-                                  text_key, top_ids)
+from iii_directory.bench import (first_and_repeated, joined_multi, latency_metrics, main, nearest_rank,
+                                  plain_bm25_run, response_ids, score_cases, side_by_side, text_key,
+                                  top_ids)
 
 CASES: list[dict[str, Any]] = [
     {"id": "m1", "split": "dev", "kind": "match", "capabilities": ["a"],
@@ -115,3 +116,57 @@ def test_bench_runs_the_handler_and_writes_run_and_metrics(tmp_path: Path, capsy
     assert set(relabelled) == {"reported_search_mode", "heldout"}
     assert relabelled["heldout"]["ranked_cases"] == 1 and relabelled["heldout"]["no_match_cases"] == 1
     assert "split=heldout" in capsys.readouterr().out
+
+
+def test_answered_nothing_and_all_needs() -> None:
+    cases = [
+        {"id": "a", "split": "s", "kind": "match", "capabilities": ["x"],
+         "qrels": [{"function_id": "p::a", "grade": 3, "covers": [0]}],
+         "needs": [["p::a"], ["q::b", "q::c"]]},
+        {"id": "b", "split": "s", "kind": "match", "capabilities": ["y"],
+         "qrels": [{"function_id": "p::a", "grade": 3, "covers": [0]}],
+         "needs": [["p::a"], ["q::b"]]},
+        {"id": "c", "split": "s", "kind": "match", "capabilities": ["z"],
+         "qrels": [{"function_id": "p::a", "grade": 3, "covers": [0]}]},
+    ]
+    m = score_cases(cases, {"a": ["p::a", "q::c"], "b": ["p::a"], "c": []}, set())
+    assert m["answered_nothing_rate"] == pytest.approx(1 / 3)
+    assert m["all_needs_at_12"] == pytest.approx(1 / 2)
+    assert score_cases(cases[2:], {"c": ["p::a"]}, set())["all_needs_at_12"] is None
+
+
+def test_high_only_ids_and_the_side_by_side_rows() -> None:
+    response = {"workers": [{"namespace": "p", "functions": [
+        {"function_id": "p::a", "confidence": "high"}, {"function_id": "p::b", "confidence": "low"}]}]}
+    assert response_ids(response) == ["p::a", "p::b"]
+    assert response_ids(response, high_only=True) == ["p::a"]
+    rows = side_by_side({"recall_at_12": 0.5, "all_needs_at_12": None}, {"recall_at_12": 0.75},
+                        {"recall_at_12": 0.25}).splitlines()
+    assert rows[0].split() == ["high", "all", "bm25"]
+    assert rows[1].split() == ["R@12", "0.500", "0.750", "0.250"]
+    assert rows[-1].split()[-3:] == ["n/a", "n/a", "n/a"]
+
+
+def test_plain_bm25_merges_capabilities_round_robin_and_skips_excluded_ids() -> None:
+    catalog = [
+        {"function_id": "mail::send", "description": "Send an email message.",
+         "request_schema": {"properties": {"to": {}}}},
+        {"function_id": "sms::send", "description": "Send an SMS text message.",
+         "request_schema": {"properties": {"phone": {}}}},
+        {"function_id": "engine::functions::list", "description": "List email functions."},
+        {"function_id": "mail::hook", "description": "email bounce hook",
+         "metadata": {"internal": True}},
+    ]
+    cases = [{"id": "x", "capabilities": ["email message", "sms phone"]}]
+    assert plain_bm25_run(catalog, cases) == {"x": ["mail::send", "sms::send"]}
+
+
+def test_join_multi_makes_one_capability_with_needs() -> None:
+    joined = joined_multi(CASES)
+    assert [case["id"] for case in joined] == []  # capability 2 of "multi" has no grade ≥ 2
+    case = {**CASES[1], "qrels": CASES[1]["qrels"] + [{"function_id": "w::f", "grade": 2,
+                                                         "covers": [2]}]}
+    (made,) = joined_multi([CASES[0], case])
+    assert made["capabilities"] == ["a, b and c"] and made["id"] == "multi-joined"
+    assert made["needs"] == [["x::a"], ["z::d"], ["w::f"]]
+    assert {q["covers"][0] for q in made["qrels"]} == {0}

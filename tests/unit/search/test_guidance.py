@@ -64,3 +64,12 @@ def test_skills_triggers_and_dropped_capabilities() -> None:
     assert text.index(g.SKILLS_NOTE) < text.index(g.TRIGGERS_NOTE) < text.index("Only the first")
     assert "directory::skills::get" in g.SKILLS_NOTE
     assert "engine::functions::info" in g.TRIGGERS_NOTE
+
+
+def test_low_confidence_note_names_each_low_only_capability_once() -> None:
+    text = compose(GuidanceInput(workers_empty=False, low_only=["any forecast", "x y",
+                                                                  "any forecast"]))
+    note = g.LOW_CONFIDENCE_NOTE.format(names='"any forecast", "x y"')
+    assert note in text and text.count("Only low-confidence") == 1
+    assert text.index(g.MAIN_GUIDANCE) < text.index(note) < text.index(g.LANGUAGE_GUIDANCE)
+    assert "Only low-confidence" not in compose(GuidanceInput(workers_empty=False))

@@ -79,7 +79,8 @@ async def test_lexical_search_groups_by_worker(directory: Directory) -> None:
     assert isinstance(response["latency_ms"], float) and response["latency_ms"] >= 0
     assert response["workers"][0]["namespace"] == "mail"
     assert response["workers"][0]["functions"][0] == {
-        "function_id": "mail::send", "description": "Send an email message to recipients."}
+        "function_id": "mail::send", "description": "Send an email message to recipients.",
+        "confidence": "high"}
     assert "installable" not in response and "skills" not in response and "triggers" not in response
     assert response["guidance"].startswith(g.MAIN_GUIDANCE)
 
@@ -450,3 +451,40 @@ async def test_hybrid_refuses_a_capability_its_dense_ranking_does_not_support(
     assert response["search_mode"] == "hybrid" and response["workers"] == []
     answered = await search(directory, "send an email message")
     assert ids(answered)[0] == "mail::send" and len(ids(answered)) > 1  # filled, learned order
+
+
+# -- confidence (issue 31) -----------------------------------------------------------------------
+
+
+def lexical_only(directory: Directory) -> None:
+    """Lexical mode without the static lane, as the tests above run it."""
+    directory.service(SearchService).static.enabled = False
+
+
+async def test_a_weak_match_is_returned_low_with_a_note_instead_of_nothing(directory: Directory) -> None:
+    """One shared id word ("forecast") is below the calibrated yes: the capability used to get
+    no functions and the refine guidance; now its candidate comes back `low`."""
+    lexical_only(directory)
+    response = await search(directory, "any forecast")
+    assert response["workers"] == [{"namespace": "weather", "functions": [{
+        "function_id": "weather::forecast", "description": "Get the weather forecast for a city.",
+        "confidence": "low"}]}]
+    assert g.LOW_CONFIDENCE_NOTE.format(names='"any forecast"') in response["guidance"]
+    assert g.REFINE_GUIDANCE not in response["guidance"]
+
+
+async def test_high_candidates_come_first_in_the_answer(directory: Directory) -> None:
+    lexical_only(directory)
+    response = await search(directory, "any forecast", "show the inbox")
+    assert [w["namespace"] for w in response["workers"]][0] == "mail"
+    levels = [f["confidence"] for w in response["workers"] for f in w["functions"]]
+    assert levels[0] == "high" and levels[-1] == "low"
+    assert response["workers"][-1]["functions"][-1]["function_id"] == "weather::forecast"
+    assert '"any forecast"' in response["guidance"] and '"show the inbox"' not in response["guidance"]
+
+
+@pytest.mark.parametrize("text", ["will my key hold", "lovely morning isn't it", "qwzx plorb"])
+async def test_requests_below_the_weak_floor_still_get_nothing(directory: Directory, text: str) -> None:
+    lexical_only(directory)
+    response = await search(directory, text)
+    assert response["workers"] == [] and response["guidance"].startswith(g.REFINE_GUIDANCE)

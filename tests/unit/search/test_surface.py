@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ from search_fakes import CATALOG, PeerEngine
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
 from iii_directory.functions.search import SURFACE
+from iii_directory.request_bounds import LABEL_CHARS
 from iii_directory.search.service import SearchService
 
 
@@ -37,11 +39,34 @@ def test_search_function_schema_keeps_the_tuned_prompt() -> None:
     assert response["properties"]["installable"]["type"] == "array"
 
 
+def test_installed_candidates_publish_their_confidence() -> None:
+    """Issue 31: every installed candidate carries `confidence` (`high` | `low`), additive to
+    the response schema; installable (registry) candidates do not."""
+    response = spec("directory::search_functions").response_schema()
+    definitions = response["definitions"]
+    worker = definitions[response["properties"]["workers"]["items"]["$ref"].rsplit("/", 1)[1]]
+    candidate = definitions[worker["properties"]["functions"]["items"]["$ref"].rsplit("/", 1)[1]]
+    assert candidate["properties"]["confidence"]["enum"] == ["high", "low"]
+    assert "`high` candidates come first" in candidate["properties"]["confidence"]["description"]
+    assert sorted(candidate["required"]) == ["confidence", "description", "function_id"]
+    installable = definitions["InstallableWorker"]["properties"]["functions"]["items"]["$ref"]
+    assert "confidence" not in definitions[installable.rsplit("/", 1)[1]]["properties"]
+
+
+def test_the_schema_command_publishes_the_confidence(capsys: pytest.CaptureFixture[str]) -> None:
+    from iii_directory.cli import main
+
+    assert main(["schema", "directory::search_functions"]) == 0
+    published = json.loads(capsys.readouterr().out)["response_format"]
+    assert published["definitions"]["InstalledCandidate"]["properties"]["confidence"]["enum"] \
+        == ["high", "low"]
+
+
 def test_on_functions_change_is_internal_and_bound() -> None:
     refresh = spec("directory::on-functions-change")
     assert refresh.metadata == {"internal": True, "trace_hidden": True}
-    assert refresh.request_schema()["properties"]["event"]["anyOf"] == [{"maxLength": 256, "type": "string"},
-                                                                         {"type": "null"}]
+    assert refresh.request_schema()["properties"]["event"]["anyOf"] == [
+        {"type": "string", "maxLength": LABEL_CHARS}, {"type": "null"}]
     (binding,) = SURFACE.bindings
     assert (binding.trigger_type, binding.function_id) == ("engine::functions-available",
                                                           "directory::on-functions-change")

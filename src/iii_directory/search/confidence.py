@@ -1,0 +1,151 @@
+"""How sure search is of each capability's candidates: `high`, `low`, or none at all (issue 31).
+
+An agent pays a few tokens to read and reject a weak candidate, but an empty answer tells it
+the capability does not exist; so the answerability decision grades instead of refusing:
+
+* **none** — certainly unservable: a refused class (`answerability.screen`: no real words, an
+  excluded id, an intrinsic need) or nothing reaching the weak evidence floor (`weak_floor`);
+* **high** — the calibrated decision says yes (`answerability.answerable`), or, without a MiniLM
+  cosine, the static lane vouches for it (`answerability.vouches`);
+* **low** — everything else: what the decision used to refuse; and a lane's recall tail (the
+  padding that fills the budget the lanes leave) is `low` whatever its lane's grade.
+
+The same rule serves hybrid, lexical and the static lane, each family with the signals it has
+(`answerability.Signals`). The judge mode grades nothing itself: the judge keeps (promotes to
+`high`) or drops candidates. Why the floor is where it is: docs/record/search-quality.md, "Confidence
+instead of refusal".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Literal
+
+from . import answerability
+from .answerability import (Screening, Signals, answerable, evidence_floor, informative_terms,
+                            signals, vouches)
+from .corpus import DocumentSet
+from .lanes import Ranking
+from .static_evidence import static_cosine
+
+Confidence = Literal["high", "low"]
+HIGH: Confidence = "high"
+LOW: Confidence = "low"
+
+def weak_floor(found: Signals) -> bool:
+    """The least evidence that earns a capability `low` candidates: the hand-set evidence floor
+    of the calibrated decision (`answerability.evidence_floor`: an id-named content term, or
+    weaker lexical evidence the encoder does not contradict), or, in hybrid, a dense ranking the
+    lane admits (`Signals.admitted`) for a request that names an action (`Signals.action` is
+    not None). Random letters, cooking steps and weather small talk stay under it on the eval
+    and example catalogs (tests/unit/search/test_answerability_properties.py); a best cosine of
+    0.30, or corroboration alone, let weather small talk through."""
+    return evidence_floor(found) or (bool(found.admitted) and found.action is not None)
+
+
+def grade(found: Signals, vouched: bool = False) -> Confidence | None:
+    """The confidence of one capability's candidates (module docstring): None for a refused
+    class or below `weak_floor`, `high` when `answerable` (or `vouched` for by the static
+    lane), `low` otherwise."""
+    if found.refused:
+        return None
+    if vouched or answerable(found):
+        return HIGH
+    return LOW if weak_floor(found) else None
+
+
+def graded_lanes(queries: Sequence[object], documents: DocumentSet, lanes: Sequence[Ranking],
+                 dense: Sequence[Ranking | None] | None,
+                 describe: Callable[[str], str],
+                 lexical: Sequence[tuple[Ranking, int]] | None = None,
+                 screened: Sequence[Screening | None] | None = None,
+                 admitted: Sequence[bool | None] | None = None
+                 ) -> list[tuple[Ranking, Confidence | None]]:
+    """Each lane with its `grade` (`queries` are `query.Query` objects; the arguments are those
+    of `answerability.signals`, per capability); an ungraded lane is emptied. Without dense
+    rankings the best static cosine this call's static lane saw (`static_cosine`) is the
+    `extra` signal and the static lane may vouch."""
+    out: list[tuple[Ranking, Confidence | None]] = []
+    for position, (query, lane) in enumerate(zip(queries, lanes)):
+        if not lane:
+            out.append((lane, None))
+            continue
+        ranking = dense[position] if dense is not None else None
+        extra = static_cosine(query) if dense is None else None
+        found = signals(query.text, query.terms, documents,  # type: ignore[attr-defined]
+                        ranking, lane, describe, extra,
+                        lexical[position] if lexical is not None else None,
+                        screened[position] if screened is not None else None,
+                        admitted[position] if admitted is not None else None)
+        level = grade(found, dense is None and not found.refused and vouches(query, found))
+        answerability.notify(query.text, found, lane, level == HIGH)  # type: ignore[attr-defined]
+        out.append((lane if level is not None else [], level))
+    return out
+
+
+FALLBACK_DEPTH = 12
+
+
+def fallback_lanes(documents: DocumentSet, queries: Sequence[object], lanes: Sequence[Ranking],
+                   exact: Sequence[Ranking | None]) -> tuple[list[Ranking], list[bool]]:
+    """Lexical and static lanes: a lane left empty (the two-term minimum, coverage pruning, no
+    static hit) becomes the first `FALLBACK_DEPTH` BM25 hits of the request's informative
+    terms (`answerability.informative_terms`) with one term matched, so the graded decision
+    still sees candidates; returns the lanes and which ones are such fallbacks — graded `low`
+    at best (one shared word is thin evidence). An exact-id capability keeps its lane."""
+    out: list[Ranking] = []
+    fallback: list[bool] = []
+    for query, lane, hit in zip(queries, lanes, exact):
+        filled = not lane and hit is None
+        if filled:
+            terms = informative_terms(query.text, query.terms)  # type: ignore[attr-defined]
+            lane = [(doc_id, score) for doc_id, score, _ in
+                    documents.bm25(terms, 1, FALLBACK_DEPTH)] if terms else []
+        out.append(lane)
+        fallback.append(filled and bool(lane))
+    return out, fallback
+
+
+def answerable_lanes(queries: Sequence[object], documents: DocumentSet, lanes: Sequence[Ranking],
+                     dense: Sequence[Ranking | None] | None, describe: Callable[[str], str],
+                     lexical: Sequence[tuple[Ranking, int]] | None = None,
+                     screened: Sequence[Screening | None] | None = None,
+                     admitted: Sequence[bool | None] | None = None) -> list[Ranking]:
+    """`graded_lanes` (same arguments) with every lane not graded `high` emptied: the yes/no
+    decision the fit scripts in benchmarks/ replay."""
+    return [lane if level == HIGH else [] for lane, level in graded_lanes(
+        queries, documents, lanes, dense, describe, lexical, screened, admitted)]
+
+
+def id_confidence(lanes: Sequence[Ranking], tails: Sequence[Ranking],
+                  levels: Sequence[Confidence | None]) -> dict[str, Confidence]:
+    """Each candidate id of a batch with the best confidence it earns: a lane's entries take
+    the lane's confidence, the entries of its recall tail (padding from the budget the lanes
+    leave, `select.select_batch`) are `low`; a function that surely serves one capability is
+    `high` even when it is a weak candidate for another."""
+    out: dict[str, Confidence] = {}
+    for position, level in enumerate(levels):
+        if level is None:
+            continue
+        tail = tails[position] if position < len(tails) else []
+        for held, grade_of in ((lanes[position], level), (tail, LOW)):
+            for doc_id, _ in held:
+                if out.get(doc_id) != HIGH:
+                    out[doc_id] = grade_of
+    return out
+
+
+def merged_levels(batches: Sequence[Mapping[str, Confidence]]) -> dict[str, Confidence]:
+    """The batches' `id_confidence` maps in one, `high` winning."""
+    out: dict[str, Confidence] = {}
+    for levels in batches:
+        for doc_id, level in levels.items():
+            if out.get(doc_id) != HIGH:
+                out[doc_id] = level
+    return out
+
+
+def high_first(ids: Sequence[str], levels: Mapping[str, Confidence]) -> list[str]:
+    """`ids` with the `high` ones first, each part in its own order (stable)."""
+    return ([i for i in ids if levels.get(i, HIGH) == HIGH]
+            + [i for i in ids if levels.get(i, HIGH) != HIGH])

@@ -1,0 +1,113 @@
+"""Several needs in one capability (issue 31): "find the paper, summarise it and email it to my
+team" asks three things of three different services. Searched whole, its lane fills from the
+service of the first need; searched as its clauses too, each need gets its own candidates.
+
+`split_needs` cuts a capability at clause boundaries:
+
+* at `;`, `then`, `so that`, `,` and `and` where a new clause starts (`starts_clause`): the
+  next word is a known action (`vocabulary.ACTIONS`, `answerability.INTRINSIC_VERBS`) or is
+  followed by an object word (`it`, `them`, `the`, `a`, `my` …), and is neither a stop word
+  ("with the notes") nor an `-ing` form ("starting March 1") — "search and replace text" and
+  "ana@x.io, raj@x.io and li@x.io" stay whole;
+* a need is a piece of `MIN_WORDS` words or more that itself starts a clause: a bare verb
+  ("read and write files"), context ("the PDF is just scanned images") and purpose ("so I can
+  work in parallel") are not needs, and fewer than two needs is one.
+
+At most `MAX_NEEDS` needs. The search service searches each need beside the whole capability (`service.SearchService`); a need
+that the screening refuses (an intrinsic need such as "summarise it") is dropped there.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import TypeVar
+
+import _rank
+
+from .answerability import INTRINSIC_VERBS
+from .query import Query, make_query
+from .vocabulary import ACTIONS, normal_term
+
+MAX_NEEDS = 5
+MIN_WORDS = 2
+T = TypeVar("T")
+
+_BOUNDARY = re.compile(r"\s*;\s*|,?\s+(?:and\s+)?then\s+|,?\s+so\s+that\s+|,\s+and\s+|,\s+"
+                       r"|\s+and\s+", re.IGNORECASE)
+_OBJECT = frozenset(("it", "them", "this", "that", "these", "those", "the", "a", "an", "my",
+                     "our", "your", "their", "his", "her", "me", "us", "him", "everyone",
+                     "everybody", "all", "each", "every", "to"))
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+_EDGES = "\"'`()[]{}<>:,.;!?"
+_AUXILIARY = frozenset(("will", "does", "do", "did", "is", "are", "was", "were", "can", "could",
+                        "should", "would", "has", "have", "had"))
+_QUOTED = re.compile(r"\{[^{}]*\}|\[[^\[\]]*\]|`[^`]*`|\"[^\"]*\"")
+"""Spans never cut: JSON objects and arrays, code spans, double-quoted strings."""
+
+
+def starts_clause(rest: str) -> bool:
+    """`rest` (the text after a boundary) opens a new clause: its first word is a known
+    action or an intrinsic verb, or is followed by an object word; never a stop word, an
+    auxiliary or an `-ing` form."""
+    tokens = [token.strip(_EDGES).lower() for token in rest[:80].split()[:2]]
+    if not tokens or not _WORD.fullmatch(tokens[0]):
+        return False
+    first = tokens[0]
+    if first in _OBJECT or first in _AUXILIARY or first in _rank.STOPWORDS \
+            or first.endswith("ing"):
+        return False
+    if normal_term(first) in ACTIONS or normal_term(first) in INTRINSIC_VERBS:
+        return True
+    return len(tokens) > 1 and tokens[1] in _OBJECT
+
+
+def _pieces(text: str) -> list[str]:
+    """`text` cut at every boundary where a clause starts."""
+    pieces: list[str] = []
+    start = 0
+    quoted = [span.span() for span in _QUOTED.finditer(text)]
+    for match in _BOUNDARY.finditer(text):
+        if any(left < match.start() < right for left, right in quoted):
+            continue
+        if starts_clause(text[match.end():]):
+            pieces.append(text[start:match.start()])
+            start = match.end()
+    pieces.append(text[start:])
+    return [piece.strip(" ,.;") for piece in pieces if piece.strip(" ,.;")]
+
+
+@lru_cache(maxsize=4096)
+def split_needs(text: str) -> tuple[str, ...]:
+    """The needs of one capability (module docstring); empty when it holds one need."""
+    needs = [piece for piece in _pieces(text)
+             if starts_clause(piece) and len(piece.split()) >= MIN_WORDS]
+    return tuple(needs[:MAX_NEEDS]) if len(needs) > 1 else ()
+
+
+def expand_needs(queries: Sequence[Query | None]) -> tuple[list[Query | None], list[int]]:
+    """Each capability's query followed by the queries of its needs (`split_needs`; those that
+    make no query are left out), and for every entry the position of its capability. A whole
+    capability stays first: a wrong cut only adds candidates beside its own."""
+    flat: list[Query | None] = []
+    owners: list[int] = []
+    for position, query in enumerate(queries):
+        flat.append(query)
+        owners.append(position)
+        if query is None:
+            continue
+        for need in split_needs(query.text):
+            made = make_query(need)
+            if made is not None and made.text != query.text:
+                flat.append(made)
+                owners.append(position)
+    return flat, owners
+
+
+def regroup(items: Sequence[T], owners: Sequence[int], count: int) -> list[list[T]]:
+    """`items` (aligned with `owners`, as `expand_needs` returns them) grouped per capability."""
+    groups: list[list[T]] = [[] for _ in range(count)]
+    for item, owner in zip(items, owners):
+        groups[owner].append(item)
+    return groups

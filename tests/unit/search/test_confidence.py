@@ -1,0 +1,106 @@
+"""The graded decision (issue 31, search/confidence.py): `high`, `low` or nothing per capability,
+the merge of confidences across lanes and batches, and the lexical fallback lane."""
+
+from __future__ import annotations
+
+import pytest
+
+from iii_directory.search import answerability as a
+from iii_directory.search import confidence as c
+from iii_directory.search.corpus import Corpus, tool_from_schema
+from iii_directory.search.query import make_query
+
+
+def s(content: float, *, action: bool | None = None, coverage: float = 0.1,
+      cosine: float | None = None, refused: str = "", admitted: bool | None = None,
+      known: float = 1.0) -> a.Signals:
+    return a.Signals(words=5, known_share=known, coverage=coverage, rare_matched=content,
+                     cosine=cosine, margin=None if cosine is None else cosine - 0.1,
+                     action=action, refused=refused, admitted=admitted)
+
+
+@pytest.mark.parametrize("found, expected", [
+    # refused classes get nothing, whatever the evidence
+    (s(3.0, cosine=0.9, refused="intrinsic"), None),
+    (s(3.0, refused="excluded"), None),
+    (s(3.0, refused="unreadable"), None),
+    # nothing reaches the weak floor: nothing
+    (s(0.0, coverage=0.9), None),
+    (s(0.5), None),
+    (s(0.0, cosine=0.3), None),
+    (s(0.0, cosine=0.3, action=True), None),           # an action, but the lane not admitted
+    (s(0.0, cosine=0.3, admitted=True), None),         # admitted, but no action named
+    # the weak floor without the calibrated yes: low
+    (s(0.0, cosine=0.3, admitted=True, action=False), "low"),
+    (s(1.0, coverage=0.0, known=0.55, action=False), "low"),
+])
+def test_grade_below_the_calibrated_yes(found: a.Signals, expected: str | None) -> None:
+    assert not a.answerable(found)
+    assert c.grade(found) == expected
+
+
+def test_grade_is_high_when_the_calibrated_decision_answers() -> None:
+    found = s(3.0, coverage=1.0, action=True)
+    assert a.answerable(found)
+    assert c.grade(found) == "high"
+
+
+def test_a_static_vouch_makes_low_high_but_never_lifts_a_refusal() -> None:
+    weak = s(1.0, coverage=0.0, known=0.55, action=False)
+    assert c.grade(weak) == "low" and c.grade(weak, vouched=True) == "high"
+    assert c.grade(s(3.0, refused="intrinsic"), vouched=True) is None
+
+
+def test_what_the_decision_refused_is_low_when_it_reaches_the_evidence_floor() -> None:
+    """Everything the yes/no decision refused above its evidence floor is now `low`."""
+    for content in (0.5, 1.0, 2.0):
+        for coverage in (0.0, 0.2, 0.4, 0.8):
+            for action in (None, True, False):
+                found = s(content, coverage=coverage, action=action, known=0.6)
+                if a.evidence_floor(found) and not a.answerable(found):
+                    assert c.grade(found) == "low"
+
+
+def test_id_confidence_takes_the_best_lane_and_tails_are_low() -> None:
+    lanes = [[("a::x", 1.0), ("b::y", 0.5)], [("b::y", 2.0), ("c::z", 1.0)], [("d::w", 1.0)]]
+    tails = [[("e::v", 0.1)], [("f::u", 0.1), ("a::x", 0.1)], [("g::t", 0.1)]]
+    levels = c.id_confidence(lanes, tails, ["low", "high", None])
+    assert levels == {"a::x": "low", "b::y": "high", "e::v": "low", "c::z": "high",
+                      "f::u": "low"}
+
+
+def test_merged_levels_and_high_first_are_stable() -> None:
+    merged = c.merged_levels([{"a::x": "low", "b::y": "high"}, {"a::x": "high", "c::z": "low"}])
+    assert merged == {"a::x": "high", "b::y": "high", "c::z": "low"}
+    order = ["c::z", "a::x", "d::q", "b::y"]
+    assert c.high_first(order, {"c::z": "low", "a::x": "high", "b::y": "high", "d::q": "low"}) \
+        == ["a::x", "b::y", "c::z", "d::q"]
+
+
+def corpus() -> Corpus:
+    return Corpus.build([
+        tool_from_schema("ledger::journal::reverse", "Reverse a posted journal entry.", {}),
+        tool_from_schema("mail::send", "Send an email message to recipients.", {}),
+        tool_from_schema("calendar::event::create", "Create a calendar event.", {}),
+    ])
+
+
+def test_an_empty_lexical_lane_falls_back_to_single_term_hits() -> None:
+    documents = corpus().documents
+    query = make_query("the journal entry was posted twice, undo it")
+    other = make_query("send an email")
+    assert query is not None and other is not None
+    kept = [("mail::send", 3.0)]
+    lanes, fallback = c.fallback_lanes(documents, [query, other], [[], kept], [None, None])
+    assert [doc_id for doc_id, _ in lanes[0]] == ["ledger::journal::reverse"]
+    assert lanes[1] == kept and fallback == [True, False]
+
+
+def test_no_fallback_for_an_exact_id_or_a_request_with_no_shared_word() -> None:
+    documents = corpus().documents
+    exact = make_query("mail::send")
+    none = make_query("zzqx wibble")
+    assert exact is not None and none is not None
+    lanes, fallback = c.fallback_lanes(documents, [exact, none], [[], []],
+                                       [[("mail::send", 1.0)], None])
+    assert lanes == [[], []] and fallback == [False, False]

@@ -1,0 +1,57 @@
+"""Several needs in one capability (issue 31, search/needs.py): where a capability is cut, and
+how its needs travel with it through a call."""
+
+from __future__ import annotations
+
+import pytest
+
+from iii_directory.search.needs import MAX_NEEDS, expand_needs, regroup, split_needs
+from iii_directory.search.query import make_query
+
+
+@pytest.mark.parametrize("text, needs", [
+    ("find the arXiv paper on diffusion distillation, summarise it and email it to my team",
+     ("find the arXiv paper on diffusion distillation", "summarise it", "email it to my team")),
+    ("download the video and convert it to mp3", ("download the video", "convert it to mp3")),
+    ("get the weather in Paris then book a table for two",
+     ("get the weather in Paris", "book a table for two")),
+    ("create an issue; assign it to Bob", ("create an issue", "assign it to Bob")),
+    # context before the needs is not a need
+    ("the database password leaked, generate a new one and keep the old version",
+     ("generate a new one", "keep the old version")),
+])
+def test_clauses_that_start_with_a_verb_are_needs(text: str, needs: tuple[str, ...]) -> None:
+    assert split_needs(text) == needs
+
+
+@pytest.mark.parametrize("text", [
+    "search and replace text in a file",            # one verb phrase, two verbs
+    "read and write files",
+    "list the files in a folder and its subfolders",
+    "check the stock price of AAPL and TSLA",
+    "When are ana@corp.io, raj@corp.io and li@corp.io all available for a review",
+    "upload the report so that the team can review it",   # a purpose, not a need
+    "send Alex the offer: 120k, starting March 1",
+    'send {"to": "+4915112345678", "text": "hi"} as a text message',  # inside JSON
+    "cut a release off the v2.4.0 tag, with the changelog as the notes",
+    "send an email",
+])
+def test_one_need_stays_whole(text: str) -> None:
+    assert split_needs(text) == ()
+
+
+def test_at_most_five_needs() -> None:
+    text = ", ".join(f"create ticket {n}" for n in range(8))
+    assert len(split_needs(text)) == MAX_NEEDS
+
+
+def test_expand_needs_keeps_each_capability_first_and_regroups() -> None:
+    whole = make_query("download the video and convert it to mp3")
+    single = make_query("send an email")
+    flat, owners = expand_needs([whole, None, single])
+    assert [q.text if q else None for q in flat] == [
+        "download the video and convert it to mp3", "download the video", "convert it to mp3",
+        None, "send an email"]
+    assert owners == [0, 0, 0, 1, 2]
+    grouped = regroup(flat, owners, 3)
+    assert [len(group) for group in grouped] == [3, 1, 1] and grouped[0][0] is whole
