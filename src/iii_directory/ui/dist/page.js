@@ -316,45 +316,25 @@ function splitLines(text) {
 }
 
 /**
- * A line diff (LCS after trimming the common prefix and suffix). Rows:
+ * A line diff along a Myers shortest edit script (matchingPairs; linear space, so a few edits in a
+ * long file stay a few rows at any size). Rows:
  * `{kind: 'same' | 'change' | 'del' | 'add', left, right, leftNo, rightNo}` — a run of deleted
  * lines followed by added lines is paired into `change` rows; `left` / `right` are null on the
- * side a line does not exist. Very large middles fall back to delete-all / add-all.
+ * side a line does not exist.
  */
 export function lineDiff(left, right) {
   const a = splitLines(left);
   const b = splitLines(right);
-  let start = 0;
-  while (start < a.length && start < b.length && a[start] === b[start]) start += 1;
-  let endA = a.length;
-  let endB = b.length;
-  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) { endA -= 1; endB -= 1; }
   const ops = [];
-  for (let i = 0; i < start; i += 1) ops.push(['same', i, i]);
-  const n = endA - start;
-  const m = endB - start;
-  if (n * m > 4000000) {
-    for (let i = start; i < endA; i += 1) ops.push(['del', i, null]);
-    for (let j = start; j < endB; j += 1) ops.push(['add', null, j]);
-  } else if (n || m) {
-    const width = m + 1;
-    const table = new Uint32Array((n + 1) * (m + 1));
-    for (let i = n - 1; i >= 0; i -= 1) {
-      for (let j = m - 1; j >= 0; j -= 1) {
-        table[i * width + j] = a[start + i] === b[start + j]
-          ? table[(i + 1) * width + j + 1] + 1
-          : Math.max(table[(i + 1) * width + j], table[i * width + j + 1]);
-      }
-    }
-    let i = 0;
-    let j = 0;
-    while (i < n || j < m) {
-      if (i < n && j < m && a[start + i] === b[start + j]) { ops.push(['same', start + i, start + j]); i += 1; j += 1; }
-      else if (j < m && (i >= n || table[i * width + j + 1] >= table[(i + 1) * width + j])) { ops.push(['add', null, start + j]); j += 1; }
-      else { ops.push(['del', start + i, null]); i += 1; }
-    }
+  let i = 0;
+  let j = 0;
+  for (const [pi, pj] of [...matchingPairs(a, b), [a.length, b.length]]) {
+    for (; i < pi; i += 1) ops.push(['del', i, null]);
+    for (; j < pj; j += 1) ops.push(['add', null, j]);
+    if (pi < a.length) ops.push(['same', pi, pj]);
+    i = pi + 1;
+    j = pj + 1;
   }
-  for (let k = 0; k < a.length - endA; k += 1) ops.push(['same', endA + k, endB + k]);
   const rows = [];
   let k = 0;
   while (k < ops.length) {
@@ -863,32 +843,94 @@ export function sha256Hex(text) {
   return hash.map((x) => x.toString(16).padStart(8, '0')).join('');
 }
 
-/** For each line of `a`, the index of its partner in `b` along one longest common subsequence (or -1). */
-function lcsPartners(a, b) {
-  const partners = new Array(a.length).fill(-1);
-  let start = 0;
-  while (start < a.length && start < b.length && a[start] === b[start]) { partners[start] = start; start += 1; }
-  let endA = a.length;
-  let endB = b.length;
-  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) { endA -= 1; endB -= 1; partners[endA] = endB; }
-  const n = endA - start;
-  const m = endB - start;
-  if (!n || !m || n * m > 4000000) return partners;
-  const width = m + 1;
-  const table = new Uint32Array((n + 1) * (m + 1));
-  for (let i = n - 1; i >= 0; i -= 1) {
-    for (let j = m - 1; j >= 0; j -= 1) {
-      table[i * width + j] = a[start + i] === b[start + j] ? table[(i + 1) * width + j + 1] + 1
-        : Math.max(table[(i + 1) * width + j], table[i * width + j + 1]);
+// ------------------------------------------------------------ Myers diff (docs/console-diff.md)
+
+/** Each distinct line as a small integer, so the searches compare numbers. */
+function internLines(a, b) {
+  const ids = new Map();
+  const id = (line) => {
+    let v = ids.get(line);
+    if (v === undefined) { v = ids.size; ids.set(line, v); }
+    return v;
+  };
+  return [a.map(id), b.map(id)];
+}
+
+/**
+ * A point on a shortest edit path of a[a0:a1] → b[b0:b1] (Myers 1986 §4b): the forward and
+ * reverse greedy searches run one edit distance at a time until their furthest-reaching paths
+ * overlap; forward diagonal k (= x − y) meets reverse diagonal delta − k. O(N + M) memory.
+ */
+function splitPoint(a, a0, a1, b, b0, b1) {
+  const n = a1 - a0;
+  const m = b1 - b0;
+  const delta = n - m;
+  const odd = (delta & 1) !== 0;
+  const limit = (n + m + 1) >> 1;
+  const size = 2 * limit + 2;
+  const offset = limit + 1;
+  const fwd = new Int32Array(size).fill(-1);
+  const rev = new Int32Array(size).fill(-1);
+  fwd[offset + 1] = 0;
+  rev[offset + 1] = 0;
+  for (let d = 0; d <= limit; d += 1) {
+    for (let k = -d; k <= d; k += 2) {
+      const i = offset + k;
+      let x = k === -d || (k !== d && fwd[i - 1] < fwd[i + 1]) ? fwd[i + 1] : fwd[i - 1] + 1;
+      let y = x - k;
+      while (x < n && y < m && a[a0 + x] === b[b0 + y]) { x += 1; y += 1; }
+      fwd[i] = x;
+      const j = offset + delta - k;
+      if (odd && j >= 0 && j < size && rev[j] !== -1 && x + rev[j] >= n) return [a0 + x, b0 + y];
+    }
+    for (let k = -d; k <= d; k += 2) {
+      const i = offset + k;
+      let x = k === -d || (k !== d && rev[i - 1] < rev[i + 1]) ? rev[i + 1] : rev[i - 1] + 1;
+      let y = x - k;
+      while (x < n && y < m && a[a1 - 1 - x] === b[b1 - 1 - y]) { x += 1; y += 1; }
+      rev[i] = x;
+      const j = offset + delta - k;
+      if (!odd && j >= 0 && j < size && fwd[j] !== -1 && fwd[j] + x >= n) return [a0 + fwd[j], b0 + fwd[j] - (delta - k)];
     }
   }
-  let i = 0;
-  let j = 0;
-  while (i < n && j < m) {
-    if (a[start + i] === b[start + j]) { partners[start + i] = start + j; i += 1; j += 1; }
-    else if (table[(i + 1) * width + j] >= table[i * width + j + 1]) i += 1;
-    else j += 1;
-  }
+  return [a0, b0];
+}
+
+/**
+ * Index pairs [i, j] with a[i] === b[j] along a Myers shortest edit script, in order — the same
+ * algorithm as the worker's three-way merge, so the page and the worker agree on what changed.
+ * Lines found on one side only can never match and are dropped first (rewrites stay cheap); the
+ * rest is peeled of its common ends and split at a point of an optimal path, recursively.
+ */
+export function matchingPairs(a, b) {
+  const [fullA, fullB] = internLines(a, b);
+  const inB = new Set(fullB);
+  const inA = new Set(fullA);
+  const keepA = [];
+  const keepB = [];
+  fullA.forEach((x, i) => { if (inB.has(x)) keepA.push(i); });
+  fullB.forEach((x, j) => { if (inA.has(x)) keepB.push(j); });
+  const ia = keepA.map((i) => fullA[i]);
+  const ib = keepB.map((j) => fullB[j]);
+  const pairs = [];
+  const solve = (a0, a1, b0, b1) => {
+    while (a0 < a1 && b0 < b1 && ia[a0] === ib[b0]) { pairs.push([a0, b0]); a0 += 1; b0 += 1; }
+    const suffix = [];
+    while (a1 > a0 && b1 > b0 && ia[a1 - 1] === ib[b1 - 1]) { a1 -= 1; b1 -= 1; suffix.push([a1, b1]); }
+    if (a0 < a1 && b0 < b1) {
+      const [x, y] = splitPoint(ia, a0, a1, ib, b0, b1);
+      if (!((x === a0 && y === b0) || (x === a1 && y === b1))) { solve(a0, x, b0, y); solve(x, a1, y, b1); }
+    }
+    for (let s = suffix.length - 1; s >= 0; s -= 1) pairs.push(suffix[s]);
+  };
+  solve(0, ia.length, 0, ib.length);
+  return pairs.map(([i, j]) => [keepA[i], keepB[j]]);
+}
+
+/** For each line of `a`, the index of its partner in `b` along the Myers matching (or -1). */
+function partnersOf(a, b) {
+  const partners = new Array(a.length).fill(-1);
+  for (const [i, j] of matchingPairs(a, b)) partners[i] = j;
   return partners;
 }
 
@@ -898,14 +940,18 @@ const sameLines = (x, y) => x.length === y.length && x.every((line, i) => line =
  * A three-way line merge (diff3): `base` is the text both sides started from, `mine` the draft,
  * `theirs` the file on disk now. Blocks changed on one side only take that side; blocks changed
  * on both sides identically take it once; others become a conflict block
- * `<<<<<<< yours` / `=======` / `>>>>>>> on disk`. Returns `{text, conflicts}`.
+ * `<<<<<<< yours` / `=======` / `>>>>>>> on disk`. Both sides are matched to the base with
+ * matchingPairs, the worker's algorithm, so edits that do not overlap merge cleanly at any size.
+ * Returns `{text, conflicts}`.
  */
 export function merge3(base, mine, theirs) {
+  if (mine === theirs || theirs === base) return {text: String(mine ?? ''), conflicts: 0};
+  if (mine === base) return {text: String(theirs ?? ''), conflicts: 0};
   const o = splitLines(base);
   const a = splitLines(mine);
   const b = splitLines(theirs);
-  const pa = lcsPartners(o, a);
-  const pb = lcsPartners(o, b);
+  const pa = partnersOf(o, a);
+  const pb = partnersOf(o, b);
   const out = [];
   let conflicts = 0;
   let i = 0;
