@@ -159,6 +159,56 @@ function rawLines(text) {
 
 const stripEol = (line) => line.replace(/\r?\n$/, '');
 
+const BLOCK_HEADER = /^([|>])(?:([1-9])([+-])?|([+-])([1-9])?)?(?:[ \t]+#.*)?$/;
+
+/**
+ * The value of a YAML block scalar (YAML 1.2 §8.1–§8.2), or undefined when `header` is not one.
+ * `header` is `|` (literal) or `>` (folded), then optionally a chomping indicator (`-` strip the
+ * final line breaks, `+` keep them all, none: keep one) and an indentation indicator, in either
+ * order; `lines` are the raw lines under the key. Literal keeps every line break; folded joins
+ * neighbouring lines at the content indentation with a space, and keeps the breaks of empty and
+ * more-indented lines. Why: `description: |` must show the text, never `|`.
+ */
+export function blockScalar(header, lines, parentIndent = 0) {
+  const m = BLOCK_HEADER.exec(String(header).trim());
+  if (!m) return undefined;
+  const folded = m[1] === '>';
+  const chomp = m[3] || m[4] || '';
+  const texts = lines.map(stripEol);
+  let indent = parentIndent + Number(m[2] || m[5] || 0);
+  if (indent === parentIndent) {
+    const first = texts.find((t) => t.trim() !== '');
+    indent = first === undefined ? parentIndent + 1 : first.length - first.replace(/^ +/, '').length;
+  }
+  const body = [];
+  for (const t of texts) {
+    const lead = t.length - t.replace(/^ +/, '').length;
+    if (t.trim() === '' && lead <= indent) body.push('');
+    else if (lead < indent) break;
+    else body.push(t.slice(indent));
+  }
+  let trailing = 0;
+  while (body.length && body[body.length - 1] === '') { body.pop(); trailing += 1; }
+  let out = '';
+  let seen = false;
+  let prevMore = false;
+  let empties = 0;
+  for (const line of body) {
+    if (line === '') { empties += 1; continue; }
+    const more = /^[ \t]/.test(line);
+    if (!seen) out += '\n'.repeat(empties);
+    else if (!folded || more || prevMore) out += '\n'.repeat(1 + empties);
+    else out += empties ? '\n'.repeat(empties) : ' ';
+    out += line;
+    seen = true;
+    prevMore = more;
+    empties = 0;
+  }
+  if (chomp === '-') return out;
+  if (chomp === '+') return out + '\n'.repeat((seen ? 1 : 0) + trailing + (seen ? 0 : empties));
+  return seen ? `${out}\n` : '';
+}
+
 /**
  * A frontmatter block exists only when the text starts with `---\n` / `---\r\n`; it ends at the
  * first line that is exactly `---` (followed by a line break or the end of the text). Returns
@@ -187,10 +237,13 @@ export function parseFrontmatter(text) {
     const key = match[1];
     let end = i + 1;
     while (end < inner.length && /^([ \t]|\r?\n$|$)/.test(inner[end]) && !KEY_LINE.test(stripEol(inner[end]))) end += 1;
+    const block = match[2] === undefined ? undefined : blockScalar(match[2], inner.slice(i + 1, end));
     while (end > i + 1 && stripEol(inner[end - 1]).trim() === '') end -= 1;
     extents[key] = {start: i, end};
     const rest = match[2] === undefined ? '' : match[2];
-    if (rest.trim() === '') {
+    if (block !== undefined) {
+      fields[key] = block;
+    } else if (rest.trim() === '') {
       const items = [];
       for (let j = i + 1; j < end; j += 1) {
         const item = /^[ \t]*-[ \t]*(.*)$/.exec(stripEol(inner[j]));
