@@ -190,8 +190,10 @@ async def test_click_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
                 print(f"[harness] {server.url}  engine {engine.url}  registry {registry.url}  console {console.url}")
                 env = dict(os.environ, III_UI_HARNESS_URL=server.url, III_UI_ARTIFACTS=str(ARTIFACTS),
                            III_UI_PROJECT=str(project), III_UI_WATCH=str(watched))
+                # III_UI_SCENARIOS=<regex> runs only the matching scenarios (S1 and what they build on must match).
+                only = [f"--test-name-pattern={os.environ['III_UI_SCENARIOS']}"] if os.environ.get("III_UI_SCENARIOS") else []
                 result = await anyio.run_process(
-                    ["node", "--test", "--test-reporter=spec", str(HERE / "e2e" / "directory.e2e.mjs")],
+                    ["node", "--test", *only, "--test-reporter=spec", str(HERE / "e2e" / "directory.e2e.mjs")],
                     env=env, check=False, stderr=subprocess.STDOUT)
                 output = result.stdout.decode("utf-8", "replace")
                 (ARTIFACTS / "node-output.log").write_text(output)

@@ -228,6 +228,149 @@ scenario('S2b a save after an outside change offers a compare, never overwrites'
   assert.ok(final.includes('Mine wins.') && !final.includes('Second outside.'), final);
 });
 
+// ---------------------------------------------------------------- issue 34: no keystroke is ever lost
+
+const howtoDoc = () => page.getByRole('region', {name: 'Skill notes/howto'});
+const skillBody = () => page.getByRole('textbox', {name: 'Skill body'});
+
+/** Type `text` at the start (`Control+Home`) or the end (`Control+End`) of the skill body. */
+async function typeAt(key, text) {
+  await skillBody().click();
+  await page.keyboard.press(key);
+  await page.keyboard.type(text);
+}
+
+scenario('S2c a draft restored after a reload is compared and guarded like a live edit', async () => {
+  await new Promise((r) => setTimeout(r, 1500)); // the watcher consumes the mark of the last save
+  await typeAt('Control+Home', 'Draft before reload.\n');
+  await howtoDoc().getByText('Unsaved changes').waitFor();
+  const stored = await until(() => page.evaluate(() => JSON.parse(localStorage.getItem('iii-directory:draft:skills:notes/howto'))), 'draft stored');
+  const base = (await readFile('skills/notes/howto.md')).content;
+  assert.equal(stored.base, base);
+  await page.reload();
+  await page.waitForFunction(() => window.__harness && window.__harness.ready, null, {timeout: 15000});
+  const outside = `${base}Outside after reload.\n`;
+  await writeFile('skills/notes/howto.md', outside);
+  await switcher().getByRole('radio', {name: 'Skills'}).click();
+  await page.getByRole('button', {name: /Notes how-to/}).click();
+  await page.getByText('notes/howto changed on disk while you were editing.').waitFor();
+  assert.ok((await skillBody().inputValue()).startsWith('Draft before reload.\n'), 'the draft is restored');
+  const updatesBefore = (await callsTo('directory::skills::update')).length;
+  await howtoDoc().getByRole('button', {name: 'Save', exact: true}).click();
+  const dialog = page.getByRole('dialog', {name: 'notes/howto changed on disk'});
+  await dialog.waitFor();
+  assert.equal((await readFile('skills/notes/howto.md')).content, outside, 'the outside edit is still on disk');
+  assert.equal((await callsTo('directory::skills::update')).length, updatesBefore, 'nothing was written before the compare');
+  await dialog.getByRole('button', {name: 'Merge'}).click();
+  await dialog.waitFor({state: 'detached'});
+  await howtoDoc().getByRole('button', {name: 'Save', exact: true}).click();
+  await howtoDoc().getByText('Saved', {exact: true}).waitFor();
+  const update = (await callsTo('directory::skills::update')).at(-1);
+  assert.equal(update.payload.expected_sha256, sha256(outside), 'the merged save is guarded by the disk text it merged with');
+  const merged = (await readFile('skills/notes/howto.md')).content;
+  assert.ok(merged.startsWith('Draft before reload.\n') && merged.endsWith('Outside after reload.\n'), merged);
+});
+
+scenario('S2d text typed while Saving… shows stays in the draft and is saved next', async () => {
+  await new Promise((r) => setTimeout(r, 1500));
+  await page.evaluate(() => window.__harness.hold('directory::skills::update'));
+  await typeAt('Control+End', 'Saved part.');
+  await page.keyboard.press('Control+s');
+  await howtoDoc().getByRole('status').getByText('Saving…').waitFor();
+  await until(() => page.evaluate(() => window.__harness.heldCalls() === 1), 'the save is on its way');
+  await page.keyboard.type(' Typed while saving.');
+  await page.evaluate(() => window.__harness.release());
+  await until(async () => (await callsTo('directory::skills::update')).at(-1).payload.content.endsWith('Saved part.'), 'the snapshot was sent');
+  await howtoDoc().getByText('Unsaved changes').waitFor();
+  assert.ok((await skillBody().inputValue()).endsWith('Saved part. Typed while saving.'), 'the typing is kept');
+  assert.ok((await readFile('skills/notes/howto.md')).content.endsWith('Saved part.'));
+  await page.keyboard.press('Control+s');
+  await howtoDoc().getByText('Saved', {exact: true}).waitFor();
+  assert.ok((await readFile('skills/notes/howto.md')).content.endsWith('Saved part. Typed while saving.'));
+});
+
+scenario('S2e a merge with conflicts never saves markers; each conflict takes mine or theirs', async () => {
+  await new Promise((r) => setTimeout(r, 1500));
+  const disk = (await readFile('skills/notes/howto.md')).content;
+  const lines = disk.split('\n');
+  await typeAt('Control+Home', 'Mine first. ');
+  await typeAt('Control+End', ' Mine last.');
+  const outside = [`Disk first. ${lines[0]}`, ...lines.slice(1, -1), `${lines.at(-1)} Disk last.`].join('\n');
+  await writeFile('skills/notes/howto.md', outside);
+  await page.getByText('notes/howto changed on disk while you were editing.').waitFor();
+  await howtoDoc().getByRole('button', {name: 'Save', exact: true}).click();
+  const dialog = page.getByRole('dialog', {name: 'notes/howto changed on disk'});
+  await dialog.getByRole('button', {name: 'Merge'}).click();
+  await dialog.waitFor({state: 'detached'});
+  const conflicts = howtoDoc().getByRole('region', {name: 'Merge conflicts'});
+  await conflicts.getByText(/^2 conflicts left from the merge\./).waitFor();
+  assert.equal(await howtoDoc().getByRole('button', {name: 'Save', exact: true}).isDisabled(), true, 'Save waits for the conflicts');
+  await howtoDoc().getByRole('status').getByText('Conflicts to resolve').waitFor();
+  const updates = (await callsTo('directory::skills::update')).length;
+  await skillBody().click();
+  await page.keyboard.press('Control+s');
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal((await callsTo('directory::skills::update')).length, updates, 'Control+S writes no markers');
+  await shot('02-merge-conflicts.png');
+  await conflicts.getByRole('group', {name: 'Conflict 1'}).getByRole('button', {name: 'Keep yours'}).click();
+  await conflicts.getByText(/^1 conflict left from the merge\./).waitFor();
+  await conflicts.getByRole('group', {name: 'Conflict 1'}).getByRole('button', {name: 'Keep disk version'}).click();
+  await conflicts.waitFor({state: 'detached'});
+  await howtoDoc().getByRole('button', {name: 'Save', exact: true}).click();
+  await howtoDoc().getByText('Saved', {exact: true}).waitFor();
+  const saved = (await readFile('skills/notes/howto.md')).content;
+  assert.ok(!saved.includes('<<<<<<<') && !saved.includes('>>>>>>>'), saved);
+  assert.ok(saved.startsWith(`Mine first. ${lines[0]}`) && saved.endsWith(`${lines.at(-1)} Disk last.`), saved);
+});
+
+/**
+ * Replace a textarea's text the way a paste does: one input event through the native setter, so
+ * React sees it (Playwright's fill inserts 120 KB in ~20 s, the same in a bare textarea).
+ */
+async function pasteInto(locator, text) {
+  await locator.evaluate((node, value) => {
+    Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, 'value').set.call(node, value);
+    node.dispatchEvent(new Event('input', {bubbles: true}));
+  }, text);
+}
+
+scenario('S2f a 3,000-line skill edited in two places: a two-hunk diff and a clean merge', async () => {
+  const original = Array.from({length: 3000}, (_, i) => (i ? `Line ${i + 1}: step ${i % 9} of the long procedure.` : '# Long procedure'));
+  await writeFile('skills/notes/long.md', `${original.join('\n')}\n`);
+  await page.getByRole('button', {name: /Long procedure/}).click({timeout: 10000});
+  const longDoc = page.getByRole('region', {name: 'Skill notes/long'});
+  await until(async () => (await skillBody().inputValue()).startsWith('# Long procedure'), 'the long skill is open');
+  await new Promise((r) => setTimeout(r, 1500));
+  const mine = original.slice();
+  mine[99] = 'Line 100: edited here.';
+  await pasteInto(skillBody(), `${mine.join('\n')}\n`);
+  await longDoc.getByText('Unsaved changes').waitFor();
+  const theirs = original.slice();
+  theirs[2499] = 'Line 2500: edited on disk.';
+  await writeFile('skills/notes/long.md', `${theirs.join('\n')}\n`);
+  await page.getByText('notes/long changed on disk while you were editing.').waitFor();
+  await longDoc.getByRole('button', {name: 'Save', exact: true}).click();
+  const dialog = page.getByRole('dialog', {name: 'notes/long changed on disk'});
+  await dialog.waitFor();
+  const changed = dialog.locator('.iiid-diff__row.is-change');
+  assert.equal(await changed.count(), 2, 'two changed rows');
+  assert.equal(await dialog.locator('.iiid-diff__row.is-add, .iiid-diff__row.is-del').count(), 0);
+  await changed.first().getByText('Line 100: edited here.').waitFor();
+  await changed.last().getByText('Line 2500: edited on disk.').waitFor();
+  await shot('02-long-diff.png');
+  await dialog.getByRole('button', {name: 'Merge'}).click();
+  await dialog.waitFor({state: 'detached'});
+  assert.equal(await longDoc.getByRole('region', {name: 'Merge conflicts'}).count(), 0, 'a clean merge');
+  await longDoc.getByRole('button', {name: 'Save', exact: true}).click();
+  await longDoc.getByText('Saved', {exact: true}).waitFor();
+  const expected = mine.slice();
+  expected[2499] = 'Line 2500: edited on disk.';
+  assert.equal((await readFile('skills/notes/long.md')).content, `${expected.join('\n')}\n`);
+  await longDoc.getByRole('button', {name: 'Delete'}).click();
+  await page.getByRole('dialog', {name: 'Delete skill?'}).getByRole('button', {name: 'Delete'}).click();
+  await longDoc.waitFor({state: 'detached'});
+});
+
 scenario('S3 add a preloaded function to a profile', async () => {
   const original = (await readFile('agents/scribe.md')).content;
   await switcher().getByRole('radio', {name: 'Agent Profiles'}).click();

@@ -74,14 +74,20 @@ const iii = {
   },
 };
 // Test switches: `__harness.setConnection(state)` drives the connection-state listeners;
-// `?fail=<function id>,…` makes those calls reject as an unreachable worker would.
+// `?fail=<function id>,…` makes those calls reject as an unreachable worker would;
+// `__harness.hold(functionId)` keeps that function's next calls waiting until `__harness.release()`.
 let connectionState = 'connected';
 const connectionListeners = new Set();
 H.setConnection = (state) => { connectionState = state; connectionListeners.forEach((l) => l(state)); };
 const failing = new Set((query.get('fail') || '').split(',').filter(Boolean));
 const realTrigger = iii.trigger;
+const held = {ids: new Set(), waiting: []};
+H.hold = (functionId) => { held.ids.add(functionId); };
+H.release = () => { held.ids.clear(); held.waiting.splice(0).forEach((go) => go()); };
+H.heldCalls = () => held.waiting.length;
 iii.trigger = async (functionId, payload, options) => {
   if (failing.has(functionId)) throw new Error(`remote error (invocation_failed): function ${functionId} timed out (harness ?fail)`);
+  if (held.ids.has(functionId)) await new Promise((go) => held.waiting.push(go));
   return realTrigger(functionId, payload, options);
 };
 

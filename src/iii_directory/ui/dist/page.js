@@ -82,6 +82,30 @@ export function draftAction({loading, draft, loaded}) {
   return 'write';
 }
 
+/**
+ * The document state for a draft kept in localStorage, given the text on disk now, or null when
+ * there is nothing to restore. A draft carries `base` (the text it was opened from) and
+ * `base_sha256`; when the disk moved on since, the document is based on `base` and shows the
+ * disk text as changed, so Save goes through the compare and the worker's expected-hash guard
+ * exactly like a live edit. A draft without a readable base is compared against the disk.
+ */
+export function restoreDraft(stored, disk) {
+  if (!stored || typeof stored.content !== 'string' || stored.content === disk) return null;
+  const base = typeof stored.base === 'string'
+    && (typeof stored.base_sha256 !== 'string' || sha256Hex(stored.base) === stored.base_sha256) ? stored.base : null;
+  if (base === disk) return {loaded: disk, draft: stored.content, banner: null, diskText: null};
+  return {loaded: base ?? disk, draft: stored.content, banner: 'changed', diskText: disk};
+}
+
+/**
+ * The document after a save of the snapshot `sent` came back with `saved` (the file's text now):
+ * `loaded` becomes the saved text, and whatever was typed while the save ran stays the draft
+ * (still dirty, the next save sends it).
+ */
+export function afterSave(doc, sent, saved) {
+  return {...doc, loaded: saved, draft: doc.draft === sent ? saved : doc.draft};
+}
+
 /** The origin line of an agent profile row (§4.3). */
 export function originLabel(row, now) {
   const source = (row && row.source) || {kind: row && row.builtin ? 'builtin' : 'local'};
@@ -1029,6 +1053,47 @@ export function merge3(base, mine, theirs) {
   chunk(o.length, a.length, b.length);
   const trailing = /\n$/.test(String(mine ?? '')) || /\n$/.test(String(theirs ?? ''));
   return {text: out.join('\n') + (out.length && trailing ? '\n' : ''), conflicts};
+}
+
+/**
+ * The conflict blocks of a merged text, in order: `{open, sep, close, mine, theirs}` where the
+ * first three are line indexes of `<<<<<<<`, `=======` and `>>>>>>>` and `mine` / `theirs` the
+ * lines between them (a `|||||||` base section is skipped).
+ */
+export function conflictBlocks(text) {
+  if (!String(text ?? '').includes('<<<<<<<')) return [];
+  const lines = String(text).split('\n');
+  const blocks = [];
+  let open = -1;
+  let base = -1;
+  let sep = -1;
+  lines.forEach((line, i) => {
+    if (line.startsWith('<<<<<<<')) { open = i; base = -1; sep = -1; }
+    else if (open >= 0 && sep < 0 && line.startsWith('|||||||')) base = i;
+    else if (open >= 0 && sep < 0 && line.startsWith('=======')) sep = i;
+    else if (open >= 0 && sep >= 0 && line.startsWith('>>>>>>>')) {
+      blocks.push({open, sep, close: i, mine: lines.slice(open + 1, base >= 0 ? base : sep), theirs: lines.slice(sep + 1, i)});
+      open = -1;
+    }
+  });
+  return blocks;
+}
+
+/** `text` with its `index`-th conflict block replaced by one side, `'mine'` or `'theirs'`. */
+export function takeSide(text, index, side) {
+  const block = conflictBlocks(text)[index];
+  if (!block) return String(text ?? '');
+  const lines = String(text).split('\n');
+  lines.splice(block.open, block.close - block.open + 1, ...(side === 'mine' ? block.mine : block.theirs));
+  return lines.join('\n');
+}
+
+/**
+ * Whether a save must wait: the draft holds conflict blocks the text it was based on does not
+ * (a skill that documents conflict markers may keep the ones it already had).
+ */
+export function blocksSave(draft, loaded) {
+  return conflictBlocks(draft).length > conflictBlocks(loaded).length;
 }
 
 /** True when a rejection is the worker's stale-write refusal (D114 / D414 "changed since you read it"). */
@@ -2025,6 +2090,21 @@ function createBrowsers(ui) {
       h(SplitLayout, {mode: effective, ratio, onRatio, editor, preview: h(Markdown, {content: parsed.body})}));
   }
 
+  const firstLine = (lines) => {
+    const line = (lines.find((l) => l.trim() !== '') || '').trim();
+    return line ? `“${line.length > 48 ? `${line.slice(0, 47)}…` : line}”` : 'nothing';
+  };
+
+  /** The merge's unresolved conflicts, each with its own way out; Save waits for all of them. */
+  function ConflictList({conflicts, onTake}) {
+    return h('section', {className: 'iiid-banner iiid-banner--warn iiid-conflicts', 'aria-label': 'Merge conflicts'},
+      h('p', null, `${plural(conflicts.length, 'conflict')} left from the merge. Save waits until each is resolved: keep yours, keep the disk version, or edit the text between <<<<<<< and >>>>>>>.`),
+      h('ol', {className: 'iiid-conflicts__list'}, conflicts.map((c, i) => h('li', {key: `${i}:${c.open}`, className: 'iiid-conflicts__item', role: 'group', 'aria-label': `Conflict ${i + 1}`},
+        h('span', {className: 'iiid-conflicts__text'}, `Conflict ${i + 1}: yours ${firstLine(c.mine)} · on disk ${firstLine(c.theirs)}`),
+        h(Button, {onClick: () => onTake(i, 'mine')}, 'Keep yours'),
+        h(Button, {onClick: () => onTake(i, 'theirs')}, 'Keep disk version')))));
+  }
+
   /** The generic browser of one collection: list, filter, document, save, revert, delete, create. */
   function EntryBrowser({adapter, visible, narrow, pane, request, onDirty, setNarrowDocument, kits}) {
     const [list, setList] = useState({status: 'loading', rows: [], error: ''});
@@ -2065,12 +2145,17 @@ function createBrowsers(ui) {
     useEffect(() => { onDirty(dirty); }, [dirty]);
     useEffect(() => { if (setNarrowDocument) setNarrowDocument(!!doc); }, [!!doc]);
 
-    // Drafts survive unmounting: write on every change (draftAction decides).
+    // Drafts survive unmounting: write on every change (draftAction decides), with the text and
+    // hash they are based on, so a restored draft is compared and guarded like a live edit.
+    const baseHash = useMemo(() => (doc && !doc.creating ? sha256Hex(doc.loaded) : ''), [doc && doc.loaded, doc && doc.creating]);
     useEffect(() => {
       if (!doc) return;
       const action = draftAction({loading: doc.loading, draft: doc.draft, loaded: doc.loaded});
       const key = draftKey(doc.creating ? null : doc.key);
-      if (action === 'write') storageSet(key, {content: doc.draft, base: doc.loaded, saved_at: new Date().toISOString(), ...(doc.creating ? {id: doc.newId} : {})});
+      if (action === 'write') {
+        storageSet(key, {content: doc.draft, base: doc.loaded, ...(doc.creating ? {id: doc.newId} : {base_sha256: baseHash}),
+          saved_at: new Date().toISOString()});
+      }
       else if (action === 'clear') storageSet(key, null);
     }, [doc && doc.draft, doc && doc.loaded, doc && doc.loading]);
 
@@ -2097,10 +2182,9 @@ function createBrowsers(ui) {
         if (token.current !== mine) return;
         const text = adapter.text(res);
         noteOrigin(key, res);
-        const stored = force ? null : storageGet(draftKey(key), null);
-        const restored = stored && typeof stored.content === 'string' && stored.content !== text ? stored.content : null;
-        setDoc({key, loading: false, loaded: text, draft: restored ?? text, state: 'ready', resolved: res,
-          banner: restored != null && stored.base !== text ? 'changed' : null, error: ''});
+        const restored = restoreDraft(force ? null : storageGet(draftKey(key), null), text);
+        setDoc({key, loading: false, state: 'ready', resolved: res, error: '', loaded: text, draft: text, banner: null,
+          ...(restored ? {...restored, diskResolved: restored.diskText != null ? res : null} : {})});
       }, (err) => {
         if (token.current !== mine) return;
         setDoc({key, loading: false, loaded: '', draft: '', state: 'error', resolved: null, banner: null, error: cleanError(err)});
@@ -2184,13 +2268,15 @@ function createBrowsers(ui) {
       const current = docRef.current;
       if (!current || current.saving || current.banner === 'gone') return;
       if (!current.creating && current.draft === current.loaded && base == null) return;
+      if (blocksSave(current.draft, current.loaded)) return;
       if (base == null && current.banner === 'changed' && current.diskText != null) { showCompare(current.diskText, current.diskResolved); return; }
       const expected = sha256Hex(base ?? current.loaded);
+      const sent = current.draft;
       setDoc((d) => ({...d, saving: true, saveError: '', compare: null}));
       try {
         let key = current.key;
         if (current.creating) {
-          const res = await call(adapter.create, {id: current.newId.trim(), content: current.draft});
+          const res = await call(adapter.create, {id: current.newId.trim(), content: sent});
           key = res.id || current.newId.trim();
           storageSet(draftKey(null), null);
         } else if (adapter.collection === 'agents') {
@@ -2204,19 +2290,23 @@ function createBrowsers(ui) {
             if (added.length) await call('directory::agents::functions::add', {id: key, functions: added});
             if (removed.length) await call('directory::agents::functions::remove', {id: key, functions: removed});
           } else {
-            const res = await call(adapter.update, {id: key, content: current.draft, expected_sha256: expected});
+            const res = await call(adapter.update, {id: key, content: sent, expected_sha256: expected});
             key = res.id || key;
           }
           storageSet(draftKey(current.key), null);
         } else {
-          const res = await call(adapter.update, {id: key, content: current.draft, expected_sha256: expected});
+          const res = await call(adapter.update, {id: key, content: sent, expected_sha256: expected});
           storageSet(draftKey(current.key), null);
           key = res.id || key;
         }
         const res = await fetchEntry(key);
         token.current += 1;
         const text = adapter.text(res);
-        setDoc({key, loading: false, loaded: text, draft: text, state: 'ready', resolved: res, banner: null, error: '', justSaved: true});
+        // A snapshot was sent: text typed while it saved stays in the draft, still unsaved.
+        setDoc((d) => (d && (d.creating ? current.creating : d.key === current.key)
+          ? {...afterSave(d, sent, text), key, creating: false, newId: undefined, loading: false, state: 'ready', resolved: res,
+            banner: null, diskText: null, diskResolved: null, error: '', saving: false, saveError: '', compare: null, justSaved: true}
+          : d));
         loadList();
       } catch (err) {
         if (!current.creating && isStaleWrite(err)) {
@@ -2237,11 +2327,10 @@ function createBrowsers(ui) {
       const {disk, diskResolved} = current.compare;
       if (how === 'reload') {
         storageSet(draftKey(current.key), null);
-        setDoc((d) => ({...d, loaded: disk, draft: disk, resolved: diskResolved || d.resolved, banner: null, diskText: null, compare: null, mergeConflicts: 0}));
+        setDoc((d) => ({...d, loaded: disk, draft: disk, resolved: diskResolved || d.resolved, banner: null, diskText: null, compare: null}));
       } else if (how === 'merge') {
         const merged = merge3(current.loaded, current.draft, disk);
-        setDoc((d) => ({...d, loaded: disk, draft: merged.text, resolved: diskResolved || d.resolved, banner: null, diskText: null, compare: null,
-          mergeConflicts: merged.conflicts}));
+        setDoc((d) => ({...d, loaded: disk, draft: merged.text, resolved: diskResolved || d.resolved, banner: null, diskText: null, compare: null}));
       } else if (how === 'overwrite') {
         setDoc((d) => ({...d, compare: null}));
         save({base: disk});
@@ -2250,7 +2339,9 @@ function createBrowsers(ui) {
 
     const revert = () => {
       storageSet(draftKey(doc && !doc.creating ? doc.key : null), null);
-      setDoc((d) => ({...d, draft: d.loaded, saveError: ''}));
+      setDoc((d) => (d.diskText != null
+        ? {...d, loaded: d.diskText, draft: d.diskText, resolved: d.diskResolved || d.resolved, banner: null, diskText: null, saveError: ''}
+        : {...d, draft: d.loaded, saveError: ''}));
     };
 
     const reloadFromDisk = () => {
@@ -2365,10 +2456,13 @@ function createBrowsers(ui) {
               renderRow: (item, active) => h(EntryRow, {key: item.key, adapter, row: item.row, active, onOpen,
                 badges: rowBadges.get(item.key) || badgeMap.get(item.key)})}));
 
+    const conflicts = useMemo(() => (doc ? conflictBlocks(doc.draft) : []), [doc && doc.draft]);
+    const blocked = !!doc && conflicts.length > 0 && blocksSave(doc.draft, doc.loaded);
     let document = null;
     if (doc) {
       const isDirty = doc.draft !== doc.loaded;
-      const saveState = doc.saving ? 'Saving…' : (doc.saveError ? 'Not saved' : (isDirty ? 'Unsaved changes' : (doc.creating ? 'Not created yet' : 'Saved')));
+      const saveState = doc.saving ? 'Saving…' : (doc.saveError ? 'Not saved' : (blocked ? 'Conflicts to resolve'
+        : (isDirty ? 'Unsaved changes' : (doc.creating ? 'Not created yet' : 'Saved'))));
       const newId = doc.creating ? doc.newId.trim() : '';
       const clash = newId ? list.rows.find((row) => adapter.key(row) === newId) : null;
       const clashBuiltin = !!clash && isBuiltinRow(clash);
@@ -2389,8 +2483,8 @@ function createBrowsers(ui) {
           readOnly ? h(Button, {variant: 'primary', onClick: copyToSkills}, 'Copy to skills folder')
           : doc.creating
             ? h(Button, {variant: 'primary', disabled: !idOk || doc.saving, onClick: () => save()}, doc.saving ? 'Saving…' : (clashBuiltin ? 'Create override' : 'Create'))
-            : h(Button, {variant: 'primary', disabled: doc.saving || !isDirty || doc.banner === 'gone' || doc.state !== 'ready', onClick: () => save(),
-              title: isDirty ? undefined : 'Nothing changed since the last save'}, doc.saving ? 'Saving…' : 'Save'),
+            : h(Button, {variant: 'primary', disabled: doc.saving || !isDirty || blocked || doc.banner === 'gone' || doc.state !== 'ready', onClick: () => save(),
+              title: blocked ? 'Resolve the merge conflicts first' : (isDirty ? undefined : 'Nothing changed since the last save')}, doc.saving ? 'Saving…' : 'Save'),
           readOnly ? null : h(Button, {disabled: !isDirty, onClick: revert}, 'Revert'),
           !doc.creating && !builtin && !readOnly ? h(Button, {variant: 'danger', onClick: () => setConfirm({kind: 'delete', key: doc.key, override: overridesBuiltin}), disabled: doc.state !== 'ready'},
             overridesBuiltin ? 'Delete override' : 'Delete') : null),
@@ -2400,7 +2494,7 @@ function createBrowsers(ui) {
         readOnly ? h(Alert, {tone: 'neutral', role: 'status'}, h('span', null, 'Read-only: another tool installed this skill in an agent-skills folder. Copy it to your skills folder to change it.')) : null,
         kitOwner && isDirty ? h(Alert, {tone: 'warn', role: 'status'},
           `This ${adapter.noun} comes from kit ${kitOwner}. Saving makes it differ from the kit; the next update of the kit will ask you to merge.`) : null,
-        doc.mergeConflicts ? h(Alert, {tone: 'warn', role: 'status'}, `The merge left ${plural(doc.mergeConflicts, 'conflict')}: keep one side of each block between <<<<<<< and >>>>>>>, then save.`) : null,
+        blocked ? h(ConflictList, {conflicts, onTake: (i, side) => onDraft(takeSide(docRef.current.draft, i, side))}) : null,
         h(ErrorNote, {error: doc.saveError, context: {op: doc.saveOp || 'update', noun: adapter.noun}, onAction: onErrorAction}),
         clash && clashBuiltin ? h(Alert, {tone: 'warn', role: 'status'},
           `“${newId}” is a built-in ${adapter.noun}. Creating it saves a local override that replaces the built-in; new sessions that use “${newId}” get yours until you delete it.`) : null,
