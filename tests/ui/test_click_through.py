@@ -185,7 +185,27 @@ async def test_click_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
                 assert worker.directory is not None
                 worker.directory.service(KitsService).poll_interval_s = COMPOSE_POLL_S
                 await engine.wait_for(lambda: len(console.assets) == 3, timeout=10)
-                server = HarnessServer(console, project, {"compose": set_compose, "registry/publish": publish})
+                running = {"worker": worker}
+
+                async def stop_worker(body: dict[str, Any]) -> Any:
+                    running["worker"].stop()
+                    await engine.wait_for(lambda: not console.assets, timeout=10)
+                    return {"ok": True}
+
+                async def start_worker(body: dict[str, Any]) -> Any:
+                    again = fast_worker(engine.url)
+                    tg.start_soon(again.run)
+                    with anyio.fail_after(WORKER_BOOT_TIMEOUT_S):
+                        await again.ready.wait()
+                    await wait_registered(engine, again)
+                    assert again.directory is not None
+                    again.directory.service(KitsService).poll_interval_s = COMPOSE_POLL_S
+                    await engine.wait_for(lambda: len(console.assets) == 3, timeout=10)
+                    running["worker"] = again
+                    return {"ok": True}
+
+                server = HarnessServer(console, project, {"compose": set_compose, "registry/publish": publish,
+                                                          "worker/stop": stop_worker, "worker/start": start_worker})
                 await tg.start(server.run)
                 print(f"[harness] {server.url}  engine {engine.url}  registry {registry.url}  console {console.url}")
                 env = dict(os.environ, III_UI_HARNESS_URL=server.url, III_UI_ARTIFACTS=str(ARTIFACTS),
@@ -198,7 +218,7 @@ async def test_click_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
                 output = result.stdout.decode("utf-8", "replace")
                 (ARTIFACTS / "node-output.log").write_text(output)
                 print(output)
-                worker.stop()
+                running["worker"].stop()
                 tg.cancel_scope.cancel()
     failures = sorted(p.name for p in ARTIFACTS.glob("failure-*.png"))
     assert result.returncode == 0, (

@@ -371,6 +371,78 @@ scenario('S2f a 3,000-line skill edited in two places: a two-hunk diff and a cle
   await longDoc.waitFor({state: 'detached'});
 });
 
+// ---------------------------------------------------------------- issue 34: the worker goes away and comes back
+
+scenario('S2g the worker stops and comes back: the open document and its draft return', async () => {
+  await new Promise((r) => setTimeout(r, 1500));
+  await page.getByRole('button', {name: /Notes how-to/}).click();
+  await howtoDoc().waitFor();
+  await typeAt('Control+Home', 'Typed before the worker stopped.\n');
+  await howtoDoc().getByText('Unsaved changes').waitFor();
+  await json('/control/worker/stop', {});
+  await root().waitFor({state: 'detached'});
+  await json('/control/worker/start', {});
+  await root().waitFor();
+  await howtoDoc().waitFor();
+  await until(async () => (await skillBody().inputValue()).startsWith('Typed before the worker stopped.\n'), 'the draft is back');
+  await howtoDoc().getByText('Unsaved changes').waitFor();
+  await howtoDoc().getByRole('button', {name: 'Save', exact: true}).click();
+  await howtoDoc().getByText('Saved', {exact: true}).waitFor();
+  assert.ok((await readFile('skills/notes/howto.md')).content.startsWith('Typed before the worker stopped.\n'));
+});
+
+scenario('S2h an unreachable worker: one banner that retries, read-only documents, failed opens with Retry', async () => {
+  const banner = page.getByText(/^The iii-directory worker is not reachable\./);
+  await page.evaluate(() => window.__harness.unreachable(true));
+  await page.getByRole('button', {name: /PDF tools/}).click();
+  const pdfDoc = page.getByRole('region', {name: 'Skill pdf'});
+  await pdfDoc.getByText('Could not load pdf.').waitFor();
+  await pdfDoc.getByText('The iii-directory worker is not reachable; nothing was changed.').waitFor();
+  await pdfDoc.getByRole('status').getByText('Not loaded', {exact: true}).waitFor();
+  assert.equal(await pdfDoc.getByText('Saved', {exact: true}).count(), 0, 'a document that did not load never reads Saved');
+  await banner.waitFor();
+  assert.equal(await banner.count(), 1, 'one banner');
+  await shot('02-worker-unreachable.png');
+  await page.evaluate(() => window.__harness.unreachable(false));
+  await page.getByRole('button', {name: 'Retry now'}).click();
+  await banner.waitFor({state: 'detached'});
+  await until(async () => (await skillBody().inputValue()).includes('Read PDF files page by page.'), 'the failed open is retried once the worker answers');
+
+  await page.getByRole('button', {name: /Notes how-to/}).click();
+  await howtoDoc().waitFor();
+  await typeAt('Control+End', ' Offline words.');
+  await page.evaluate(() => window.__harness.unreachable(true));
+  await page.keyboard.press('Control+s');
+  await howtoDoc().getByText('The iii-directory worker is not reachable; nothing was changed.').waitFor();
+  await banner.waitFor();
+  assert.equal(await skillBody().getAttribute('readonly'), '', 'read-only while the worker is away');
+  assert.equal(await howtoDoc().getByRole('button', {name: 'Save', exact: true}).isDisabled(), true);
+  await page.evaluate(() => window.__harness.unreachable(false));
+  await page.getByRole('button', {name: 'Retry now'}).click();
+  await banner.waitFor({state: 'detached'});
+  assert.equal(await skillBody().getAttribute('readonly'), null);
+  await howtoDoc().getByRole('button', {name: 'Save', exact: true}).click();
+  await howtoDoc().getByText('Saved', {exact: true}).waitFor();
+  assert.ok((await readFile('skills/notes/howto.md')).content.endsWith(' Offline words.'));
+});
+
+scenario('S2i loading states tell the truth: no "0 skills" while listing, no "Saved" while opening', async () => {
+  const slow = await openTab('/harness/?hold=directory::skills::list#/worker/iii-directory/directory', 'slow-list');
+  await slow.getByRole('radiogroup', {name: 'Browse skills, agent profiles or kits'}).getByRole('radio', {name: 'Skills'}).click();
+  await slow.getByText('Loading skills…').waitFor();
+  assert.equal(await slow.getByText(/^0 skills/).count(), 0);
+  await slow.evaluate(() => window.__harness.release());
+  await slow.getByRole('button', {name: /Notes how-to/}).waitFor();
+  await slow.evaluate(() => window.__harness.hold('directory::skills::get'));
+  await slow.getByRole('button', {name: /PDF tools/}).click();
+  const pdfDoc = slow.getByRole('region', {name: 'Skill pdf'});
+  await pdfDoc.getByRole('status').getByText('Loading…', {exact: true}).waitFor();
+  assert.equal(await pdfDoc.getByText('Saved', {exact: true}).count(), 0);
+  await slow.evaluate(() => window.__harness.release());
+  await pdfDoc.getByText('Saved', {exact: true}).waitFor();
+  await slow.close();
+});
+
 scenario('S3 add a preloaded function to a profile', async () => {
   const original = (await readFile('agents/scribe.md')).content;
   await switcher().getByRole('radio', {name: 'Agent Profiles'}).click();
@@ -1042,5 +1114,6 @@ scenario('S14 keyboard: dialogs trap focus and close on Escape, / from anywhere,
   await shot('14-narrow-390.png');
   await page.setViewportSize({width: 1280, height: 800});
   await switcher().getByRole('radio', {name: 'Agent Profiles'}).click();
-  await page.getByText('Select an agent profile or start a new one.').waitFor();
+  // The pane shows its document again: the one open before S12's hot reload (restored), or the empty state.
+  await page.locator('.iiid-browser:not([hidden]) .iiid-doc').waitFor();
 });

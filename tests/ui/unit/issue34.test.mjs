@@ -65,3 +65,62 @@ test('a save waits while the draft holds conflict blocks its base did not have',
   const documented = 'How to read a conflict:\n<<<<<<< ours\nx\n=======\ny\n>>>>>>> theirs\n';
   assert.equal(page.blocksSave(`${documented}More.\n`, documented), false, 'a skill about conflicts keeps its examples');
 });
+
+test('transport problems are told apart from the worker\'s own errors', () => {
+  assert.equal(page.transportProblem(new Error("remote error (function_not_found): Function 'directory::skills::get' not found")), 'unreachable');
+  assert.equal(page.transportProblem(new TypeError('Failed to fetch')), 'unreachable');
+  assert.equal(page.transportProblem('remote error (invocation_failed): function directory::skills::list timed out'), 'timeout');
+  assert.equal(page.transportProblem('remote error (D110): D110 not_found: skill "x" not found'), null);
+  assert.equal(page.transportProblem('D114 invalid_input: skill "x" changed since you read it'), null);
+  const said = page.humanError(new Error('remote error (function_not_found): Function directory::skills::get not found'), {op: 'get', noun: 'skill'});
+  assert.deepEqual([said.sentence, said.action], ['The iii-directory worker is not reachable; nothing was changed.', 'retry']);
+  assert.equal(page.humanError('request timed out after 30000 ms', {op: 'get'}).actionLabel, 'Retry');
+});
+
+/** Timers that run only when the test says so, and a clock the test moves. */
+function manualTimers() {
+  const pending = new Map();
+  let id = 0;
+  let clock = 1000;
+  return {
+    setTimer: (fn, ms) => { id += 1; pending.set(id, {fn, ms}); return id; },
+    clearTimer: (t) => { pending.delete(t); },
+    now: () => clock,
+    delays: () => [...pending.values()].map((p) => p.ms),
+    async fire() { const [[t, {fn, ms}]] = pending; pending.delete(t); clock += ms; fn(); await new Promise((r) => setImmediate(r)); },
+  };
+}
+
+test('reachability: a failed call starts probing with back-off; any answer ends it', async () => {
+  const timers = manualTimers();
+  let answers = false;
+  let probes = 0;
+  const reach = page.createReachability(() => { probes += 1; return answers ? Promise.resolve({}) : Promise.reject(new Error('remote error (function_not_found): x')); }, timers);
+  const seen = [];
+  reach.subscribe((s) => seen.push(s.down));
+  reach.markDown();
+  reach.markDown();
+  assert.deepEqual(timers.delays(), [2000], 'one probe scheduled, however many calls failed');
+  assert.equal(reach.state.nextAt, 3000);
+  await timers.fire();
+  assert.deepEqual(timers.delays(), [4000]);
+  await timers.fire();
+  assert.deepEqual(timers.delays(), [8000]);
+  assert.equal(probes, 2);
+  answers = true;
+  await reach.retry();
+  assert.equal(reach.state.down, false);
+  assert.deepEqual(timers.delays(), [], 'no probe after the worker answered');
+  assert.deepEqual(seen, [true, true, true, false]);
+  reach.markDown();
+  reach.markUp();
+  assert.deepEqual([reach.state.down, timers.delays()], [false, []]);
+});
+
+test('reachability: a probe answered with the worker\'s own error counts as reachable', async () => {
+  const timers = manualTimers();
+  const reach = page.createReachability(() => Promise.reject(new Error('remote error (D510): D510 not_found: no kit')), timers);
+  reach.markDown();
+  await timers.fire();
+  assert.equal(reach.state.down, false);
+});

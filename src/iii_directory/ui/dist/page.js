@@ -1096,6 +1096,58 @@ export function blocksSave(draft, loaded) {
   return conflictBlocks(draft).length > conflictBlocks(loaded).length;
 }
 
+/**
+ * Whether a rejection means the worker could not be asked: `'unreachable'` (the engine knows no
+ * such function — the worker is gone — or the request never left the tab), `'timeout'` (no
+ * answer in time), else null (the worker answered with an error of its own).
+ */
+export function transportProblem(error) {
+  const raw = error == null ? '' : String(typeof error === 'string' ? error : (error.message ?? error));
+  if (/^D\d{3}\b/.test(cleanError(raw))) return null;
+  if (/\(function_not_found\)|function_not_found|Function '?[\w:.-]+'? not found|Failed to fetch|NetworkError|not connected/i.test(raw)) return 'unreachable';
+  if (/timed out|timeout|deadline exceeded/i.test(raw)) return 'timeout';
+  return null;
+}
+
+/** Seconds between probes while the worker is unreachable: quick at first, then every 30 s. */
+export const RETRY_DELAYS_MS = [2000, 4000, 8000, 15000, 30000];
+
+/**
+ * The worker's reachability as the page sees it. `markDown()` (a call failed as unreachable)
+ * starts probing with `probe()` after RETRY_DELAYS_MS; any answer — a probe's or any call's
+ * (`markUp()`) — ends it. Listeners get `{down, nextAt, attempt}`; `nextAt` is in `now()` ms.
+ * The timers and the clock are injected so tests never wait.
+ */
+export function createReachability(probe, {setTimer = setTimeout, clearTimer = clearTimeout, now = Date.now} = {}) {
+  const listeners = new Set();
+  let state = {down: false, nextAt: 0, attempt: 0};
+  let timer = null;
+  const tell = (next) => { state = next; listeners.forEach((l) => l(state)); };
+  const schedule = (attempt) => {
+    const delay = RETRY_DELAYS_MS[Math.min(attempt, RETRY_DELAYS_MS.length - 1)];
+    timer = setTimer(() => { timer = null; retry(); }, delay);
+    tell({down: true, nextAt: now() + delay, attempt});
+  };
+  const markUp = () => {
+    if (!state.down) return;
+    if (timer != null) clearTimer(timer);
+    timer = null;
+    tell({down: false, nextAt: 0, attempt: 0});
+  };
+  const retry = () => {
+    if (!state.down) return Promise.resolve();
+    if (timer != null) { clearTimer(timer); timer = null; }
+    const attempt = state.attempt + 1;
+    return Promise.resolve().then(probe).then(markUp, (error) => {
+      if (!transportProblem(error)) markUp(); // it answered, with an error of its own
+      else if (state.down && timer == null) schedule(attempt);
+    });
+  };
+  const markDown = () => { if (!state.down) schedule(0); };
+  const subscribe = (listener) => { listeners.add(listener); return () => listeners.delete(listener); };
+  return {markDown, markUp, retry, subscribe, get state() { return state; }};
+}
+
 /** True when a rejection is the worker's stale-write refusal (D114 / D414 "changed since you read it"). */
 export function isStaleWrite(error) {
   return /^D[14]14 invalid_input: .* changed since you read it/.test(cleanError(error));
@@ -1122,6 +1174,9 @@ export function humanError(error, context) {
   const text = cleanError(error);
   const a = /^[aeiou]/.test(noun) ? 'An' : 'A';
   if (isStaleWrite(error)) return {code, sentence: `This ${noun} changed on disk since you opened it.`, action: 'compare', actionLabel: 'Compare'};
+  const transport = transportProblem(error);
+  if (transport === 'unreachable') return {code, sentence: 'The iii-directory worker is not reachable; nothing was changed.', action: 'retry', actionLabel: 'Retry'};
+  if (transport === 'timeout') return {code, sentence: 'The worker did not answer in time; nothing is known to have changed.', action: 'retry', actionLabel: 'Retry'};
   switch (code) {
     case 'D110': case 'D410':
       return {code, sentence: `This ${noun} no longer exists on disk.`, action: 'reload', actionLabel: 'Reload the list'};
@@ -1414,6 +1469,7 @@ export const RULES = {
   decisionsPayload, initialSteps, stepsFromEvent, applyOutcome, claimsFunction, planSummary,
   parseSearchResult, configPatch, planTitle, subscriberId, clampRatio, ratioFromPointer, withCode,
   sha256Hex, merge3, isStaleWrite, errorCode, humanError, initialChoices, safeHref, markdownInline, markdownBlocks,
+  matchingPairs, blockScalar, restoreDraft, afterSave, conflictBlocks, takeSide, blocksSave, transportProblem,
   rowHaystack, namespaceOf, filterWords, listItems, windowRange, readOnlyRoots, isReadOnlyPath, kitOfSkill, originBadges,
 };
 
@@ -1422,20 +1478,21 @@ export const RULES = {
 const LS_PREFIX = 'iii-directory:';
 let subscriberCounter = 0;
 
-function storageGet(key, fallback) {
+/** `area` is localStorage (drafts, settings) or sessionStorage (this tab's open document). */
+function storageGet(key, fallback, area = globalThis.localStorage) {
   try {
-    const raw = globalThis.localStorage ? globalThis.localStorage.getItem(LS_PREFIX + key) : null;
+    const raw = area ? area.getItem(LS_PREFIX + key) : null;
     return raw == null ? fallback : JSON.parse(raw);
   } catch {
     return fallback;
   }
 }
 
-function storageSet(key, value) {
+function storageSet(key, value, area = globalThis.localStorage) {
   try {
-    if (!globalThis.localStorage) return;
-    if (value == null) globalThis.localStorage.removeItem(LS_PREFIX + key);
-    else globalThis.localStorage.setItem(LS_PREFIX + key, JSON.stringify(value));
+    if (!area) return;
+    if (value == null) area.removeItem(LS_PREFIX + key);
+    else area.setItem(LS_PREFIX + key, JSON.stringify(value));
   } catch {
     // storage full or disabled: drafts are a convenience
   }
@@ -1802,10 +1859,22 @@ export function createUi(React, host) {
     }, [delay]);
   }
 
-  const call = (functionId, payload, timeoutMs) => host.iii.trigger(functionId, payload ?? {}, timeoutMs ? {timeoutMs} : undefined);
+  const rawCall = (functionId, payload, timeoutMs) => host.iii.trigger(functionId, payload ?? {}, timeoutMs ? {timeoutMs} : undefined);
+  // Every answer proves the worker reachable; a call the engine cannot route starts the probe.
+  const reach = createReachability(() => rawCall('directory::kits::list', {}, 10000));
+  const call = (functionId, payload, timeoutMs) => rawCall(functionId, payload, timeoutMs).then((res) => { reach.markUp(); return res; }, (error) => {
+    if (transportProblem(error) === 'unreachable' && String(functionId).startsWith('directory::')) reach.markDown();
+    throw error;
+  });
+  /** `{down, nextAt, attempt}` of the worker's reachability, re-rendering on change. */
+  function useReachability() {
+    const [state, setState] = useState(reach.state);
+    useEffect(() => reach.subscribe(setState), []);
+    return state;
+  }
 
   return {h, React, host, Boundary, Icon, Button, TextInput, Dialog, Markdown, Editor, Choice, Tabs, Checkbox, Chip, Alert, Skeleton,
-    StepList, CopyButton, CodeLine, DiffView, DiffDialog, Confirm, ErrorNote, SplitLayout, useSubscription, useCoalesced, call};
+    StepList, CopyButton, CodeLine, DiffView, DiffDialog, Confirm, ErrorNote, SplitLayout, useSubscription, useCoalesced, call, reach, useReachability};
 }
 
 export const MIN = 60 * 1000;
@@ -1869,7 +1938,7 @@ function isBuiltinRow(row) {
 
 function createBrowsers(ui) {
   const {h, React, Button, TextInput, Dialog, Markdown, Editor, Choice, Checkbox, Chip, Alert, Skeleton, Confirm, Icon,
-    SplitLayout, useSubscription, useCoalesced, call, DiffView, ErrorNote} = ui;
+    SplitLayout, useSubscription, useCoalesced, call, DiffView, ErrorNote, useReachability} = ui;
   const {useState, useEffect, useRef, useMemo, useCallback} = React;
 
   const ROW_HEIGHT = 78;
@@ -2230,6 +2299,18 @@ function createBrowsers(ui) {
       else if (request.key) select(request.key);
     }, [request && request.id]);
 
+    // This tab's open document survives the page being unmounted (the worker went away and its
+    // assets with it) and comes back with its draft when the page is mounted again.
+    const openKey = `open:${pane}:${adapter.collection}`;
+    useEffect(() => {
+      const key = storageGet(openKey, null, globalThis.sessionStorage);
+      if (typeof key === 'string' && key && !docRef.current && !request) open(key);
+    }, []);
+    useEffect(() => {
+      if (doc && doc.creating) return;
+      storageSet(openKey, doc && doc.state !== 'error' ? doc.key : null, globalThis.sessionStorage);
+    }, [doc && doc.key, doc && doc.creating, doc && doc.state]);
+
     const clearSelection = () => guard(() => { token.current += 1; setDoc(null); });
 
     const onDraft = (text) => setDoc((d) => (d ? {...d, draft: text, saveError: ''} : d));
@@ -2260,6 +2341,19 @@ function createBrowsers(ui) {
 
     const scheduleRefresh = useCoalesced(refreshOpen, 250);
     useSubscription(adapter.trigger, adapter.topic, adapter.subscriber, () => scheduleRefresh());
+
+    // While the worker cannot be reached the document is read-only; when it answers again the
+    // list and the open document are read anew (a failed open is retried).
+    const offline = useReachability().down;
+    const wasOffline = useRef(offline);
+    useEffect(() => {
+      if (wasOffline.current && !offline) {
+        const current = docRef.current;
+        if (current && current.state === 'error' && !current.creating) open(current.key);
+        else refreshOpen();
+      }
+      wasOffline.current = offline;
+    }, [offline]);
 
     /** Open the compare view of the draft against `disk`, the file's text now. */
     const showCompare = (disk, diskResolved) => setDoc((d) => (d ? {...d, saving: false, saveError: '', compare: {disk, diskResolved}} : d));
@@ -2438,6 +2532,8 @@ function createBrowsers(ui) {
       if (action === 'open' && doc && doc.creating) openExisting(doc.newId.trim());
       else if (action === 'reload') loadList();
       else if (action === 'copy') copyToSkills();
+      else if (action === 'retry' && doc && doc.saveOp !== 'delete') save();
+      else if (action === 'retry') setConfirm({kind: 'delete', key: doc.key, override: overridesBuiltin});
     };
 
     const sidebar = h('aside', {className: 'iiid-sidebar', hidden: !panes.list, ref: sidebarRef},
@@ -2445,7 +2541,8 @@ function createBrowsers(ui) {
         h(Button, {variant: 'primary', onClick: startCreate}, h(Icon, {name: 'plus', size: 14}), ' ', adapter.newLabel),
         h(TextInput, {value: filter, onChange: setFilter, label: 'Filter', placeholder: adapter.collection === 'skills' ? 'Filter by id, title, summary or body text  /' : 'Filter  /', inputRef: filterRef,
           onKeyDown: (e) => { if (e.key === 'Escape') setFilter(''); }})),
-      h('div', {className: 'iiid-count'}, plural(rowCount, adapter.noun), searchingBodies ? ' · searching bodies…' : ''),
+      h('div', {className: 'iiid-count', role: 'status'}, list.status === 'loading' ? `Loading ${adapter.nouns}…` : (list.status === 'error' ? '' : plural(rowCount, adapter.noun)),
+        searchingBodies ? ' · searching bodies…' : ''),
       list.status === 'loading' ? h(Skeleton, null)
         : list.status === 'error' ? h(Alert, {title: adapter.loadError}, h('p', null, list.error), h(Button, {onClick: loadList}, 'Retry'))
           : rowCount === 0 && list.rows.length > 0 && searchingBodies ? h('p', {className: 'iiid-empty'}, 'Searching skill bodies…')
@@ -2461,8 +2558,9 @@ function createBrowsers(ui) {
     let document = null;
     if (doc) {
       const isDirty = doc.draft !== doc.loaded;
-      const saveState = doc.saving ? 'Saving…' : (doc.saveError ? 'Not saved' : (blocked ? 'Conflicts to resolve'
-        : (isDirty ? 'Unsaved changes' : (doc.creating ? 'Not created yet' : 'Saved'))));
+      const saveState = doc.state === 'loading' ? 'Loading…' : (doc.state === 'error' ? 'Not loaded'
+        : (doc.saving ? 'Saving…' : (doc.saveError ? 'Not saved' : (blocked ? 'Conflicts to resolve'
+          : (isDirty ? (offline ? 'Unsaved changes · kept in this browser' : 'Unsaved changes') : (doc.creating ? 'Not created yet' : 'Saved'))))));
       const newId = doc.creating ? doc.newId.trim() : '';
       const clash = newId ? list.rows.find((row) => adapter.key(row) === newId) : null;
       const clashBuiltin = !!clash && isBuiltinRow(clash);
@@ -2480,11 +2578,12 @@ function createBrowsers(ui) {
           h('span', {className: 'iiid-spacer'}),
           h(Choice, {label: 'View mode', value: mode, onChange: setView, options: modes}),
           h('span', {className: `iiid-savestate${doc.saveError ? ' is-error' : ''}`, role: 'status'}, saveState),
-          readOnly ? h(Button, {variant: 'primary', onClick: copyToSkills}, 'Copy to skills folder')
+          readOnly ? h(Button, {variant: 'primary', onClick: copyToSkills, disabled: doc.state !== 'ready'}, 'Copy to skills folder')
           : doc.creating
             ? h(Button, {variant: 'primary', disabled: !idOk || doc.saving, onClick: () => save()}, doc.saving ? 'Saving…' : (clashBuiltin ? 'Create override' : 'Create'))
-            : h(Button, {variant: 'primary', disabled: doc.saving || !isDirty || blocked || doc.banner === 'gone' || doc.state !== 'ready', onClick: () => save(),
-              title: blocked ? 'Resolve the merge conflicts first' : (isDirty ? undefined : 'Nothing changed since the last save')}, doc.saving ? 'Saving…' : 'Save'),
+            : h(Button, {variant: 'primary', disabled: doc.saving || !isDirty || blocked || offline || doc.banner === 'gone' || doc.state !== 'ready', onClick: () => save(),
+              title: offline ? 'The worker is not reachable' : (blocked ? 'Resolve the merge conflicts first' : (isDirty ? undefined : 'Nothing changed since the last save'))},
+            doc.saving ? 'Saving…' : 'Save'),
           readOnly ? null : h(Button, {disabled: !isDirty, onClick: revert}, 'Revert'),
           !doc.creating && !builtin && !readOnly ? h(Button, {variant: 'danger', onClick: () => setConfirm({kind: 'delete', key: doc.key, override: overridesBuiltin}), disabled: doc.state !== 'ready'},
             overridesBuiltin ? 'Delete override' : 'Delete') : null),
@@ -2510,9 +2609,11 @@ function createBrowsers(ui) {
           doc.newId && !adapter.idOk(doc.newId.trim()) ? h('span', {className: 'iiid-fielderror'}, adapter.collection === 'skills'
             ? 'Use lowercase segments separated by /.' : 'Use 1–64 lowercase letters, digits, _ or -.') : null) : null,
         doc.state === 'loading' ? h(Skeleton, {rows: 6})
-          : doc.state === 'error' ? h(Alert, {title: `Could not load ${doc.key}.`}, doc.error)
+          : doc.state === 'error' ? h('div', {className: 'iiid-docerror'},
+            h(ErrorNote, {error: doc.error, title: `Could not load ${doc.key}.`, context: {op: 'get', noun: adapter.noun}, onAction: (action) => (action === 'reload' ? loadList() : open(doc.key))}),
+            humanError(doc.error, {op: 'get'}).action ? null : h(Button, {onClick: () => open(doc.key)}, 'Retry'))
             : adapter.collection === 'skills'
-              ? h(SkillFields, {draft: doc.draft, onDraft, mode, narrow, ratio: view.ratio, onRatio: setRatio, readOnly})
+              ? h(SkillFields, {draft: doc.draft, onDraft, mode, narrow, ratio: view.ratio, onRatio: setRatio, readOnly: readOnly || offline})
               : h(SplitLayout, {mode, ratio: view.ratio, onRatio: setRatio,
                 editor: h(AgentForm, {draft: doc.draft, onDraft, resolved: doc.resolved, agents: list.rows, creating: doc.creating, narrow, entryKey: doc.creating ? '' : doc.key}),
                 preview: h(Markdown, {content: parseFrontmatter(doc.draft).body})}));
@@ -2964,7 +3065,7 @@ function createKits(ui) {
 // ============================================================================ page shell (§4.2)
 
 function createShell(ui, browsers, kits) {
-  const {h, React, host, Choice, Icon, useSubscription, useCoalesced, call} = ui;
+  const {h, React, host, Button, Choice, Icon, useSubscription, useCoalesced, call} = ui;
   const {useState, useEffect, useRef, useCallback} = React;
   const {EntryBrowser} = browsers;
   const {KitsView} = kits;
@@ -3061,6 +3162,7 @@ function createShell(ui, browsers, kits) {
           h('p', {className: 'iiid-subtitle'}, 'Filesystem-backed skills, agent profiles and kits')),
         h('span', {className: 'iiid-spacer'}),
         typeof props.onRequestClose === 'function' ? h('button', {type: 'button', className: 'iiid-iconbtn', 'aria-label': 'Close', onClick: props.onRequestClose}, h(Icon, {name: 'close'})) : null),
+      connection === 'connected' ? h(WorkerBanner) : null,
       connection !== 'connected' ? h('div', {className: 'iiid-banner iiid-banner--warn iiid-connection', role: 'status'},
         connection === 'connecting' ? 'Reconnecting to the engine…' : 'Not connected to the engine. Your drafts are kept in this browser; saving works again once the connection is back.') : null,
       h('nav', {className: 'iiid-switcher'}, h(Choice, {label: 'Browse skills, agent profiles or kits', value: collection, onChange: setCollection, options})),
@@ -3070,6 +3172,22 @@ function createShell(ui, browsers, kits) {
         mounted.has('kits') ? h(KitsView, {visible: collection === 'kits', narrow, request: requests.kits,
           onOpenAgent: (key) => navigate({collection: 'agents', key}), onEdit: (coll, key) => navigate({collection: coll, key})}) : null),
       pendingLink ? null : null);
+  }
+
+  /** One banner while the worker cannot be reached: what happened, when the page retries, Retry now. */
+  function WorkerBanner() {
+    const state = ui.useReachability();
+    const [, tick] = useState(0);
+    useEffect(() => {
+      if (!state.down) return undefined;
+      const timer = setInterval(() => tick((n) => n + 1), 1000);
+      return () => clearInterval(timer);
+    }, [state.down]);
+    if (!state.down) return null;
+    const seconds = Math.max(0, Math.ceil((state.nextAt - Date.now()) / 1000));
+    return h('div', {className: 'iiid-banner iiid-banner--warn iiid-banner--row iiid-connection', role: 'status'},
+      h('span', null, `The iii-directory worker is not reachable. Open documents are read-only and drafts stay in this browser; retrying ${seconds ? `in ${seconds} s` : 'now'}…`),
+      h(Button, {onClick: () => ui.reach.retry()}, 'Retry now'));
   }
 
   return {DirectoryPage};
