@@ -768,7 +768,14 @@ scenario('S7 apply: failure, retry, live progress', async () => {
   const apply = (await callsTo('directory::kits::apply')).at(-1);
   assert.deepEqual(apply.payload, {plan_id: planId, decisions: {'agents/reviewer.md': 'keep'}, remove_workers: []});
   await page.getByText('The apply stopped before finishing.').waitFor();
-  await page.getByText(/D515 compose_error/).first().waitFor();
+  // One human sentence, once; the raw worker text only behind Details.
+  const run = page.locator('.iiid-run');
+  await run.getByText('Compose could not finish the change.', {exact: true}).waitFor();
+  assert.equal(await run.getByText('Compose could not finish the change.', {exact: true}).count(), 1);
+  assert.equal(await run.getByText(/D515 compose_error/).count(), 1, 'the raw text is said once');
+  assert.equal(await run.getByText(/D515 compose_error/).isVisible(), false, 'folded under Details');
+  await run.getByText('Details', {exact: true}).click();
+  await run.getByText(/D515 compose_error/).waitFor();
   assert.equal((await readFile('agents/planner.md')).exists, false);
   assert.equal((await readFile('kits.lock')).exists, false);
   await shot('07-apply-failed.png');
@@ -845,6 +852,20 @@ scenario('S8b rows show their origin; editing a kit-managed file warns it will d
   await doc.getByRole('button', {name: 'Revert'}).click();
   await switcher().getByRole('radio', {name: 'Skills'}).click();
   await page.getByRole('button', {name: /^acme\/team\/tickets\/flow|^Flow/}).first().getByText('from kit acme/team').waitFor();
+  // A skill the user made under the kit's namespace is theirs: ownership comes from kits.lock, not the id.
+  await writeFile('skills/acme/team/mine.md', '# My own team notes\n\nWritten by hand.\n');
+  const mine = page.getByRole('button', {name: /^My own team notes/});
+  await mine.waitFor();
+  assert.equal(await mine.getByText(/from kit/).count(), 0, 'no kit chip on a skill the kit did not install');
+  await mine.click();
+  const mineDoc = page.getByRole('region', {name: 'Skill acme/team/mine'});
+  await typeAt('Control+End', ' More.');
+  await mineDoc.getByText('Unsaved changes').waitFor();
+  assert.equal(await mineDoc.getByText(/comes from kit/).count(), 0, 'no divergence warning');
+  await mineDoc.getByRole('button', {name: 'Revert'}).click();
+  await mineDoc.getByRole('button', {name: 'Delete'}).click();
+  await page.getByRole('dialog', {name: 'Delete skill?'}).getByRole('button', {name: 'Delete'}).click();
+  await mineDoc.waitFor({state: 'detached'});
   await switcher().getByRole('radio', {name: 'Kits'}).click();
 });
 

@@ -124,3 +124,35 @@ test('reachability: a probe answered with the worker\'s own error counts as reac
   await timers.fire();
   assert.equal(reach.state.down, false);
 });
+
+test('kit ownership of skills comes from the lock records, never from the id', () => {
+  const owners = page.skillOwners([
+    {kit: 'acme/team', file_list: [{path: 'skills/acme/team/tickets/flow.md', kind: 'skill', id: 'acme/team/tickets/flow'},
+      {path: 'agents/planner.md', kind: 'agent', id: 'planner'}]},
+    null,
+    {kit: 'other/kit', file_list: [{path: 'skills/shared/notes.md', kind: 'skill', id: 'shared/notes'}]}]);
+  assert.equal(page.kitOfSkill('acme/team/tickets/flow', owners), 'acme/team');
+  assert.equal(page.kitOfSkill('acme/team/mine', owners), null, 'made by the user under the kit namespace');
+  assert.equal(page.kitOfSkill('shared/notes', owners), 'other/kit', 'a kit file outside its namespace is still the kit\'s');
+  assert.equal(page.kitOfSkill('planner', owners), null);
+  assert.equal(page.kitOfSkill('acme/team/x', ['acme/team']), null, 'a list of kit names says nothing about ownership');
+  assert.deepEqual(page.originBadges('skills', {id: 'acme/team/mine'}, {kits: owners}).map((b) => b.text), []);
+  assert.deepEqual(page.originBadges('skills', {id: 'acme/team/tickets/flow'}, {kits: owners}).map((b) => b.text), ['from kit acme/team']);
+});
+
+test('a kit has one state: a pending update review wins over "up to date"', () => {
+  const kit = {kit: 'acme/team', version: '1.1.0', update: {available: null}};
+  const pending = [{plan_id: 'kp_1', kit: 'acme/team', kind: 'update', from: '1.1.0', to: '1.2.0'}];
+  assert.deepEqual(page.kitStatus(kit, pending), {text: 'Update 1.1.0 → 1.2.0 waiting for review', update: true, plan: pending[0]});
+  assert.deepEqual(page.kitStatus(kit, []), {text: 'up to date', update: false, plan: null});
+  assert.equal(page.kitStatus({...kit, update: {available: '2.0.0', major: true}}, []).text, '↑ 2.0.0 available · major');
+  assert.equal(page.kitStatus({kit: 'acme/team', version: '1.0.0'}, []).text, null, 'never checked: nothing to say');
+  assert.equal(page.kitStatus(kit, [{...pending[0], kind: 'remove'}]).text, 'up to date');
+});
+
+test('a failed apply says its error once: a step detail repeating it is dropped', () => {
+  const error = 'D515 compose_error: compose::add failed: image pull failed';
+  const steps = [{id: 'workers', label: 'Workers (1)', state: 'failed', detail: 'D515 compose_error: compose::add failed: image pull failed'},
+    {id: 'files', label: 'Files (4)', state: 'pending'}, {id: 'other', label: 'x', state: 'failed', detail: 'pulling kanban'}];
+  assert.deepEqual(page.failedSteps(steps, error), [{id: 'workers', label: 'Workers (1)', state: 'failed'}, steps[1], steps[2]]);
+});

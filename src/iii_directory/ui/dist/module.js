@@ -27,7 +27,7 @@ export function createKitsReview(deps) {
   const {React, rules, ui} = deps;
   const h = React.createElement;
   const {useState, useRef, useMemo} = React;
-  const {Button, Choice, Tabs, Checkbox, Chip, Alert, StepList, DiffView, DiffDialog, Confirm, Markdown, Editor, Icon, useSubscription, call} = ui;
+  const {Button, Choice, Tabs, Checkbox, Chip, Alert, StepList, DiffView, DiffDialog, Confirm, Markdown, Editor, Icon, useSubscription, call, ErrorNote} = ui;
   const {plural} = rules;
 
   function Header({plan, onRoute}) {
@@ -430,8 +430,8 @@ export function createKitsReview(deps) {
     if (run.phase === 'failed') {
       return h('div', {className: 'iiid-run'},
         h('h2', {className: 'iiid-h2'}, STOP_TITLE[plan.kind]),
-        h(StepList, {steps: run.steps}),
-        h(Alert, {title: 'The apply stopped before finishing.'}, run.error),
+        h(StepList, {steps: rules.failedSteps ? rules.failedSteps(run.steps, run.error) : run.steps}),
+        h(ErrorNote, {error: run.error, title: 'The apply stopped before finishing.', context: {op: plan.kind === 'remove' ? 'remove' : 'install'}}),
         h('div', {className: 'iiid-footer'},
           h(Button, {variant: 'primary', onClick: () => execute(lastPayload.current)}, 'Try again'),
           h(Button, {onClick: () => setRun({phase: 'review'})}, 'Back to the review')),

@@ -738,6 +738,22 @@ export function stepsFromEvent(event, planId) {
   }));
 }
 
+/**
+ * The steps of a failed apply as its failed view shows them: a failed step's detail that repeats
+ * the worker's error text (a D-code line) is dropped, because the view says the error once, in
+ * words, with the raw text under Details.
+ */
+export function failedSteps(steps, error) {
+  const raw = cleanError(error);
+  return (steps || []).map((step) => {
+    if (step.state !== 'failed' || !step.detail) return step;
+    const detail = cleanError(step.detail);
+    if (!errorCode(detail) && !(raw && (raw.includes(detail) || detail.includes(raw)))) return step;
+    const {detail: _dropped, ...rest} = step;
+    return rest;
+  });
+}
+
 /** done / replan / notice / failed for an apply response or a rejection. */
 export function applyOutcome(response) {
   if (response instanceof Error) return {kind: 'failed', error: cleanError(response)};
@@ -1376,12 +1392,38 @@ export function isReadOnlyPath(path, roots) {
 }
 
 /** The installed kit (`author/kit`) whose folder holds a skill id, or null. */
-export function kitOfSkill(id, kits) {
-  const text = String(id || '');
-  return (kits || []).find((kit) => text.startsWith(`${kit}/`)) || null;
+export function kitOfSkill(id, owners) {
+  return owners && typeof owners.get === 'function' ? owners.get(String(id || '')) || null : null;
 }
 
-/** Origin chips of a list row: read-only, from kit X, from worker X, built-in, local override, global. */
+/**
+ * Skill id → kit, from each installed kit's lock records (`directory::kits::get` `file_list`,
+ * the files the kit installed). Ownership never comes from the id: a skill the user created under
+ * `acme/team/…` is theirs.
+ */
+export function skillOwners(kitDetails) {
+  const owners = new Map();
+  for (const detail of kitDetails || []) {
+    for (const file of (detail && detail.file_list) || []) {
+      if (file && file.kind === 'skill' && typeof file.id === 'string' && typeof detail.kit === 'string') owners.set(file.id, detail.kit);
+    }
+  }
+  return owners;
+}
+
+/**
+ * A kit's one state for its card, from its list row and the pending plans: a pending update plan
+ * first (its review is what is waiting), then an available version, then "up to date" once
+ * updates were checked. `plan` is the pending update plan, if any.
+ */
+export function kitStatus(kit, pending) {
+  const plan = (pending || []).find((p) => p.kit === kit.kit && p.kind === 'update') || null;
+  if (plan) return {text: `Update ${plan.from} → ${plan.to} waiting for review`, update: true, plan};
+  if (kit.update && kit.update.available) return {text: `↑ ${kit.update.available} available${kit.update.major ? ' · major' : ''}`, update: true, plan};
+  return {text: kit.update ? 'up to date' : null, update: false, plan};
+}
+
+/** Origin chips of a list row: read-only, from kit X (`kits`: skillOwners), from worker X, built-in, local override, global. */
 export function originBadges(collection, row, {kits, builtinIds, readOnlyIds} = {}) {
   if (collection === 'skills') {
     const out = [];
@@ -1466,11 +1508,11 @@ export const RULES = {
   attentionBadge, lineDiff, hasConflictMarkers, effectiveDecision, unresolvedFiles, ownerPhrase,
   workerLine, decisionLabel, groupFunctions, skillGroups, collisionHeadline, installPrimaryLabel,
   updateGroups, changeCount, fileStateWord, permissionTally, updatePrimary, removalPrimaryLabel,
-  decisionsPayload, initialSteps, stepsFromEvent, applyOutcome, claimsFunction, planSummary,
+  decisionsPayload, initialSteps, stepsFromEvent, applyOutcome, failedSteps, claimsFunction, planSummary,
   parseSearchResult, configPatch, planTitle, subscriberId, clampRatio, ratioFromPointer, withCode,
   sha256Hex, merge3, isStaleWrite, errorCode, humanError, initialChoices, safeHref, markdownInline, markdownBlocks,
   matchingPairs, blockScalar, restoreDraft, afterSave, conflictBlocks, takeSide, blocksSave, transportProblem,
-  rowHaystack, namespaceOf, filterWords, listItems, windowRange, readOnlyRoots, isReadOnlyPath, kitOfSkill, originBadges,
+  rowHaystack, namespaceOf, filterWords, listItems, windowRange, readOnlyRoots, isReadOnlyPath, kitOfSkill, originBadges, skillOwners, kitStatus,
 };
 
 // ============================================================================ shared UI (§3.4)
@@ -2363,7 +2405,12 @@ function createBrowsers(ui) {
       if (!current || current.saving || current.banner === 'gone') return;
       if (!current.creating && current.draft === current.loaded && base == null) return;
       if (blocksSave(current.draft, current.loaded)) return;
-      if (base == null && current.banner === 'changed' && current.diskText != null) { showCompare(current.diskText, current.diskResolved); return; }
+      if (base == null && current.banner === 'changed' && current.diskText != null) {
+        // Compare against the file as it is now, not as the last change event read it.
+        setDoc((d) => ({...d, saving: true}));
+        try { const res = await fetchEntry(current.key); showCompare(adapter.text(res), res); } catch { showCompare(current.diskText, current.diskResolved); }
+        return;
+      }
       const expected = sha256Hex(base ?? current.loaded);
       const sent = current.draft;
       setDoc((d) => ({...d, saving: true, saveError: '', compare: null}));
@@ -2719,11 +2766,6 @@ function createKits(ui) {
           ]);
   }
 
-  function updateStatus(k) {
-    if (!k.update) return null;
-    if (k.update.available) return `↑ ${k.update.available} available${k.update.major ? ' · major' : ''}`;
-    return 'up to date';
-  }
 
   function Overview({data, loadError, loading, reload, route, onRoute, checking, onCheck, openUpdate, busyKit, notice, setNotice}) {
     const [text, setText] = useState('');
@@ -2777,21 +2819,21 @@ function createKits(ui) {
       : kits.length === 0 ? h('div', {className: 'iiid-emptycard'}, h('p', null, 'No kits installed'),
         h('p', {className: 'iiid-muted'}, 'Or from a terminal: ', h('code', null, 'iii trigger directory::download-kit kit=<author>/<kit>')))
         : h('div', {className: 'iiid-cards'}, kits.map((k) => {
-          const status = updateStatus(k);
+          const status = kitStatus(k, pending);
           const files = k.files || {};
           const facts = [plural(files.agents || 0, 'profile'), plural(files.skills || 0, 'skill'), plural(countOf(k.workers), 'worker')].join(' · ');
           const extra = [files.edited > 0 ? `${plural(files.edited, 'file')} edited by you` : null, files.missing > 0 ? `${files.missing} missing` : null,
             files.skipped > 0 ? `${files.skipped} kept yours` : null].filter(Boolean);
-          const pendingUpdate = pending.find((p) => p.kit === k.kit && p.kind === 'update');
+          const pendingUpdate = status.plan;
           return h('div', {key: k.kit, className: 'iiid-kitcard'},
             h('button', {type: 'button', className: 'iiid-kitcard__main', 'aria-label': `${k.kit} ${k.version}`, onClick: () => onRoute({name: 'kit', kit: k.kit})},
               h(KitMark, {kit: k.kit}),
               h('span', {className: 'iiid-kitcard__text'},
                 h('span', {className: 'iiid-kitcard__title'}, h('strong', null, k.kit), ' ', h('span', {className: 'iiid-kitcard__version'}, k.version)),
-                status ? h('span', {className: `iiid-kitcard__status${k.update && k.update.available ? ' is-update' : ''}`}, status) : null,
+                status.text ? h('span', {className: `iiid-kitcard__status${status.update ? ' is-update' : ''}`}, status.text) : null,
                 h('span', {className: 'iiid-muted'}, facts),
                 extra.length ? h('span', {className: 'iiid-kitcard__extra'}, extra.join(' · ')) : null)),
-            k.update && k.update.available ? h(Button, {disabled: busyKit === k.kit, onClick: () => openUpdate(k.kit, pendingUpdate)},
+            status.update ? h(Button, {disabled: busyKit === k.kit, onClick: () => openUpdate(k.kit, pendingUpdate)},
               busyKit === k.kit ? 'Planning…' : (pendingUpdate ? 'Review update' : 'View update')) : null);
         })),
       data ? h('p', {className: 'iiid-footer-line'}, `kits.lock · ${data.lock_path}`) : null);
@@ -3092,11 +3134,15 @@ function createShell(ui, browsers, kits) {
       storageSet(`collection:${pane}`, next);
     };
 
-    const [kitNames, setKitNames] = useState([]);
+    const [kitOwners, setKitOwners] = useState(() => new Map());
     const loadBadge = useCallback(() => call('directory::kits::list', {}).then((res) => {
       setAttention(Number(res && res.attention) || 0);
       const names = ((res && res.kits) || []).map((k) => k.kit).filter((k) => typeof k === 'string').sort();
-      setKitNames((was) => (was.join('\n') === names.join('\n') ? was : names));
+      return Promise.all(names.map((kit) => call('directory::kits::get', {kit}).catch(() => null))).then((details) => {
+        const owners = skillOwners(details);
+        const same = (a, b) => a.size === b.size && [...a].every(([id, kit]) => b.get(id) === kit);
+        setKitOwners((was) => (same(was, owners) ? was : owners));
+      });
     }, () => {}), []);
     useEffect(() => { loadBadge(); }, [loadBadge]);
     const scheduleBadge = useCoalesced(loadBadge, 250);
@@ -3167,8 +3213,8 @@ function createShell(ui, browsers, kits) {
         connection === 'connecting' ? 'Reconnecting to the engine…' : 'Not connected to the engine. Your drafts are kept in this browser; saving works again once the connection is back.') : null,
       h('nav', {className: 'iiid-switcher'}, h(Choice, {label: 'Browse skills, agent profiles or kits', value: collection, onChange: setCollection, options})),
       h('div', {className: 'iiid-body'},
-        mounted.has('skills') ? h(EntryBrowser, {adapter: ADAPTERS.skills, visible: collection === 'skills', narrow, pane, request: requests.skills, onDirty: onDirty('skills'), kits: kitNames}) : null,
-        mounted.has('agents') ? h(EntryBrowser, {adapter: ADAPTERS.agents, visible: collection === 'agents', narrow, pane, request: requests.agents, onDirty: onDirty('agents'), kits: kitNames}) : null,
+        mounted.has('skills') ? h(EntryBrowser, {adapter: ADAPTERS.skills, visible: collection === 'skills', narrow, pane, request: requests.skills, onDirty: onDirty('skills'), kits: kitOwners}) : null,
+        mounted.has('agents') ? h(EntryBrowser, {adapter: ADAPTERS.agents, visible: collection === 'agents', narrow, pane, request: requests.agents, onDirty: onDirty('agents'), kits: kitOwners}) : null,
         mounted.has('kits') ? h(KitsView, {visible: collection === 'kits', narrow, request: requests.kits,
           onOpenAgent: (key) => navigate({collection: 'agents', key}), onEdit: (coll, key) => navigate({collection: coll, key})}) : null),
       pendingLink ? null : null);
