@@ -475,6 +475,20 @@ scenario('S3 add a preloaded function to a profile', async () => {
   await shot('03-agent-functions.png');
 });
 
+scenario('S3i the functions picker hides engine and internal functions until asked, one line each', async () => {
+  await page.getByRole('button', {name: /Scribe/}).click();
+  const search = page.getByRole('textbox', {name: 'Search functions'});
+  await search.fill('engine::functions');
+  const listed = page.getByRole('listbox', {name: 'Preloaded functions available'});
+  await listed.waitFor();
+  assert.equal(await listed.getByRole('option', {name: /^engine::functions::list/}).count(), 0, 'engine functions are hidden by default');
+  await page.getByRole('checkbox', {name: /^Show \d+ internal functions?$/}).check();
+  await listed.getByRole('option', {name: /^engine::functions::list/}).waitFor();
+  for (const text of await listed.getByRole('option').allInnerTexts()) assert.ok(!text.trim().includes('\n\n') && text.length < 250, text);
+  await page.getByRole('checkbox', {name: /^Show \d+ internal functions?$/}).uncheck();
+  await search.fill('');
+});
+
 scenario('S3b creating over an existing id or a built-in warns; deleting an override says what returns', async () => {
   await switcher().getByRole('radio', {name: 'Agent Profiles'}).click();
   await page.getByRole('button', {name: 'New agent profile'}).click();
@@ -1076,6 +1090,22 @@ scenario('S13 a long list renders a window of rows, finds deep rows and groups b
   assert.equal(await rows.count(), 1);
   await page.getByRole('textbox', {name: 'Filter'}).fill('');
   await shot('13-long-list.png');
+});
+
+scenario('S13c the windowed list tells screen readers its size and each row\'s place; namespaces are headings', async () => {
+  const count = Number((await page.locator('.iiid-sidebar:visible .iiid-count').innerText()).split(' ')[0]);
+  const first = page.locator('ul[aria-label="skills"] > li.iiid-row').first();
+  assert.equal(await first.getAttribute('aria-posinset'), '1');
+  assert.equal(Number(await first.getAttribute('aria-setsize')), count);
+  await page.getByRole('heading', {name: 'bulk0', level: 3}).waitFor();
+  const row = page.getByRole('button', {name: 'Bulk entry 3 · bulk0/entry-003', exact: true});
+  await row.waitFor();
+  const about = (await row.getAttribute('aria-describedby')).split(' ');
+  const said = await Promise.all(about.map((id) => page.locator(`[id="${id}"]`).textContent()));
+  assert.match(said.join(' · '), /Bulk body 3 mentions zebra-3/);
+  await switcher().getByRole('radio', {name: 'Kits'}).click();
+  await page.getByRole('region', {name: 'Kits'}).waitFor();
+  await switcher().getByRole('radio', {name: 'Skills'}).click();
 });
 
 scenario('S13b the filter finds skills by words only in their body, and says it searches bodies', async () => {

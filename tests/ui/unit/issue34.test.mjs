@@ -156,3 +156,13 @@ test('a failed apply says its error once: a step detail repeating it is dropped'
     {id: 'files', label: 'Files (4)', state: 'pending'}, {id: 'other', label: 'x', state: 'failed', detail: 'pulling kanban'}];
   assert.deepEqual(page.failedSteps(steps, error), [{id: 'workers', label: 'Workers (1)', state: 'failed'}, steps[1], steps[2]]);
 });
+
+test('the functions picker keeps engine and internal functions back and says one line each', () => {
+  assert.equal(page.isInternalFunction({id: 'engine::functions::list'}), true);
+  assert.equal(page.isInternalFunction({id: 'configuration::set'}), true);
+  assert.equal(page.isInternalFunction({id: 'iii-directory::ui-content', internal: true}), true);
+  assert.equal(page.isInternalFunction({id: 'kanban::ticket::create'}), false);
+  assert.equal(page.oneLine('Create a ticket. Then tell the agent how to use it in detail.\nMore lines.'), 'Create a ticket.');
+  assert.equal(page.oneLine('x'.repeat(200)).length, 90);
+  assert.equal(page.oneLine(''), '');
+});

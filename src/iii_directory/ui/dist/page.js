@@ -1229,6 +1229,23 @@ export function humanError(error, context) {
   }
 }
 
+/**
+ * Whether a function stays out of the agent form's functions picker until the user asks: the
+ * engine's own functions (`engine::`, `configuration::`), console and browser plumbing (`iii::`,
+ * `console::`) and functions registered as internal — tools an agent profile almost never wants.
+ */
+export function isInternalFunction(row) {
+  const id = String((row && row.id) || '');
+  return /^(engine|configuration|iii|console)::/.test(id) || !!(row && row.internal);
+}
+
+/** The first sentence (or line) of a description, at most `max` characters: the picker's one-line summary. */
+export function oneLine(text, max = 90) {
+  const first = String(text || '').trim().split(/\n/)[0];
+  const sentence = (/^(.+?[.!?])(\s|$)/.exec(first) || [null, first])[1];
+  return sentence.length > max ? `${sentence.slice(0, max - 1).trimEnd()}…` : sentence;
+}
+
 /** Agent profiles bundled with this worker version (the page ships in the same package). */
 export const BUILTIN_AGENT_IDS = ['default', 'iii', 'iii-minimal'];
 
@@ -1513,6 +1530,7 @@ export const RULES = {
   sha256Hex, merge3, isStaleWrite, errorCode, humanError, initialChoices, safeHref, markdownInline, markdownBlocks,
   matchingPairs, blockScalar, restoreDraft, afterSave, conflictBlocks, takeSide, blocksSave, transportProblem,
   rowHaystack, namespaceOf, filterWords, listItems, windowRange, readOnlyRoots, isReadOnlyPath, kitOfSkill, originBadges, skillOwners, kitStatus,
+  isInternalFunction, oneLine,
 };
 
 // ============================================================================ shared UI (§3.4)
@@ -2021,9 +2039,16 @@ function createBrowsers(ui) {
       globalThis.addEventListener('resize', onScroll);
       return () => { scroller.removeEventListener('scroll', onScroll); globalThis.removeEventListener('resize', onScroll); if (frame) cancelAnimationFrame(frame); };
     }, [windowed, scrollRef]);
+    // Screen readers hear the whole list's size and each row's place in it, also when windowed.
+    const positions = useMemo(() => {
+      const out = new Map();
+      for (const item of items) if (item.type !== 'group') out.set(item.key, out.size + 1);
+      return out;
+    }, [items]);
     const render = (item) => (item.type === 'group'
-      ? h('li', {key: item.key, className: 'iiid-listgroup', role: 'presentation'}, h('span', {className: 'iiid-listgroup__name'}, item.name), h('span', {className: 'iiid-muted'}, String(item.count)))
-      : renderRow(item, item.key === activeKey));
+      ? h('li', {key: item.key, className: 'iiid-listgroup', role: 'presentation'}, h('h3', {className: 'iiid-listgroup__name'}, item.name),
+        h('span', {className: 'iiid-muted', 'aria-label': plural(item.count, 'entry', 'entries')}, String(item.count)))
+      : renderRow(item, item.key === activeKey, positions.get(item.key), positions.size));
     if (!windowed) return h('ul', {className: 'iiid-list', 'aria-label': label}, items.map(render));
     const [start, end] = windowRange(offsets, view.top, view.height);
     return h('ul', {className: 'iiid-list iiid-list--windowed', 'aria-label': label, ref: listRef,
@@ -2031,32 +2056,40 @@ function createBrowsers(ui) {
     items.slice(start, end).map(render));
   }
 
-  const EntryRow = React.memo(function EntryRow({adapter, row, active, onOpen, badges}) {
+  const EntryRow = React.memo(function EntryRow({adapter, row, active, onOpen, badges, posInSet, setSize}) {
     const key = adapter.key(row);
     const meta = adapter.collection === 'skills'
       ? [formatSize(row.bytes), formatAgo(row.modified_at)].filter(Boolean).join(' · ')
       : originLabel(row);
-    return h('li', {className: `iiid-row${active ? ' is-active' : ''}`},
-      h('button', {type: 'button', className: 'iiid-row__btn', onClick: () => onOpen(key), 'aria-current': active ? 'true' : undefined},
+    // The name is short (title and id); chips, summary and meta are the description.
+    const title = adapter.title(row);
+    const about = `iiid-${adapter.collection}-${key}`;
+    const chips = [row.hidden ? h(Chip, {key: 'hidden'}, 'hidden') : null, ...(badges || []).map((b) => h(Chip, {key: b.text, tone: b.tone}, b.text))].filter(Boolean);
+    return h('li', {className: `iiid-row${active ? ' is-active' : ''}`, 'aria-posinset': posInSet, 'aria-setsize': setSize},
+      h('button', {type: 'button', className: 'iiid-row__btn', onClick: () => onOpen(key), 'aria-current': active ? 'true' : undefined,
+        'aria-label': title && title !== key ? `${title} · ${key}` : key, 'data-key': key,
+        'aria-describedby': [chips.length ? `${about}-chips` : '', row.description ? `${about}-desc` : '', `${about}-meta`].filter(Boolean).join(' ')},
         adapter.collection === 'agents'
           ? h('span', {className: `iiid-avatar iiid-color-${row.color || 'neutral'}`, 'aria-hidden': 'true'}, row.logo || (row.name || row.id || '?').slice(0, 1).toUpperCase())
           : null,
         h('span', {className: 'iiid-row__main'},
-          h('span', {className: 'iiid-row__title'}, h('span', {className: 'iiid-row__name'}, adapter.title(row)), row.hidden ? h(Chip, null, 'hidden') : null,
-            badges && badges.length ? badges.map((b) => h(Chip, {key: b.text, tone: b.tone}, b.text)) : null),
+          h('span', {className: 'iiid-row__title'}, h('span', {className: 'iiid-row__name'}, title),
+            chips.length ? h('span', {id: `${about}-chips`, style: {display: 'contents'}}, chips) : null),
           h('span', {className: 'iiid-row__id'}, key),
-          row.description ? h('span', {className: 'iiid-row__desc'}, row.description) : null,
-          h('span', {className: 'iiid-row__meta'}, meta))));
+          row.description ? h('span', {className: 'iiid-row__desc', id: `${about}-desc`}, row.description) : null,
+          h('span', {className: 'iiid-row__meta', id: `${about}-meta`}, meta))));
   });
 
   /** Picker with Selected / Available lists (§4.4). */
-  function Picker({title, searchLabel, own, inherited, inheritedFrom, unknown, available, status, error, onRetry, onChange, failText}) {
+  function Picker({title, searchLabel, own, inherited, inheritedFrom, unknown, available, status, error, onRetry, onChange, failText, hideInternal}) {
     const [query, setQuery] = useState('');
     const [highlight, setHighlight] = useState(0);
+    const [showInternal, setShowInternal] = useState(false);
     const unknownSet = new Set(unknown || []);
     const q = query.trim().toLowerCase();
     const ownSet = new Set(own);
-    const candidates = (available || []).filter((item) => !ownSet.has(item.id)
+    const internalCount = hideInternal ? (available || []).filter(isInternalFunction).length : 0;
+    const candidates = (available || []).filter((item) => !ownSet.has(item.id) && (showInternal || !hideInternal || !isInternalFunction(item))
       && (!q || item.id.toLowerCase().includes(q) || (item.description || '').toLowerCase().includes(q))).slice(0, 50);
     const add = (id) => { if (id && !ownSet.has(id)) onChange([...own, id]); };
     const onKeyDown = (e) => {
@@ -2082,6 +2115,8 @@ function createBrowsers(ui) {
         h('div', {className: 'iiid-picker__col'},
           h('div', {className: 'iiid-picker__head'}, 'Available'),
           h(TextInput, {value: query, onChange: (v) => { setQuery(v); setHighlight(0); }, label: searchLabel, placeholder: searchLabel, onKeyDown}),
+          internalCount ? h(Checkbox, {label: `Show ${plural(internalCount, 'internal function')}`, checked: showInternal, onChange: (v) => { setShowInternal(v); setHighlight(0); }},
+            `Show ${plural(internalCount, 'internal function')} (engine and console plumbing)`) : null,
           status === 'error' ? h(Alert, {tone: 'warn', role: 'status'}, h('span', null, failText), ' ', h('span', {className: 'iiid-muted'}, error), ' ', h(Button, {onClick: onRetry}, 'Retry'))
             : status === 'loading' ? h(Skeleton, {rows: 2})
               : h('ul', {className: 'iiid-picker__list', role: 'listbox', 'aria-label': `${title} available`}, candidates.map((item, i) => h('li', {
@@ -2132,9 +2167,10 @@ function createBrowsers(ui) {
     const f = parsed.fields;
     const set = (changes) => onDraft(setFrontmatterFields(draft, changes));
     const [models, reloadModels, tellModels] = useModels(entryKey);
-    const [functionsCatalog, reloadFunctions] = useCatalog('engine::functions::list', {}, (res) => {
+    const [functionsCatalog, reloadFunctions] = useCatalog('engine::functions::list', {include_internal: true}, (res) => {
       const rows = Array.isArray(res) ? res : (res && Array.isArray(res.functions) ? res.functions : []);
-      return rows.map((r) => (typeof r === 'string' ? {id: r} : {id: r.function_id || r.id || r.name, description: r.description || ''}))
+      return rows.map((r) => (typeof r === 'string' ? {id: r} : {id: r.function_id || r.id || r.name, description: oneLine(r.description),
+        internal: !!(r.metadata && r.metadata.internal)}))
         .filter((r) => r.id).sort((a, b) => a.id.localeCompare(b.id));
     });
     const [skillsCatalog, reloadSkills] = useCatalog('directory::skills::list', {include_description: true}, (res) => (res.skills || []).map((s) => ({id: s.id, description: s.title || s.description || ''})));
@@ -2173,7 +2209,7 @@ function createBrowsers(ui) {
         unknown: r.unknown_skills, available: skillsCatalog.items, status: skillsCatalog.status, error: skillsCatalog.error, onRetry: reloadSkills,
         onChange: (list) => set({skills: list}), failText: 'Skills could not be loaded.'}),
       h(Picker, {title: 'Preloaded functions', searchLabel: 'Search functions', own: asList(f.functions), inherited: r.functions, inheritedFrom: f.extends || r.extends,
-        unknown: r.unknown_functions, available: functionsCatalog.items, status: functionsCatalog.status, error: functionsCatalog.error, onRetry: reloadFunctions,
+        unknown: r.unknown_functions, available: functionsCatalog.items, status: functionsCatalog.status, error: functionsCatalog.error, onRetry: reloadFunctions, hideInternal: true,
         onChange: (list) => set({functions: list}), failText: 'Functions could not be loaded.'}),
       h('div', {className: 'iiid-grid'},
         h(Checkbox, {label: 'Hidden', checked: f.hidden === true, onChange: (v) => set({hidden: v ? true : null})}, 'Hidden from the new-session gallery'),
@@ -2597,7 +2633,7 @@ function createBrowsers(ui) {
             h(Button, {onClick: () => setFilter('')}, 'Clear filter'))
           : rowCount === 0 ? h('p', {className: 'iiid-empty'}, adapter.empty)
             : h(WindowedList, {items, label: adapter.nouns, scrollRef: sidebarRef, activeKey: doc && !doc.creating ? doc.key : null,
-              renderRow: (item, active) => h(EntryRow, {key: item.key, adapter, row: item.row, active, onOpen,
+              renderRow: (item, active, posInSet, setSize) => h(EntryRow, {key: item.key, adapter, row: item.row, active, onOpen, posInSet, setSize,
                 badges: rowBadges.get(item.key) || badgeMap.get(item.key)})}));
 
     const conflicts = useMemo(() => (doc ? conflictBlocks(doc.draft) : []), [doc && doc.draft]);
@@ -3093,7 +3129,7 @@ function createKits(ui) {
       work = h(PlanRoute, {key: route.planId, planId: route.planId, onRoute, onOpenAgent, plansState: plansState.current, narrow,
         notice: planNotice && planNotice.planId === route.planId ? planNotice.text : null, refreshList: reload});
     } else work = h(Overview, {data, loadError: error, loading, reload, route, onRoute, checking, onCheck: check, openUpdate, busyKit, notice, setNotice});
-    return h('div', {className: 'iiid-browser iiid-kits', hidden: !visible},
+    return h('section', {className: 'iiid-browser iiid-kits', hidden: !visible, 'aria-label': 'Kits'},
       sideVisible ? h(KitsSidebar, {data, error, loading, onRoute, route, checking, onCheck: check, checkError, reload}) : null,
       workVisible ? h('section', {className: 'iiid-doc iiid-kits__work'},
         narrow && route.name !== 'home' && route.name !== 'kit' && route.name !== 'plan'
