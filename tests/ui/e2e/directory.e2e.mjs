@@ -443,6 +443,33 @@ scenario('S2i loading states tell the truth: no "0 skills" while listing, no "Sa
   await slow.close();
 });
 
+scenario('S2j a title from the first heading; Delete says so with Undo and focuses the next row', async () => {
+  await page.getByRole('button', {name: /Notes how-to/}).click();
+  const title = howtoDoc().getByRole('textbox', {name: 'Title'});
+  await until(async () => (await title.inputValue()) === 'Notes how-to', 'the Title field shows the first heading');
+  await title.fill('Notes how-to guide');
+  await until(async () => /(^|\n)# Notes how-to guide\n/.test(await skillBody().inputValue()), 'the heading follows the Title field');
+  await howtoDoc().getByRole('button', {name: 'Revert'}).click();
+
+  const content = '# Temp note\n\nTo be deleted.\n';
+  await writeFile('skills/notes/zz-temp.md', content);
+  await page.getByRole('button', {name: /^Temp note/}).click();
+  const tempDoc = page.getByRole('region', {name: 'Skill notes/zz-temp'});
+  await tempDoc.getByRole('button', {name: 'Delete'}).click();
+  await page.getByRole('dialog', {name: 'Delete skill?'}).getByRole('button', {name: 'Delete'}).click();
+  await page.getByText('Deleted notes/zz-temp.').waitFor();
+  assert.equal((await readFile('skills/notes/zz-temp.md')).exists, false);
+  await until(() => page.evaluate(() => document.activeElement && document.activeElement.dataset.key === 'pdf'), 'focus is on the next row');
+  await shot('02-deleted-undo.png');
+  await page.getByRole('button', {name: 'Undo'}).click();
+  await tempDoc.waitFor();
+  assert.equal((await readFile('skills/notes/zz-temp.md')).content, content, 'Undo restores the content');
+  await page.getByText('Deleted notes/zz-temp.').waitFor({state: 'detached'});
+  await tempDoc.getByRole('button', {name: 'Delete'}).click();
+  await page.getByRole('dialog', {name: 'Delete skill?'}).getByRole('button', {name: 'Delete'}).click();
+  await page.getByRole('button', {name: 'Dismiss'}).click();
+});
+
 scenario('S3 add a preloaded function to a profile', async () => {
   const original = (await readFile('agents/scribe.md')).content;
   await switcher().getByRole('radio', {name: 'Agent Profiles'}).click();
@@ -1106,6 +1133,18 @@ scenario('S13c the windowed list tells screen readers its size and each row\'s p
   await switcher().getByRole('radio', {name: 'Kits'}).click();
   await page.getByRole('region', {name: 'Kits'}).waitFor();
   await switcher().getByRole('radio', {name: 'Skills'}).click();
+  // A skill just created is scrolled into view in the long list.
+  await page.locator('.iiid-sidebar:visible').evaluate((node) => { node.scrollTop = node.scrollHeight; });
+  await page.getByRole('button', {name: 'New skill'}).click();
+  const fresh = page.getByRole('region', {name: 'New skill'});
+  await fresh.getByRole('textbox', {name: 'New skill id'}).fill('bulk0/aa-created');
+  await fresh.getByRole('button', {name: 'Create'}).click();
+  const created = page.getByRole('button', {name: /bulk0\/aa-created/});
+  await created.waitFor();
+  await until(async () => {
+    const [box, pane] = [await created.boundingBox(), await page.locator('.iiid-sidebar:visible').boundingBox()];
+    return box && pane && box.y >= pane.y && box.y + box.height <= pane.y + pane.height;
+  }, 'the new row is in view');
 });
 
 scenario('S13b the filter finds skills by words only in their body, and says it searches bodies', async () => {

@@ -166,3 +166,19 @@ test('the functions picker keeps engine and internal functions back and says one
   assert.equal(page.oneLine('x'.repeat(200)).length, 90);
   assert.equal(page.oneLine(''), '');
 });
+
+test('the title of a skill without front matter is its first heading outside code fences', () => {
+  const text = 'Intro.\n```md\n# Not this\n```\n## Real title ##\r\nBody.\n# Second\n';
+  assert.deepEqual(page.firstHeading(text), {index: 4, text: 'Real title'});
+  assert.equal(page.setFirstHeading(text, 'New title'), 'Intro.\n```md\n# Not this\n```\n## New title\r\nBody.\n# Second\n');
+  assert.equal(page.firstHeading('No heading\n#hashtag\n'), null);
+  assert.equal(page.setFirstHeading('plain\n', 'x'), 'plain\n');
+});
+
+test('after a delete, focus goes to the next row, else the one before', () => {
+  const items = [{type: 'group', key: 'g:a'}, {type: 'row', key: 'a/1'}, {type: 'row', key: 'a/2'}, {type: 'group', key: 'g:b'}, {type: 'row', key: 'b'}];
+  assert.equal(page.neighbourKey(items, 'a/2'), 'b');
+  assert.equal(page.neighbourKey(items, 'b'), 'a/2');
+  assert.equal(page.neighbourKey([{type: 'row', key: 'only'}], 'only'), null);
+  assert.equal(page.neighbourKey(items, 'gone'), null);
+});

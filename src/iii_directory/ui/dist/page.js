@@ -285,6 +285,48 @@ export function parseFrontmatter(text) {
   };
 }
 
+/**
+ * The first markdown heading of a text outside fenced code blocks: `{index, text}` (`index` is
+ * the line) or null. A skill without a front-matter title is titled by it, as the worker titles
+ * it, so the Title field shows and edits that heading.
+ */
+export function firstHeading(text) {
+  const lines = rawLines(String(text ?? ''));
+  let fence = null;
+  for (let i = 0; i < lines.length; i += 1) {
+    const line = stripEol(lines[i]);
+    const marker = /^ {0,3}(`{3,}|~{3,})/.exec(line);
+    if (marker) {
+      if (!fence) fence = marker[1][0];
+      else if (marker[1][0] === fence) fence = null;
+      continue;
+    }
+    const heading = fence ? null : /^ {0,3}#{1,6}[ \t]+(.*?)[ \t#]*$/.exec(line);
+    if (heading && heading[1]) return {index: i, text: heading[1]};
+  }
+  return null;
+}
+
+/** `text` with its first heading's words replaced by `title`, its level and line ending kept. */
+export function setFirstHeading(text, title) {
+  const found = firstHeading(text);
+  if (!found) return String(text ?? '');
+  const lines = rawLines(String(text));
+  const line = lines[found.index];
+  const eol = line.slice(stripEol(line).length);
+  const hashes = /^ {0,3}#{1,6}/.exec(line)[0];
+  lines[found.index] = `${hashes} ${title}${eol}`;
+  return lines.join('');
+}
+
+/** The key of the row to focus after `key`'s row goes away: the next row, else the one before. */
+export function neighbourKey(items, key) {
+  const rows = (items || []).filter((item) => item.type !== 'group');
+  const at = rows.findIndex((item) => item.key === key);
+  if (at < 0) return null;
+  return (rows[at + 1] || rows[at - 1] || {}).key ?? null;
+}
+
 const SPECIAL_START = '-?:,[]{}#&*!|>\'"%@`';
 
 /** Whether a string may be written as a bare YAML scalar (§4.4). */
@@ -1530,7 +1572,7 @@ export const RULES = {
   sha256Hex, merge3, isStaleWrite, errorCode, humanError, initialChoices, safeHref, markdownInline, markdownBlocks,
   matchingPairs, blockScalar, restoreDraft, afterSave, conflictBlocks, takeSide, blocksSave, transportProblem,
   rowHaystack, namespaceOf, filterWords, listItems, windowRange, readOnlyRoots, isReadOnlyPath, kitOfSkill, originBadges, skillOwners, kitStatus,
-  isInternalFunction, oneLine,
+  isInternalFunction, oneLine, firstHeading, setFirstHeading, neighbourKey,
 };
 
 // ============================================================================ shared UI (§3.4)
@@ -2010,9 +2052,10 @@ function createBrowsers(ui) {
    * near the sidebar's viewport (fixed row heights, spacers above and below), so typing and
    * opening stay cheap at a thousand skills.
    */
-  function WindowedList({items, label, renderRow, scrollRef, activeKey}) {
+  function WindowedList({items, label, renderRow, scrollRef, activeKey, reveal}) {
     const windowed = items.length > WINDOW_FROM;
     const listRef = useRef(null);
+    const revealed = useRef(null);
     const [view, setView] = useState({top: 0, height: 800});
     const offsets = useMemo(() => {
       if (!windowed) return null;
@@ -2049,7 +2092,26 @@ function createBrowsers(ui) {
       ? h('li', {key: item.key, className: 'iiid-listgroup', role: 'presentation'}, h('h3', {className: 'iiid-listgroup__name'}, item.name),
         h('span', {className: 'iiid-muted', 'aria-label': plural(item.count, 'entry', 'entries')}, String(item.count)))
       : renderRow(item, item.key === activeKey, positions.get(item.key), positions.size));
-    if (!windowed) return h('ul', {className: 'iiid-list', 'aria-label': label}, items.map(render));
+    // A row asked for (a skill just created or restored) is scrolled into view once it is listed.
+    useEffect(() => {
+      const scroller = scrollRef && scrollRef.current;
+      if (!reveal || revealed.current === reveal.n || !scroller) return;
+      const at = items.findIndex((item) => item.key === reveal.key && item.type !== 'group');
+      if (at < 0) return;
+      revealed.current = reveal.n;
+      if (!windowed) {
+        const node = listRef.current && [...listRef.current.querySelectorAll('button[data-key]')].find((b) => b.dataset.key === reveal.key);
+        if (node) node.scrollIntoView({block: 'nearest'});
+        return;
+      }
+      const list = listRef.current;
+      const listTop = list ? list.getBoundingClientRect().top - scroller.getBoundingClientRect().top + scroller.scrollTop : 0;
+      const top = listTop + offsets[at];
+      if (top < scroller.scrollTop || top + ROW_HEIGHT > scroller.scrollTop + scroller.clientHeight) {
+        scroller.scrollTop = Math.max(0, top - scroller.clientHeight / 2);
+      }
+    }, [reveal, items, windowed]);
+    if (!windowed) return h('ul', {className: 'iiid-list', 'aria-label': label, ref: listRef}, items.map(render));
     const [start, end] = windowRange(offsets, view.top, view.height);
     return h('ul', {className: 'iiid-list iiid-list--windowed', 'aria-label': label, ref: listRef,
       style: {paddingTop: `${offsets[start]}px`, paddingBottom: `${offsets[items.length] - offsets[end]}px`}},
@@ -2225,13 +2287,15 @@ function createBrowsers(ui) {
     const parsed = useMemo(() => parseFrontmatter(draft), [draft]);
     const f = parsed.fields;
     const titleKey = Object.prototype.hasOwnProperty.call(f, 'title') ? 'title' : 'name';
+    const heading = typeof f[titleKey] === 'string' ? null : firstHeading(parsed.body);
+    const setTitle = (v) => onDraft(heading ? setFrontmatterFields(draft, {body: setFirstHeading(parsed.body, v)}) : setFrontmatterFields(draft, {[titleKey]: v}));
     const editor = h(Editor, {value: parsed.body, label: 'Skill body', rows: narrow ? 12 : 20, readOnly,
       onChange: (body) => onDraft(setFrontmatterFields(draft, {body}))});
     const effective = narrow && mode === 'split' ? 'edit' : mode;
     return h('div', {className: 'iiid-skilldoc'},
       h('div', {className: 'iiid-grid'},
         h('label', {className: 'iiid-field'}, h('span', {className: 'iiid-field__label'}, 'Title'),
-          h(TextInput, {value: typeof f[titleKey] === 'string' ? f[titleKey] : '', label: 'Title', disabled: readOnly, onChange: (v) => onDraft(setFrontmatterFields(draft, {[titleKey]: v}))})),
+          h(TextInput, {value: typeof f[titleKey] === 'string' ? f[titleKey] : (heading ? heading.text : ''), label: 'Title', disabled: readOnly, onChange: setTitle})),
         h('label', {className: 'iiid-field'}, h('span', {className: 'iiid-field__label'}, 'Description'),
           h(TextInput, {value: typeof f.description === 'string' ? f.description : '', label: 'Description', disabled: readOnly, onChange: (v) => onDraft(setFrontmatterFields(draft, {description: v}))}))),
       h(SplitLayout, {mode: effective, ratio, onRatio, editor, preview: h(Markdown, {content: parsed.body})}));
@@ -2456,6 +2520,7 @@ function createBrowsers(ui) {
           const res = await call(adapter.create, {id: current.newId.trim(), content: sent});
           key = res.id || current.newId.trim();
           storageSet(draftKey(null), null);
+          setReveal({key, n: Date.now()});
         } else if (adapter.collection === 'agents') {
           const before = parseFrontmatter(current.loaded);
           const after = parseFrontmatter(current.draft);
@@ -2527,19 +2592,43 @@ function createBrowsers(ui) {
       else open(doc.key, {force: true});
     };
 
+    // After a delete: say so with Undo (the text is still held here) and put focus on the next row.
+    const [undo, setUndo] = useState(null);
+    const focusRow = (key) => {
+      const node = key && rootRef.current ? [...rootRef.current.querySelectorAll('button[data-key]')].find((b) => b.dataset.key === key) : null;
+      if (node) node.focus();
+      else if (filterRef.current) filterRef.current.focus();
+    };
     const remove = async () => {
       const key = doc.key;
+      const content = doc.loaded;
+      const next = neighbourKey(itemsRef.current, key);
       setConfirm(null);
       try {
         await call(adapter.remove, {id: key});
         storageSet(draftKey(key), null);
         token.current += 1;
         setDoc(null);
-        loadList();
+        setUndo({key, content, error: ''});
+        await loadList();
+        focusRow(next);
       } catch (err) {
         setDoc((d) => ({...d, saveError: cleanError(err), saveOp: 'delete'}));
       }
     };
+    const undoDelete = async () => {
+      const {key, content} = undo;
+      try {
+        await call(adapter.create, {id: key, content});
+        setUndo(null);
+        await loadList();
+        open(key);
+        setReveal({key, n: Date.now()});
+      } catch (err) {
+        setUndo((u) => ({...u, error: cleanError(err)}));
+      }
+    };
+    const [reveal, setReveal] = useState(null);
 
     // Ctrl/Cmd+S saves while focus is inside the page; `/` focuses the filter from anywhere on
     // the page (not while typing, not while a dialog is open, only while this list is shown).
@@ -2594,6 +2683,8 @@ function createBrowsers(ui) {
       [entries, deferredFilter, adapter, bodyHits]);
 
     const rowCount = useMemo(() => items.reduce((n, item) => n + (item.type === 'row' ? 1 : 0), 0), [items]);
+    const itemsRef = useRef(items);
+    itemsRef.current = items;
     const selectRef = useRef(select);
     selectRef.current = select;
     const onOpen = useCallback((key) => selectRef.current(key), []);
@@ -2624,6 +2715,9 @@ function createBrowsers(ui) {
         h(Button, {variant: 'primary', onClick: startCreate}, h(Icon, {name: 'plus', size: 14}), ' ', adapter.newLabel),
         h(TextInput, {value: filter, onChange: setFilter, label: 'Filter', placeholder: adapter.collection === 'skills' ? 'Filter by id, title, summary or body text  /' : 'Filter  /', inputRef: filterRef,
           onKeyDown: (e) => { if (e.key === 'Escape') setFilter(''); }})),
+      undo ? h('div', {className: 'iiid-banner iiid-banner--neutral iiid-undo', role: 'status'},
+        h('span', null, undo.error ? `Could not restore ${undo.key}: ${undo.error}` : `Deleted ${undo.key}.`),
+        h(Button, {onClick: undoDelete}, 'Undo'), h(Button, {variant: 'ghost', label: 'Dismiss', onClick: () => setUndo(null)}, h(Icon, {name: 'close', size: 14}))) : null,
       h('div', {className: 'iiid-count', role: 'status'}, list.status === 'loading' ? `Loading ${adapter.nouns}…` : (list.status === 'error' ? '' : plural(rowCount, adapter.noun)),
         searchingBodies ? ' · searching bodies…' : ''),
       list.status === 'loading' ? h(Skeleton, null)
@@ -2632,7 +2726,7 @@ function createBrowsers(ui) {
           : rowCount === 0 && list.rows.length > 0 ? h('div', {className: 'iiid-empty'}, h('p', null, `No ${adapter.nouns} match “${deferredFilter.trim()}”.`),
             h(Button, {onClick: () => setFilter('')}, 'Clear filter'))
           : rowCount === 0 ? h('p', {className: 'iiid-empty'}, adapter.empty)
-            : h(WindowedList, {items, label: adapter.nouns, scrollRef: sidebarRef, activeKey: doc && !doc.creating ? doc.key : null,
+            : h(WindowedList, {items, label: adapter.nouns, scrollRef: sidebarRef, activeKey: doc && !doc.creating ? doc.key : null, reveal,
               renderRow: (item, active, posInSet, setSize) => h(EntryRow, {key: item.key, adapter, row: item.row, active, onOpen, posInSet, setSize,
                 badges: rowBadges.get(item.key) || badgeMap.get(item.key)})}));
 
