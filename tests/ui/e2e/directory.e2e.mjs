@@ -1201,8 +1201,25 @@ scenario('S14 keyboard: dialogs trap focus and close on Escape, / from anywhere,
     const visible = (await radio.innerText()).replace(/\d+$/, '').trim();
     assert.ok(visible.length > 0 && name.toLowerCase().includes(visible.toLowerCase()), `${name} shows its label (${visible})`);
   }
+  // Issue 34 item 12: one toolbar row at 390 px, 44 px targets.
+  const bar = page.locator('.iiid-doc:visible .iiid-doc__bar');
+  await until(async () => (await bar.boundingBox()).height <= 62, 'the document toolbar is one row');
+  const tops = await bar.locator('button:visible').evaluateAll((nodes) => nodes.map((n) => Math.round(n.getBoundingClientRect().top)));
+  assert.equal(new Set(tops).size, 1, `one row of buttons: ${tops}`);
+  for (const height of await bar.locator('button:visible').evaluateAll((nodes) => nodes.map((n) => n.getBoundingClientRect().height))) assert.ok(height >= 44, `toolbar target ${height}px`);
+  for (const height of await switcher().getByRole('radio').evaluateAll((nodes) => nodes.map((n) => n.getBoundingClientRect().height))) assert.ok(height >= 44, `switcher target ${height}px`);
+  await page.getByRole('button', {name: 'Delete'}).waitFor();
   await shot('14-narrow-390.png');
   await page.setViewportSize({width: 1280, height: 800});
+  const filter = page.getByRole('textbox', {name: 'Filter'});
+  const fits = await filter.evaluate((node) => {
+    const style = getComputedStyle(node);
+    const ctx = document.createElement('canvas').getContext('2d');
+    ctx.font = `${style.fontSize} ${style.fontFamily}`;
+    const room = node.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    return ctx.measureText(node.placeholder).width <= room;
+  });
+  assert.ok(fits, 'the filter placeholder is not cut at 1280 px');
   await switcher().getByRole('radio', {name: 'Agent Profiles'}).click();
   // The pane shows its document again: the one open before S12's hot reload (restored), or the empty state.
   await page.locator('.iiid-browser:not([hidden]) .iiid-doc').waitFor();

@@ -1610,6 +1610,7 @@ const ICON_PATHS = {
   back: 'M15 5l-7 7 7 7',
   warn: 'M12 3l10 18H2z M12 10v5 M12 18v.5',
   plus: 'M12 5v14 M5 12h14',
+  trash: 'M4 7h16 M9 7V4h6v3 M6 7l1 13h10l1-13',
 };
 
 /** Build the UI toolkit for one React instance and host: adapters with plain fallbacks and the page's own elements. */
@@ -1645,8 +1646,8 @@ export function createUi(React, host) {
     return adapt('Button', {onClick, disabled, title, 'aria-label': label, variant, children}, fallback);
   }
 
-  function TextInput({value, onChange, placeholder, label, disabled, inputRef, onKeyDown, className, onBlur, maxLength, list}) {
-    const props = {type: 'text', value: value ?? '', onChange: (e) => onChange && onChange(e.target.value), placeholder,
+  function TextInput({value, onChange, placeholder, label, disabled, inputRef, onKeyDown, className, onBlur, maxLength, list, title}) {
+    const props = {type: 'text', value: value ?? '', onChange: (e) => onChange && onChange(e.target.value), placeholder, title,
       'aria-label': label, disabled, ref: inputRef, onKeyDown, className: `iiid-input${className ? ` ${className}` : ''}`,
       onBlur, maxLength, list, spellCheck: false};
     if (inputRef || onKeyDown || list) return h('input', props);
@@ -2713,7 +2714,8 @@ function createBrowsers(ui) {
     const sidebar = h('aside', {className: 'iiid-sidebar', hidden: !panes.list, ref: sidebarRef},
       h('div', {className: 'iiid-sidebar__tools'},
         h(Button, {variant: 'primary', onClick: startCreate}, h(Icon, {name: 'plus', size: 14}), ' ', adapter.newLabel),
-        h(TextInput, {value: filter, onChange: setFilter, label: 'Filter', placeholder: adapter.collection === 'skills' ? 'Filter by id, title, summary or body text  /' : 'Filter  /', inputRef: filterRef,
+        h(TextInput, {value: filter, onChange: setFilter, label: 'Filter', placeholder: adapter.collection === 'skills' ? 'Filter incl. body text  /' : 'Filter  /', inputRef: filterRef,
+          title: adapter.collection === 'skills' ? 'Matches ids, titles, summaries and the text of skill bodies; / focuses it' : undefined,
           onKeyDown: (e) => { if (e.key === 'Escape') setFilter(''); }})),
       undo ? h('div', {className: 'iiid-banner iiid-banner--neutral iiid-undo', role: 'status'},
         h('span', null, undo.error ? `Could not restore ${undo.key}: ${undo.error}` : `Deleted ${undo.key}.`),
@@ -2750,7 +2752,7 @@ function createBrowsers(ui) {
       const mode = narrow && view.mode === 'split' ? 'edit' : view.mode;
       document = h('section', {className: 'iiid-doc', hidden: !panes.document, 'aria-label': doc.creating ? adapter.newLabel : `${adapter.crumb} ${doc.key}`},
         h('div', {className: 'iiid-doc__bar'},
-          narrow ? h(Button, {variant: 'ghost', label: 'Back', onClick: clearSelection}, h(Icon, {name: 'back'}), ' Back') : null,
+          narrow ? h(Button, {variant: 'ghost', label: 'Back', onClick: clearSelection}, h(Icon, {name: 'back'}), h('span', {className: 'iiid-btn__text'}, ' Back')) : null,
           h('span', {className: 'iiid-crumb'}, doc.creating ? adapter.newLabel : `${adapter.crumb} · ${doc.key}`),
           h('span', {className: 'iiid-spacer'}),
           h(Choice, {label: 'View mode', value: mode, onChange: setView, options: modes}),
@@ -2762,8 +2764,8 @@ function createBrowsers(ui) {
               title: offline ? 'The worker is not reachable' : (blocked ? 'Resolve the merge conflicts first' : (isDirty ? undefined : 'Nothing changed since the last save'))},
             doc.saving ? 'Saving…' : 'Save'),
           readOnly ? null : h(Button, {disabled: !isDirty, onClick: revert}, 'Revert'),
-          !doc.creating && !builtin && !readOnly ? h(Button, {variant: 'danger', onClick: () => setConfirm({kind: 'delete', key: doc.key, override: overridesBuiltin}), disabled: doc.state !== 'ready'},
-            overridesBuiltin ? 'Delete override' : 'Delete') : null),
+          !doc.creating && !builtin && !readOnly ? h(Button, {variant: 'danger', onClick: () => setConfirm({kind: 'delete', key: doc.key, override: overridesBuiltin}), disabled: doc.state !== 'ready',
+            label: overridesBuiltin ? 'Delete override' : 'Delete'}, h(Icon, {name: 'trash', size: 14}), h('span', {className: 'iiid-btn__text'}, overridesBuiltin ? ' Delete override' : ' Delete')) : null),
         doc.banner === 'changed' ? h(Alert, {tone: 'warn', role: 'alert'}, h('span', null, `${doc.key} changed on disk while you were editing.`), ' ',
           h(Button, {onClick: reloadFromDisk}, 'Reload'), h(Button, {variant: 'ghost', onClick: () => setDoc((d) => ({...d, banner: null}))}, 'Keep editing')) : null,
         doc.banner === 'gone' ? h(Alert, {tone: 'alert'}, `${doc.key} no longer exists on disk.`) : null,
@@ -3251,6 +3253,7 @@ function createShell(ui, browsers, kits) {
     const [mounted, setMounted] = useState(() => new Set([collection]));
     const [attention, setAttention] = useState(0);
     const [narrow, setNarrow] = useState(false);
+    const [phone, setPhone] = useState(false);
     const [requests, setRequests] = useState({});
     const [dirty, setDirtyMap] = useState({});
     const [pendingLink, setPendingLink] = useState(null);
@@ -3286,7 +3289,7 @@ function createShell(ui, browsers, kits) {
       if (!node || typeof globalThis.ResizeObserver !== 'function') return undefined;
       const observer = new globalThis.ResizeObserver((entries) => {
         const width = entries[0] && entries[0].contentRect ? entries[0].contentRect.width : node.clientWidth;
-        if (width > 0) setNarrow(width < 850);
+        if (width > 0) { setNarrow(width < 850); setPhone(width < 520); }
       });
       observer.observe(node);
       return () => observer.disconnect();
@@ -3330,7 +3333,7 @@ function createShell(ui, browsers, kits) {
       {value: 'kits', label: 'Kits', ariaLabel: 'Kits', title: badge ? `Kits · ${attention} need attention` : 'Kits',
         content: [h(Icon, {key: 'i', name: 'puzzle'}), h('span', {key: 't', className: 'iiid-choice__text'}, 'Kits'), badge ? h('span', {key: 'b', className: 'iiid-badge', 'aria-hidden': 'true'}, badge) : null]},
     ];
-    return h('div', {className: `iiid-page${narrow ? ' iiid-narrow' : ''}`, ref: rootRef, 'data-iii-directory-version': PAGE_VERSION},
+    return h('div', {className: `iiid-page${narrow ? ' iiid-narrow' : ''}${phone ? ' iiid-phone' : ''}`, ref: rootRef, 'data-iii-directory-version': PAGE_VERSION},
       h('header', {className: 'iiid-header'},
         h(Icon, {name: 'file', size: 18}),
         h('div', {className: 'iiid-header__text'},
