@@ -978,7 +978,7 @@ export function sha256Hex(text) {
   return hash.map((x) => x.toString(16).padStart(8, '0')).join('');
 }
 
-// ------------------------------------------------------------ Myers diff (docs/console-diff.md)
+// ------------------------------------------------------------ Myers diff (docs/console-page.md)
 
 /** Each distinct line as a small integer, so the searches compare numbers. */
 function internLines(a, b) {
