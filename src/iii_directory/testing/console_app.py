@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import anyio
@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def vendor_dir(option: str | None, environ: dict[str, str] | os._Environ[str] = os.environ) -> Path:
+def vendor_dir(option: str | None, environ: Mapping[str, str] = os.environ) -> Path:
     """The React module directory: the option, then the environment, then the checkout's build."""
     return Path(option or environ.get(VENDOR_ENV) or CHECKOUT_VENDOR).expanduser()
 

@@ -287,6 +287,28 @@ scenario('S2d text typed while Saving… shows stays in the draft and is saved n
   await page.keyboard.press('Control+s');
   await howtoDoc().getByText('Saved', {exact: true}).waitFor();
   assert.ok((await readFile('skills/notes/howto.md')).content.endsWith('Saved part. Typed while saving.'));
+
+  // The same for Create: the snapshot is created, what was typed meanwhile stays unsaved.
+  await page.getByRole('button', {name: 'New skill'}).click();
+  const fresh = page.getByRole('region', {name: 'New skill'});
+  await fresh.getByRole('textbox', {name: 'New skill id'}).fill('notes/typed-while-creating');
+  await typeAt('Control+End', 'Created part.');
+  await page.evaluate(() => window.__harness.hold('directory::skills::create'));
+  await fresh.getByRole('button', {name: 'Create'}).click();
+  await until(() => page.evaluate(() => window.__harness.heldCalls() === 1), 'the create is on its way');
+  await typeAt('Control+End', ' Typed while creating.');
+  await page.evaluate(() => window.__harness.release());
+  const created = page.getByRole('region', {name: 'Skill notes/typed-while-creating'});
+  await created.getByText('Unsaved changes').waitFor();
+  assert.ok((await readFile('skills/notes/typed-while-creating.md')).content.endsWith('Created part.'));
+  assert.ok((await skillBody().inputValue()).endsWith('Created part. Typed while creating.'));
+  await page.keyboard.press('Control+s');
+  await created.getByText('Saved', {exact: true}).waitFor();
+  assert.ok((await readFile('skills/notes/typed-while-creating.md')).content.endsWith('Created part. Typed while creating.'));
+  await created.getByRole('button', {name: 'Delete'}).click();
+  await page.getByRole('dialog', {name: 'Delete skill?'}).getByRole('button', {name: 'Delete'}).click();
+  await page.getByRole('button', {name: 'Dismiss'}).click();
+  await page.getByRole('button', {name: /Notes how-to/}).click();
 });
 
 scenario('S2e a merge with conflicts never saves markers; each conflict takes mine or theirs', async () => {
