@@ -2387,7 +2387,7 @@ function createBrowsers(ui) {
       setReadOnlyIds((ids) => (ids.has(key) === readOnly ? ids : (() => { const next = new Set(ids); if (readOnly) next.add(key); else next.delete(key); return next; })()));
     };
 
-    const open = useCallback((key, {force} = {}) => {
+    const open = useCallback((key, {force, reopening} = {}) => {
       const mine = ++token.current;
       setDoc({key, loading: true, loaded: '', draft: '', state: 'loading', resolved: null, banner: null, error: ''});
       fetchEntry(key).then((res) => {
@@ -2399,6 +2399,8 @@ function createBrowsers(ui) {
           ...(restored ? {...restored, diskResolved: restored.diskText != null ? res : null} : {})});
       }, (err) => {
         if (token.current !== mine) return;
+        // A document reopened for this tab that is gone since just stays closed.
+        if (reopening && ['D110', 'D410'].includes(errorCode(err))) { setDoc(null); return; }
         setDoc({key, loading: false, loaded: '', draft: '', state: 'error', resolved: null, banner: null, error: cleanError(err)});
       });
     }, [adapter]);
@@ -2447,7 +2449,7 @@ function createBrowsers(ui) {
     const openKey = `open:${pane}:${adapter.collection}`;
     useEffect(() => {
       const key = storageGet(openKey, null, globalThis.sessionStorage);
-      if (typeof key === 'string' && key && !docRef.current && !request) open(key);
+      if (typeof key === 'string' && key && !docRef.current && !request) open(key, {reopening: true});
     }, []);
     useEffect(() => {
       if (doc && doc.creating) return;
