@@ -2359,13 +2359,18 @@ function createBrowsers(ui) {
 
     // Drafts survive unmounting: write on every change (draftAction decides), with the text and
     // hash they are based on, so a restored draft is compared and guarded like a live edit.
-    const baseHash = useMemo(() => (doc && !doc.creating ? sha256Hex(doc.loaded) : ''), [doc && doc.loaded, doc && doc.creating]);
+    // The hash is computed when a draft is first written, once per base text (not on every open).
+    const baseHash = useRef({text: null, hash: ''});
+    const hashOfBase = (text) => {
+      if (baseHash.current.text !== text) baseHash.current = {text, hash: sha256Hex(text)};
+      return baseHash.current.hash;
+    };
     useEffect(() => {
       if (!doc) return;
       const action = draftAction({loading: doc.loading, draft: doc.draft, loaded: doc.loaded});
       const key = draftKey(doc.creating ? null : doc.key);
       if (action === 'write') {
-        storageSet(key, {content: doc.draft, base: doc.loaded, ...(doc.creating ? {id: doc.newId} : {base_sha256: baseHash}),
+        storageSet(key, {content: doc.draft, base: doc.loaded, ...(doc.creating ? {id: doc.newId} : {base_sha256: hashOfBase(doc.loaded)}),
           saved_at: new Date().toISOString()});
       }
       else if (action === 'clear') storageSet(key, null);
