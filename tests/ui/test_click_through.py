@@ -185,18 +185,40 @@ async def test_click_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
                 assert worker.directory is not None
                 worker.directory.service(KitsService).poll_interval_s = COMPOSE_POLL_S
                 await engine.wait_for(lambda: len(console.assets) == 3, timeout=10)
-                server = HarnessServer(console, project, {"compose": set_compose, "registry/publish": publish})
+                running = {"worker": worker}
+
+                async def stop_worker(body: dict[str, Any]) -> Any:
+                    running["worker"].stop()
+                    await engine.wait_for(lambda: not console.assets, timeout=10)
+                    return {"ok": True}
+
+                async def start_worker(body: dict[str, Any]) -> Any:
+                    again = fast_worker(engine.url)
+                    tg.start_soon(again.run)
+                    with anyio.fail_after(WORKER_BOOT_TIMEOUT_S):
+                        await again.ready.wait()
+                    await wait_registered(engine, again)
+                    assert again.directory is not None
+                    again.directory.service(KitsService).poll_interval_s = COMPOSE_POLL_S
+                    await engine.wait_for(lambda: len(console.assets) == 3, timeout=10)
+                    running["worker"] = again
+                    return {"ok": True}
+
+                server = HarnessServer(console, project, {"compose": set_compose, "registry/publish": publish,
+                                                          "worker/stop": stop_worker, "worker/start": start_worker})
                 await tg.start(server.run)
                 print(f"[harness] {server.url}  engine {engine.url}  registry {registry.url}  console {console.url}")
                 env = dict(os.environ, III_UI_HARNESS_URL=server.url, III_UI_ARTIFACTS=str(ARTIFACTS),
                            III_UI_PROJECT=str(project), III_UI_WATCH=str(watched))
+                # III_UI_SCENARIOS=<regex> runs only the matching scenarios (S1 and what they build on must match).
+                only = [f"--test-name-pattern={os.environ['III_UI_SCENARIOS']}"] if os.environ.get("III_UI_SCENARIOS") else []
                 result = await anyio.run_process(
-                    ["node", "--test", "--test-reporter=spec", str(HERE / "e2e" / "directory.e2e.mjs")],
+                    ["node", "--test", *only, "--test-reporter=spec", str(HERE / "e2e" / "directory.e2e.mjs")],
                     env=env, check=False, stderr=subprocess.STDOUT)
                 output = result.stdout.decode("utf-8", "replace")
                 (ARTIFACTS / "node-output.log").write_text(output)
                 print(output)
-                worker.stop()
+                running["worker"].stop()
                 tg.cancel_scope.cancel()
     failures = sorted(p.name for p in ARTIFACTS.glob("failure-*.png"))
     assert result.returncode == 0, (

@@ -228,6 +228,275 @@ scenario('S2b a save after an outside change offers a compare, never overwrites'
   assert.ok(final.includes('Mine wins.') && !final.includes('Second outside.'), final);
 });
 
+// ---------------------------------------------------------------- issue 34: no keystroke is ever lost
+
+const howtoDoc = () => page.getByRole('region', {name: 'Skill notes/howto'});
+const skillBody = () => page.getByRole('textbox', {name: 'Skill body'});
+
+/** Type `text` at the start (`Control+Home`) or the end (`Control+End`) of the skill body. */
+async function typeAt(key, text) {
+  await skillBody().click();
+  await page.keyboard.press(key);
+  await page.keyboard.type(text);
+}
+
+scenario('S2c a draft restored after a reload is compared and guarded like a live edit', async () => {
+  await new Promise((r) => setTimeout(r, 1500)); // the watcher consumes the mark of the last save
+  await typeAt('Control+Home', 'Draft before reload.\n');
+  await howtoDoc().getByText('Unsaved changes').waitFor();
+  const stored = await until(() => page.evaluate(() => JSON.parse(localStorage.getItem('iii-directory:draft:skills:notes/howto'))), 'draft stored');
+  const base = (await readFile('skills/notes/howto.md')).content;
+  assert.equal(stored.base, base);
+  await page.reload();
+  await page.waitForFunction(() => window.__harness && window.__harness.ready, null, {timeout: 15000});
+  const outside = `${base}Outside after reload.\n`;
+  await writeFile('skills/notes/howto.md', outside);
+  await switcher().getByRole('radio', {name: 'Skills'}).click();
+  await page.getByRole('button', {name: /Notes how-to/}).click();
+  await page.getByText('notes/howto changed on disk while you were editing.').waitFor();
+  assert.ok((await skillBody().inputValue()).startsWith('Draft before reload.\n'), 'the draft is restored');
+  const updatesBefore = (await callsTo('directory::skills::update')).length;
+  await howtoDoc().getByRole('button', {name: 'Save', exact: true}).click();
+  const dialog = page.getByRole('dialog', {name: 'notes/howto changed on disk'});
+  await dialog.waitFor();
+  assert.equal((await readFile('skills/notes/howto.md')).content, outside, 'the outside edit is still on disk');
+  assert.equal((await callsTo('directory::skills::update')).length, updatesBefore, 'nothing was written before the compare');
+  await dialog.getByRole('button', {name: 'Merge'}).click();
+  await dialog.waitFor({state: 'detached'});
+  await howtoDoc().getByRole('button', {name: 'Save', exact: true}).click();
+  await howtoDoc().getByText('Saved', {exact: true}).waitFor();
+  const update = (await callsTo('directory::skills::update')).at(-1);
+  assert.equal(update.payload.expected_sha256, sha256(outside), 'the merged save is guarded by the disk text it merged with');
+  const merged = (await readFile('skills/notes/howto.md')).content;
+  assert.ok(merged.startsWith('Draft before reload.\n') && merged.endsWith('Outside after reload.\n'), merged);
+});
+
+scenario('S2d text typed while Saving… shows stays in the draft and is saved next', async () => {
+  await new Promise((r) => setTimeout(r, 1500));
+  await page.evaluate(() => window.__harness.hold('directory::skills::update'));
+  await typeAt('Control+End', 'Saved part.');
+  await page.keyboard.press('Control+s');
+  await howtoDoc().getByRole('status').getByText('Saving…').waitFor();
+  await until(() => page.evaluate(() => window.__harness.heldCalls() === 1), 'the save is on its way');
+  await page.keyboard.type(' Typed while saving.');
+  await page.evaluate(() => window.__harness.release());
+  await until(async () => (await callsTo('directory::skills::update')).at(-1).payload.content.endsWith('Saved part.'), 'the snapshot was sent');
+  await howtoDoc().getByText('Unsaved changes').waitFor();
+  assert.ok((await skillBody().inputValue()).endsWith('Saved part. Typed while saving.'), 'the typing is kept');
+  assert.ok((await readFile('skills/notes/howto.md')).content.endsWith('Saved part.'));
+  await page.keyboard.press('Control+s');
+  await howtoDoc().getByText('Saved', {exact: true}).waitFor();
+  assert.ok((await readFile('skills/notes/howto.md')).content.endsWith('Saved part. Typed while saving.'));
+
+  // The same for Create: the snapshot is created, what was typed meanwhile stays unsaved.
+  await page.getByRole('button', {name: 'New skill'}).click();
+  const fresh = page.getByRole('region', {name: 'New skill'});
+  await fresh.getByRole('textbox', {name: 'New skill id'}).fill('notes/typed-while-creating');
+  await typeAt('Control+End', 'Created part.');
+  await page.evaluate(() => window.__harness.hold('directory::skills::create'));
+  await fresh.getByRole('button', {name: 'Create'}).click();
+  await until(() => page.evaluate(() => window.__harness.heldCalls() === 1), 'the create is on its way');
+  await typeAt('Control+End', ' Typed while creating.');
+  await page.evaluate(() => window.__harness.release());
+  const created = page.getByRole('region', {name: 'Skill notes/typed-while-creating'});
+  await created.getByText('Unsaved changes').waitFor();
+  assert.ok((await readFile('skills/notes/typed-while-creating.md')).content.endsWith('Created part.'));
+  assert.ok((await skillBody().inputValue()).endsWith('Created part. Typed while creating.'));
+  await page.keyboard.press('Control+s');
+  await created.getByText('Saved', {exact: true}).waitFor();
+  assert.ok((await readFile('skills/notes/typed-while-creating.md')).content.endsWith('Created part. Typed while creating.'));
+  await created.getByRole('button', {name: 'Delete'}).click();
+  await page.getByRole('dialog', {name: 'Delete skill?'}).getByRole('button', {name: 'Delete'}).click();
+  await page.getByRole('button', {name: 'Dismiss'}).click();
+  await page.getByRole('button', {name: /Notes how-to/}).click();
+});
+
+scenario('S2e a merge with conflicts never saves markers; each conflict takes mine or theirs', async () => {
+  await new Promise((r) => setTimeout(r, 1500));
+  const disk = (await readFile('skills/notes/howto.md')).content;
+  const lines = disk.split('\n');
+  await typeAt('Control+Home', 'Mine first. ');
+  await typeAt('Control+End', ' Mine last.');
+  const outside = [`Disk first. ${lines[0]}`, ...lines.slice(1, -1), `${lines.at(-1)} Disk last.`].join('\n');
+  await writeFile('skills/notes/howto.md', outside);
+  await page.getByText('notes/howto changed on disk while you were editing.').waitFor();
+  await howtoDoc().getByRole('button', {name: 'Save', exact: true}).click();
+  const dialog = page.getByRole('dialog', {name: 'notes/howto changed on disk'});
+  await dialog.getByRole('button', {name: 'Merge'}).click();
+  await dialog.waitFor({state: 'detached'});
+  const conflicts = howtoDoc().getByRole('region', {name: 'Merge conflicts'});
+  await conflicts.getByText(/^2 conflicts left from the merge\./).waitFor();
+  assert.equal(await howtoDoc().getByRole('button', {name: 'Save', exact: true}).isDisabled(), true, 'Save waits for the conflicts');
+  await howtoDoc().getByRole('status').getByText('Conflicts to resolve').waitFor();
+  const updates = (await callsTo('directory::skills::update')).length;
+  await skillBody().click();
+  await page.keyboard.press('Control+s');
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal((await callsTo('directory::skills::update')).length, updates, 'Control+S writes no markers');
+  await shot('02-merge-conflicts.png');
+  await conflicts.getByRole('group', {name: 'Conflict 1'}).getByRole('button', {name: 'Keep yours'}).click();
+  await conflicts.getByText(/^1 conflict left from the merge\./).waitFor();
+  await conflicts.getByRole('group', {name: 'Conflict 1'}).getByRole('button', {name: 'Keep disk version'}).click();
+  await conflicts.waitFor({state: 'detached'});
+  await howtoDoc().getByRole('button', {name: 'Save', exact: true}).click();
+  await howtoDoc().getByText('Saved', {exact: true}).waitFor();
+  const saved = (await readFile('skills/notes/howto.md')).content;
+  assert.ok(!saved.includes('<<<<<<<') && !saved.includes('>>>>>>>'), saved);
+  assert.ok(saved.startsWith(`Mine first. ${lines[0]}`) && saved.endsWith(`${lines.at(-1)} Disk last.`), saved);
+});
+
+/**
+ * Replace a textarea's text the way a paste does: one input event through the native setter, so
+ * React sees it (Playwright's fill inserts 120 KB in ~20 s, the same in a bare textarea).
+ */
+async function pasteInto(locator, text) {
+  await locator.evaluate((node, value) => {
+    Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, 'value').set.call(node, value);
+    node.dispatchEvent(new Event('input', {bubbles: true}));
+  }, text);
+}
+
+scenario('S2f a 3,000-line skill edited in two places: a two-hunk diff and a clean merge', async () => {
+  const original = Array.from({length: 3000}, (_, i) => (i ? `Line ${i + 1}: step ${i % 9} of the long procedure.` : '# Long procedure'));
+  await writeFile('skills/notes/long.md', `${original.join('\n')}\n`);
+  await page.getByRole('button', {name: /Long procedure/}).click({timeout: 10000});
+  const longDoc = page.getByRole('region', {name: 'Skill notes/long'});
+  await until(async () => (await skillBody().inputValue()).startsWith('# Long procedure'), 'the long skill is open');
+  await new Promise((r) => setTimeout(r, 1500));
+  const mine = original.slice();
+  mine[99] = 'Line 100: edited here.';
+  await pasteInto(skillBody(), `${mine.join('\n')}\n`);
+  await longDoc.getByText('Unsaved changes').waitFor();
+  const theirs = original.slice();
+  theirs[2499] = 'Line 2500: edited on disk.';
+  await writeFile('skills/notes/long.md', `${theirs.join('\n')}\n`);
+  await page.getByText('notes/long changed on disk while you were editing.').waitFor();
+  await longDoc.getByRole('button', {name: 'Save', exact: true}).click();
+  const dialog = page.getByRole('dialog', {name: 'notes/long changed on disk'});
+  await dialog.waitFor();
+  const changed = dialog.locator('.iiid-diff__row.is-change');
+  assert.equal(await changed.count(), 2, 'two changed rows');
+  assert.equal(await dialog.locator('.iiid-diff__row.is-add, .iiid-diff__row.is-del').count(), 0);
+  await changed.first().getByText('Line 100: edited here.').waitFor();
+  await changed.last().getByText('Line 2500: edited on disk.').waitFor();
+  await shot('02-long-diff.png');
+  await dialog.getByRole('button', {name: 'Merge'}).click();
+  await dialog.waitFor({state: 'detached'});
+  assert.equal(await longDoc.getByRole('region', {name: 'Merge conflicts'}).count(), 0, 'a clean merge');
+  await longDoc.getByRole('button', {name: 'Save', exact: true}).click();
+  await longDoc.getByText('Saved', {exact: true}).waitFor();
+  const expected = mine.slice();
+  expected[2499] = 'Line 2500: edited on disk.';
+  assert.equal((await readFile('skills/notes/long.md')).content, `${expected.join('\n')}\n`);
+  await longDoc.getByRole('button', {name: 'Delete'}).click();
+  await page.getByRole('dialog', {name: 'Delete skill?'}).getByRole('button', {name: 'Delete'}).click();
+  await longDoc.waitFor({state: 'detached'});
+});
+
+// ---------------------------------------------------------------- issue 34: the worker goes away and comes back
+
+scenario('S2g the worker stops and comes back: the open document and its draft return', async () => {
+  await new Promise((r) => setTimeout(r, 1500));
+  await page.getByRole('button', {name: /Notes how-to/}).click();
+  await howtoDoc().waitFor();
+  await typeAt('Control+Home', 'Typed before the worker stopped.\n');
+  await howtoDoc().getByText('Unsaved changes').waitFor();
+  await json('/control/worker/stop', {});
+  await root().waitFor({state: 'detached'});
+  await json('/control/worker/start', {});
+  await root().waitFor();
+  await howtoDoc().waitFor();
+  await until(async () => (await skillBody().inputValue()).startsWith('Typed before the worker stopped.\n'), 'the draft is back');
+  await howtoDoc().getByText('Unsaved changes').waitFor();
+  await howtoDoc().getByRole('button', {name: 'Save', exact: true}).click();
+  await howtoDoc().getByText('Saved', {exact: true}).waitFor();
+  assert.ok((await readFile('skills/notes/howto.md')).content.startsWith('Typed before the worker stopped.\n'));
+});
+
+/** Press Retry now, unless the page's own probe found the worker first and the banner is gone. */
+async function retryNow() {
+  try { await page.getByRole('button', {name: 'Retry now'}).click({timeout: 3000}); } catch { /* the automatic retry won */ }
+}
+
+scenario('S2h an unreachable worker: one banner that retries, read-only documents, failed opens with Retry', async () => {
+  const banner = page.getByText(/^The iii-directory worker is not reachable\./);
+  await page.evaluate(() => window.__harness.unreachable(true));
+  await page.getByRole('button', {name: /PDF tools/}).click();
+  const pdfDoc = page.getByRole('region', {name: 'Skill pdf'});
+  await pdfDoc.getByText('Could not load pdf.').waitFor();
+  await pdfDoc.getByText('The iii-directory worker is not reachable; nothing was changed.').waitFor();
+  await pdfDoc.getByRole('status').getByText('Not loaded', {exact: true}).waitFor();
+  assert.equal(await pdfDoc.getByText('Saved', {exact: true}).count(), 0, 'a document that did not load never reads Saved');
+  await banner.waitFor();
+  assert.equal(await banner.count(), 1, 'one banner');
+  await shot('02-worker-unreachable.png');
+  await page.evaluate(() => window.__harness.unreachable(false));
+  await retryNow();
+  await banner.waitFor({state: 'detached'});
+  await until(async () => (await skillBody().inputValue()).includes('Read PDF files page by page.'), 'the failed open is retried once the worker answers');
+
+  await page.getByRole('button', {name: /Notes how-to/}).click();
+  await howtoDoc().waitFor();
+  await typeAt('Control+End', ' Offline words.');
+  await page.evaluate(() => window.__harness.unreachable(true));
+  await page.keyboard.press('Control+s');
+  await howtoDoc().getByText('The iii-directory worker is not reachable; nothing was changed.').waitFor();
+  await banner.waitFor();
+  assert.equal(await skillBody().getAttribute('readonly'), '', 'read-only while the worker is away');
+  assert.equal(await howtoDoc().getByRole('button', {name: 'Save', exact: true}).isDisabled(), true);
+  await page.evaluate(() => window.__harness.unreachable(false));
+  await retryNow();
+  await banner.waitFor({state: 'detached'});
+  assert.equal(await skillBody().getAttribute('readonly'), null);
+  await howtoDoc().getByRole('button', {name: 'Save', exact: true}).click();
+  await howtoDoc().getByText('Saved', {exact: true}).waitFor();
+  assert.ok((await readFile('skills/notes/howto.md')).content.endsWith(' Offline words.'));
+});
+
+scenario('S2i loading states tell the truth: no "0 skills" while listing, no "Saved" while opening', async () => {
+  const slow = await openTab('/harness/?hold=directory::skills::list#/worker/iii-directory/directory', 'slow-list');
+  await slow.getByRole('radiogroup', {name: 'Browse skills, agent profiles or kits'}).getByRole('radio', {name: 'Skills'}).click();
+  await slow.getByText('Loading skills…').waitFor();
+  assert.equal(await slow.getByText(/^0 skills/).count(), 0);
+  await slow.evaluate(() => window.__harness.release());
+  await slow.getByRole('button', {name: /Notes how-to/}).waitFor();
+  await slow.evaluate(() => window.__harness.hold('directory::skills::get'));
+  await slow.getByRole('button', {name: /PDF tools/}).click();
+  const pdfDoc = slow.getByRole('region', {name: 'Skill pdf'});
+  await pdfDoc.getByRole('status').getByText('Loading…', {exact: true}).waitFor();
+  assert.equal(await pdfDoc.getByText('Saved', {exact: true}).count(), 0);
+  await slow.evaluate(() => window.__harness.release());
+  await pdfDoc.getByText('Saved', {exact: true}).waitFor();
+  await slow.close();
+});
+
+scenario('S2j a title from the first heading; Delete says so with Undo and focuses the next row', async () => {
+  await page.getByRole('button', {name: /Notes how-to/}).click();
+  const title = howtoDoc().getByRole('textbox', {name: 'Title'});
+  await until(async () => (await title.inputValue()) === 'Notes how-to', 'the Title field shows the first heading');
+  await title.fill('Notes how-to guide');
+  await until(async () => /(^|\n)# Notes how-to guide\n/.test(await skillBody().inputValue()), 'the heading follows the Title field');
+  await howtoDoc().getByRole('button', {name: 'Revert'}).click();
+
+  const content = '# Temp note\n\nTo be deleted.\n';
+  await writeFile('skills/notes/zz-temp.md', content);
+  await page.getByRole('button', {name: /^Temp note/}).click();
+  const tempDoc = page.getByRole('region', {name: 'Skill notes/zz-temp'});
+  await tempDoc.getByRole('button', {name: 'Delete'}).click();
+  await page.getByRole('dialog', {name: 'Delete skill?'}).getByRole('button', {name: 'Delete'}).click();
+  await page.getByText('Deleted notes/zz-temp.').waitFor();
+  assert.equal((await readFile('skills/notes/zz-temp.md')).exists, false);
+  await until(() => page.evaluate(() => document.activeElement && document.activeElement.dataset.key === 'pdf'), 'focus is on the next row');
+  await shot('02-deleted-undo.png');
+  await page.getByRole('button', {name: 'Undo'}).click();
+  await tempDoc.waitFor();
+  assert.equal((await readFile('skills/notes/zz-temp.md')).content, content, 'Undo restores the content');
+  await page.getByText('Deleted notes/zz-temp.').waitFor({state: 'detached'});
+  await tempDoc.getByRole('button', {name: 'Delete'}).click();
+  await page.getByRole('dialog', {name: 'Delete skill?'}).getByRole('button', {name: 'Delete'}).click();
+  await page.getByRole('button', {name: 'Dismiss'}).click();
+});
+
 scenario('S3 add a preloaded function to a profile', async () => {
   const original = (await readFile('agents/scribe.md')).content;
   await switcher().getByRole('radio', {name: 'Agent Profiles'}).click();
@@ -258,6 +527,20 @@ scenario('S3 add a preloaded function to a profile', async () => {
   assert.ok(update.payload.content.includes('  - kanban::ticket::create'));
   await page.getByRole('region', {name: 'Agent profile scribe'}).getByText('Saved', {exact: true}).waitFor();
   await shot('03-agent-functions.png');
+});
+
+scenario('S3i the functions picker hides engine and internal functions until asked, one line each', async () => {
+  await page.getByRole('button', {name: /Scribe/}).click();
+  const search = page.getByRole('textbox', {name: 'Search functions'});
+  await search.fill('engine::functions');
+  const listed = page.getByRole('listbox', {name: 'Preloaded functions available'});
+  await listed.waitFor();
+  assert.equal(await listed.getByRole('option', {name: /^engine::functions::list/}).count(), 0, 'engine functions are hidden by default');
+  await page.getByRole('checkbox', {name: /^Show \d+ internal functions?$/}).check();
+  await listed.getByRole('option', {name: /^engine::functions::list/}).waitFor();
+  for (const text of await listed.getByRole('option').allInnerTexts()) assert.ok(!text.trim().includes('\n\n') && text.length < 250, text);
+  await page.getByRole('checkbox', {name: /^Show \d+ internal functions?$/}).uncheck();
+  await search.fill('');
 });
 
 scenario('S3b creating over an existing id or a built-in warns; deleting an override says what returns', async () => {
@@ -553,7 +836,14 @@ scenario('S7 apply: failure, retry, live progress', async () => {
   const apply = (await callsTo('directory::kits::apply')).at(-1);
   assert.deepEqual(apply.payload, {plan_id: planId, decisions: {'agents/reviewer.md': 'keep'}, remove_workers: []});
   await page.getByText('The apply stopped before finishing.').waitFor();
-  await page.getByText(/D515 compose_error/).first().waitFor();
+  // One human sentence, once; the raw worker text only behind Details.
+  const run = page.locator('.iiid-run');
+  await run.getByText('Compose could not finish the change.', {exact: true}).waitFor();
+  assert.equal(await run.getByText('Compose could not finish the change.', {exact: true}).count(), 1);
+  assert.equal(await run.getByText(/D515 compose_error/).count(), 1, 'the raw text is said once');
+  assert.equal(await run.getByText(/D515 compose_error/).isVisible(), false, 'folded under Details');
+  await run.getByText('Details', {exact: true}).click();
+  await run.getByText(/D515 compose_error/).waitFor();
   assert.equal((await readFile('agents/planner.md')).exists, false);
   assert.equal((await readFile('kits.lock')).exists, false);
   await shot('07-apply-failed.png');
@@ -630,6 +920,20 @@ scenario('S8b rows show their origin; editing a kit-managed file warns it will d
   await doc.getByRole('button', {name: 'Revert'}).click();
   await switcher().getByRole('radio', {name: 'Skills'}).click();
   await page.getByRole('button', {name: /^acme\/team\/tickets\/flow|^Flow/}).first().getByText('from kit acme/team').waitFor();
+  // A skill the user made under the kit's namespace is theirs: ownership comes from kits.lock, not the id.
+  await writeFile('skills/acme/team/mine.md', '# My own team notes\n\nWritten by hand.\n');
+  const mine = page.getByRole('button', {name: /^My own team notes/});
+  await mine.waitFor();
+  assert.equal(await mine.getByText(/from kit/).count(), 0, 'no kit chip on a skill the kit did not install');
+  await mine.click();
+  const mineDoc = page.getByRole('region', {name: 'Skill acme/team/mine'});
+  await typeAt('Control+End', ' More.');
+  await mineDoc.getByText('Unsaved changes').waitFor();
+  assert.equal(await mineDoc.getByText(/comes from kit/).count(), 0, 'no divergence warning');
+  await mineDoc.getByRole('button', {name: 'Revert'}).click();
+  await mineDoc.getByRole('button', {name: 'Delete'}).click();
+  await page.getByRole('dialog', {name: 'Delete skill?'}).getByRole('button', {name: 'Delete'}).click();
+  await mineDoc.waitFor({state: 'detached'});
   await switcher().getByRole('radio', {name: 'Kits'}).click();
 });
 
@@ -662,6 +966,15 @@ scenario('S9 update with a conflict', async () => {
   assert.ok((await mergedResult().inputValue()).includes('<<<<<<<'));
   await page.getByText('The result still has conflict markers.').waitFor();
   await shot('09-update-conflict.png');
+  // Issue 34 item 9: the actions stay on screen, the ticks say what they are, conflicts go hunk by hunk.
+  const foot = await primary.boundingBox();
+  assert.ok(foot && foot.y >= 0 && foot.y + foot.height <= 800, `the primary action is on screen at 1280×800 (${JSON.stringify(foot)})`);
+  await page.getByText(/^Tick a row once you have looked at it/).waitFor();
+  const hunks = page.getByRole('list', {name: `Conflicts in ${FLOW}`});
+  await hunks.getByRole('group', {name: 'Conflict 1'}).getByRole('button', {name: "Take the kit's"}).click();
+  await page.getByText('The result still has conflict markers.').waitFor({state: 'detached'});
+  assert.ok(!(await mergedResult().inputValue()).includes('<<<<<<<'), 'the hunk took the kit side');
+  await hunks.waitFor({state: 'detached'});
 
   const resolve = page.getByRole('radiogroup', {name: `Resolve ${FLOW}`});
   await resolve.getByRole('radio', {name: 'Keep mine'}).click();
@@ -842,6 +1155,34 @@ scenario('S13 a long list renders a window of rows, finds deep rows and groups b
   await shot('13-long-list.png');
 });
 
+scenario('S13c the windowed list tells screen readers its size and each row\'s place; namespaces are headings', async () => {
+  const count = Number((await page.locator('.iiid-sidebar:visible .iiid-count').innerText()).split(' ')[0]);
+  const first = page.locator('ul[aria-label="skills"] > li.iiid-row').first();
+  assert.equal(await first.getAttribute('aria-posinset'), '1');
+  assert.equal(Number(await first.getAttribute('aria-setsize')), count);
+  await page.getByRole('heading', {name: 'bulk0', level: 3}).waitFor();
+  const row = page.getByRole('button', {name: 'Bulk entry 3 · bulk0/entry-003', exact: true});
+  await row.waitFor();
+  const about = (await row.getAttribute('aria-describedby')).split(' ');
+  const said = await Promise.all(about.map((id) => page.locator(`[id="${id}"]`).textContent()));
+  assert.match(said.join(' · '), /Bulk body 3 mentions zebra-3/);
+  await switcher().getByRole('radio', {name: 'Kits'}).click();
+  await page.getByRole('region', {name: 'Kits'}).waitFor();
+  await switcher().getByRole('radio', {name: 'Skills'}).click();
+  // A skill just created is scrolled into view in the long list.
+  await page.locator('.iiid-sidebar:visible').evaluate((node) => { node.scrollTop = node.scrollHeight; });
+  await page.getByRole('button', {name: 'New skill'}).click();
+  const fresh = page.getByRole('region', {name: 'New skill'});
+  await fresh.getByRole('textbox', {name: 'New skill id'}).fill('bulk0/aa-created');
+  await fresh.getByRole('button', {name: 'Create'}).click();
+  const created = page.getByRole('button', {name: /bulk0\/aa-created/});
+  await created.waitFor();
+  await until(async () => {
+    const [box, pane] = [await created.boundingBox(), await page.locator('.iiid-sidebar:visible').boundingBox()];
+    return box && pane && box.y >= pane.y && box.y + box.height <= pane.y + pane.height;
+  }, 'the new row is in view');
+});
+
 scenario('S13b the filter finds skills by words only in their body, and says it searches bodies', async () => {
   await switcher().getByRole('radio', {name: 'Skills'}).click();
   const filter = page.getByRole('textbox', {name: 'Filter'});
@@ -896,8 +1237,26 @@ scenario('S14 keyboard: dialogs trap focus and close on Escape, / from anywhere,
     const visible = (await radio.innerText()).replace(/\d+$/, '').trim();
     assert.ok(visible.length > 0 && name.toLowerCase().includes(visible.toLowerCase()), `${name} shows its label (${visible})`);
   }
+  // Issue 34 item 12: one toolbar row at 390 px, 44 px targets.
+  const bar = page.locator('.iiid-doc:visible .iiid-doc__bar');
+  await until(async () => (await bar.boundingBox()).height <= 62, 'the document toolbar is one row');
+  const tops = await bar.locator('button:visible').evaluateAll((nodes) => nodes.map((n) => Math.round(n.getBoundingClientRect().top)));
+  assert.equal(new Set(tops).size, 1, `one row of buttons: ${tops}`);
+  for (const height of await bar.locator('button:visible').evaluateAll((nodes) => nodes.map((n) => n.getBoundingClientRect().height))) assert.ok(height >= 44, `toolbar target ${height}px`);
+  for (const height of await switcher().getByRole('radio').evaluateAll((nodes) => nodes.map((n) => n.getBoundingClientRect().height))) assert.ok(height >= 44, `switcher target ${height}px`);
+  await page.getByRole('button', {name: 'Delete'}).waitFor();
   await shot('14-narrow-390.png');
   await page.setViewportSize({width: 1280, height: 800});
+  const filter = page.getByRole('textbox', {name: 'Filter'});
+  const fits = await filter.evaluate((node) => {
+    const style = getComputedStyle(node);
+    const ctx = document.createElement('canvas').getContext('2d');
+    ctx.font = `${style.fontSize} ${style.fontFamily}`;
+    const room = node.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    return ctx.measureText(node.placeholder).width <= room;
+  });
+  assert.ok(fits, 'the filter placeholder is not cut at 1280 px');
   await switcher().getByRole('radio', {name: 'Agent Profiles'}).click();
-  await page.getByText('Select an agent profile or start a new one.').waitFor();
+  // The pane shows its document again: the one open before S12's hot reload (restored), or the empty state.
+  await page.locator('.iiid-browser:not([hidden]) .iiid-doc').waitFor();
 });

@@ -107,14 +107,14 @@ test('origins: read-only roots, kit-owned skills and profile badges', () => {
   assert.equal(page.isReadOnlyPath('/p/custom/ro/pdf/SKILL.md', ['/p/custom/ro']), true);
   assert.equal(page.isReadOnlyPath('/p/custom/rother/x.md', ['/p/custom/ro']), false);
   assert.equal(page.isReadOnlyPath('/p/skills/notes/howto.md', page.readOnlyRoots(null)), false);
-  assert.equal(page.kitOfSkill('acme/team/tickets/flow', ['acme/team']), 'acme/team');
-  assert.equal(page.kitOfSkill('acme/teamwork/x', ['acme/team']), null);
+  assert.equal(page.kitOfSkill('acme/team/tickets/flow', new Map([['acme/team/tickets/flow', 'acme/team']])), 'acme/team');
+  assert.equal(page.kitOfSkill('acme/teamwork/x', new Map([['acme/team/tickets/flow', 'acme/team']])), null);
   const builtinIds = new Set(page.BUILTIN_AGENT_IDS);
   assert.deepEqual(page.originBadges('agents', {id: 'default', builtin: true, source: {kind: 'builtin'}}, {builtinIds}).map((b) => b.text), ['built-in']);
   assert.deepEqual(page.originBadges('agents', {id: 'default', builtin: false, source: {kind: 'local'}}, {builtinIds}).map((b) => b.text), ['local override']);
   assert.deepEqual(page.originBadges('agents', {id: 'planner', source: {kind: 'kit', kit: 'acme/team'}}, {builtinIds}).map((b) => b.text), ['from kit acme/team']);
   assert.deepEqual(page.originBadges('skills', {id: 'pdf'}, {readOnlyIds: new Set(['pdf'])}).map((b) => b.text), ['read-only']);
   assert.deepEqual(page.originBadges('skills', {id: 'pdf', origin: 'read_only'}, {}).map((b) => b.text), ['read-only'], 'the list row says so before any open');
-  assert.deepEqual(page.originBadges('skills', {id: 'acme/team/x', origin: 'kit'}, {kits: ['acme/team']}).map((b) => b.text), ['from kit acme/team']);
+  assert.deepEqual(page.originBadges('skills', {id: 'acme/team/x', origin: 'kit'}, {kits: new Map([['acme/team/x', 'acme/team']])}).map((b) => b.text), ['from kit acme/team']);
   assert.deepEqual(page.originBadges('skills', {id: 'notes/a', origin: 'skills'}, {}).map((b) => b.text), []);
 });

@@ -27,7 +27,7 @@ export function createKitsReview(deps) {
   const {React, rules, ui} = deps;
   const h = React.createElement;
   const {useState, useRef, useMemo} = React;
-  const {Button, Choice, Tabs, Checkbox, Chip, Alert, StepList, DiffView, DiffDialog, Confirm, Markdown, Editor, Icon, useSubscription, call} = ui;
+  const {Button, Choice, Tabs, Checkbox, Chip, Alert, StepList, DiffView, DiffDialog, Confirm, Markdown, Editor, Icon, useSubscription, call, ErrorNote} = ui;
   const {plural} = rules;
 
   function Header({plan, onRoute}) {
@@ -216,10 +216,22 @@ export function createKitsReview(deps) {
         tabs: [{id: 'kit', label: "Kit's changes"}, {id: 'yours', label: 'Your changes'}, {id: 'result', label: 'Result'}]}),
       h('div', {className: 'iiid-tabpanel', role: 'tabpanel'}, body),
       rules.hasConflictMarkers(resultText) ? h(Alert, {tone: 'warn'}, 'The result still has conflict markers.') : null,
+      rules.conflictBlocks ? h(HunkChoices, {text: resultText, onResult, path: file.path}) : null,
       h(Choice, {label: `Resolve ${file.path}`, variant: 'radio', value: decision,
         onChange: (value) => setChoice(file.path, value === 'merged' ? {choice: 'merged', content: resultText} : value),
         options: (file.options || []).map((o) => ({value: o, label: labels[o] || rules.decisionLabel(file, o)}))}),
       decision == null ? h('p', {className: 'iiid-muted', role: 'status'}, 'Choose how to resolve this file to update.') : null);
+  }
+
+  /** Each conflict of a merged result, taken one at a time: yours or the kit's. */
+  function HunkChoices({text, onResult, path}) {
+    const blocks = rules.conflictBlocks(text);
+    if (!blocks.length) return null;
+    const first = (lines) => (lines.find((l) => l.trim()) || '(nothing)').trim().slice(0, 60);
+    return h('ol', {className: 'iiid-conflicts__list', 'aria-label': `Conflicts in ${path}`}, blocks.map((b, i) => h('li', {key: `${i}:${b.open}`, className: 'iiid-conflicts__item', role: 'group', 'aria-label': `Conflict ${i + 1}`},
+      h('span', {className: 'iiid-conflicts__text'}, `Conflict ${i + 1}: yours “${first(b.mine)}” · kit “${first(b.theirs)}”`),
+      h(Button, {onClick: () => onResult(rules.takeSide(text, i, 'mine'))}, 'Keep yours'),
+      h(Button, {onClick: () => onResult(rules.takeSide(text, i, 'theirs'))}, "Take the kit's"))));
   }
 
   function AgentChanges({file}) {
@@ -289,6 +301,7 @@ export function createKitsReview(deps) {
       h('div', {className: `iiid-prview${narrow ? ' is-narrow' : ''}`},
         h('section', {className: 'iiid-prview__list', 'aria-label': 'Changes'},
           h('h3', {className: 'iiid-h3'}, `Changes (${rules.changeCount(plan)})`),
+          h('p', {className: 'iiid-muted iiid-help'}, 'Tick a row once you have looked at it: the ticks only help you keep track and change nothing.'),
           groups.map((g) => h('div', {key: g.id, className: 'iiid-group'},
             h('h4', {className: 'iiid-group__title'}, g.title),
             h('ul', {className: 'iiid-list'}, g.rows.map((r) => {
@@ -298,7 +311,7 @@ export function createKitsReview(deps) {
                   h('span', {className: 'iiid-sign', 'aria-hidden': 'true'}, r.sign),
                   h('span', {className: 'iiid-row__title'}, r.label),
                   h(Chip, {tone: TONE[state] || 'neutral'}, state)),
-                h('input', {type: 'checkbox', className: 'iiid-reviewed', 'aria-label': `Mark ${r.label} as reviewed`, checked: !!reviewed[r.key],
+                h('input', {type: 'checkbox', className: 'iiid-reviewed', 'aria-label': `Mark ${r.label} as reviewed`, title: 'Reviewed (only for you; changes nothing)', checked: !!reviewed[r.key],
                   onChange: (e) => setReviewed(r.key, e.target.checked)}));
             })))),
           (plan.counts || {}).unchanged > 0 ? h('p', {className: 'iiid-muted'}, `${plural(plan.counts.unchanged, 'file')} unchanged`) : null),
@@ -430,8 +443,8 @@ export function createKitsReview(deps) {
     if (run.phase === 'failed') {
       return h('div', {className: 'iiid-run'},
         h('h2', {className: 'iiid-h2'}, STOP_TITLE[plan.kind]),
-        h(StepList, {steps: run.steps}),
-        h(Alert, {title: 'The apply stopped before finishing.'}, run.error),
+        h(StepList, {steps: rules.failedSteps ? rules.failedSteps(run.steps, run.error) : run.steps}),
+        h(ErrorNote, {error: run.error, title: 'The apply stopped before finishing.', context: {op: plan.kind === 'remove' ? 'remove' : 'install'}}),
         h('div', {className: 'iiid-footer'},
           h(Button, {variant: 'primary', onClick: () => execute(lastPayload.current)}, 'Try again'),
           h(Button, {onClick: () => setRun({phase: 'review'})}, 'Back to the review')),

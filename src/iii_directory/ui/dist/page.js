@@ -82,6 +82,30 @@ export function draftAction({loading, draft, loaded}) {
   return 'write';
 }
 
+/**
+ * The document state for a draft kept in localStorage, given the text on disk now, or null when
+ * there is nothing to restore. A draft carries `base` (the text it was opened from) and
+ * `base_sha256`; when the disk moved on since, the document is based on `base` and shows the
+ * disk text as changed, so Save goes through the compare and the worker's expected-hash guard
+ * exactly like a live edit. A draft without a readable base is compared against the disk.
+ */
+export function restoreDraft(stored, disk) {
+  if (!stored || typeof stored.content !== 'string' || stored.content === disk) return null;
+  const base = typeof stored.base === 'string'
+    && (typeof stored.base_sha256 !== 'string' || sha256Hex(stored.base) === stored.base_sha256) ? stored.base : null;
+  if (base === disk) return {loaded: disk, draft: stored.content, banner: null, diskText: null};
+  return {loaded: base ?? disk, draft: stored.content, banner: 'changed', diskText: disk};
+}
+
+/**
+ * The document after a save of the snapshot `sent` came back with `saved` (the file's text now):
+ * `loaded` becomes the saved text, and whatever was typed while the save ran stays the draft
+ * (still dirty, the next save sends it).
+ */
+export function afterSave(doc, sent, saved) {
+  return {...doc, loaded: saved, draft: doc.draft === sent ? saved : doc.draft};
+}
+
 /** The origin line of an agent profile row (§4.3). */
 export function originLabel(row, now) {
   const source = (row && row.source) || {kind: row && row.builtin ? 'builtin' : 'local'};
@@ -159,6 +183,56 @@ function rawLines(text) {
 
 const stripEol = (line) => line.replace(/\r?\n$/, '');
 
+const BLOCK_HEADER = /^([|>])(?:([1-9])([+-])?|([+-])([1-9])?)?(?:[ \t]+#.*)?$/;
+
+/**
+ * The value of a YAML block scalar (YAML 1.2 §8.1–§8.2), or undefined when `header` is not one.
+ * `header` is `|` (literal) or `>` (folded), then optionally a chomping indicator (`-` strip the
+ * final line breaks, `+` keep them all, none: keep one) and an indentation indicator, in either
+ * order; `lines` are the raw lines under the key. Literal keeps every line break; folded joins
+ * neighbouring lines at the content indentation with a space, and keeps the breaks of empty and
+ * more-indented lines. Why: `description: |` must show the text, never `|`.
+ */
+export function blockScalar(header, lines, parentIndent = 0) {
+  const m = BLOCK_HEADER.exec(String(header).trim());
+  if (!m) return undefined;
+  const folded = m[1] === '>';
+  const chomp = m[3] || m[4] || '';
+  const texts = lines.map(stripEol);
+  let indent = parentIndent + Number(m[2] || m[5] || 0);
+  if (indent === parentIndent) {
+    const first = texts.find((t) => t.trim() !== '');
+    indent = first === undefined ? parentIndent + 1 : first.length - first.replace(/^ +/, '').length;
+  }
+  const body = [];
+  for (const t of texts) {
+    const lead = t.length - t.replace(/^ +/, '').length;
+    if (t.trim() === '' && lead <= indent) body.push('');
+    else if (lead < indent) break;
+    else body.push(t.slice(indent));
+  }
+  let trailing = 0;
+  while (body.length && body[body.length - 1] === '') { body.pop(); trailing += 1; }
+  let out = '';
+  let seen = false;
+  let prevMore = false;
+  let empties = 0;
+  for (const line of body) {
+    if (line === '') { empties += 1; continue; }
+    const more = /^[ \t]/.test(line);
+    if (!seen) out += '\n'.repeat(empties);
+    else if (!folded || more || prevMore) out += '\n'.repeat(1 + empties);
+    else out += empties ? '\n'.repeat(empties) : ' ';
+    out += line;
+    seen = true;
+    prevMore = more;
+    empties = 0;
+  }
+  if (chomp === '-') return out;
+  if (chomp === '+') return out + '\n'.repeat((seen ? 1 : 0) + trailing + (seen ? 0 : empties));
+  return seen ? `${out}\n` : '';
+}
+
 /**
  * A frontmatter block exists only when the text starts with `---\n` / `---\r\n`; it ends at the
  * first line that is exactly `---` (followed by a line break or the end of the text). Returns
@@ -187,10 +261,13 @@ export function parseFrontmatter(text) {
     const key = match[1];
     let end = i + 1;
     while (end < inner.length && /^([ \t]|\r?\n$|$)/.test(inner[end]) && !KEY_LINE.test(stripEol(inner[end]))) end += 1;
+    const block = match[2] === undefined ? undefined : blockScalar(match[2], inner.slice(i + 1, end));
     while (end > i + 1 && stripEol(inner[end - 1]).trim() === '') end -= 1;
     extents[key] = {start: i, end};
     const rest = match[2] === undefined ? '' : match[2];
-    if (rest.trim() === '') {
+    if (block !== undefined) {
+      fields[key] = block;
+    } else if (rest.trim() === '') {
       const items = [];
       for (let j = i + 1; j < end; j += 1) {
         const item = /^[ \t]*-[ \t]*(.*)$/.exec(stripEol(inner[j]));
@@ -206,6 +283,48 @@ export function parseFrontmatter(text) {
     hasBlock: true, fields, extents, lines: inner, eol,
     head: lines[0], tail: lines[close], body: lines.slice(close + 1).join(''),
   };
+}
+
+/**
+ * The first markdown heading of a text outside fenced code blocks: `{index, text}` (`index` is
+ * the line) or null. A skill without a front-matter title is titled by it, as the worker titles
+ * it, so the Title field shows and edits that heading.
+ */
+export function firstHeading(text) {
+  const lines = rawLines(String(text ?? ''));
+  let fence = null;
+  for (let i = 0; i < lines.length; i += 1) {
+    const line = stripEol(lines[i]);
+    const marker = /^ {0,3}(`{3,}|~{3,})/.exec(line);
+    if (marker) {
+      if (!fence) fence = marker[1][0];
+      else if (marker[1][0] === fence) fence = null;
+      continue;
+    }
+    const heading = fence ? null : /^ {0,3}#{1,6}[ \t]+(.*?)[ \t#]*$/.exec(line);
+    if (heading && heading[1]) return {index: i, text: heading[1]};
+  }
+  return null;
+}
+
+/** `text` with its first heading's words replaced by `title`, its level and line ending kept. */
+export function setFirstHeading(text, title) {
+  const found = firstHeading(text);
+  if (!found) return String(text ?? '');
+  const lines = rawLines(String(text));
+  const line = lines[found.index];
+  const eol = line.slice(stripEol(line).length);
+  const hashes = /^ {0,3}#{1,6}/.exec(line)[0];
+  lines[found.index] = `${hashes} ${title}${eol}`;
+  return lines.join('');
+}
+
+/** The key of the row to focus after `key`'s row goes away: the next row, else the one before. */
+export function neighbourKey(items, key) {
+  const rows = (items || []).filter((item) => item.type !== 'group');
+  const at = rows.findIndex((item) => item.key === key);
+  if (at < 0) return null;
+  return (rows[at + 1] || rows[at - 1] || {}).key ?? null;
 }
 
 const SPECIAL_START = '-?:,[]{}#&*!|>\'"%@`';
@@ -316,45 +435,25 @@ function splitLines(text) {
 }
 
 /**
- * A line diff (LCS after trimming the common prefix and suffix). Rows:
+ * A line diff along a Myers shortest edit script (matchingPairs; linear space, so a few edits in a
+ * long file stay a few rows at any size). Rows:
  * `{kind: 'same' | 'change' | 'del' | 'add', left, right, leftNo, rightNo}` — a run of deleted
  * lines followed by added lines is paired into `change` rows; `left` / `right` are null on the
- * side a line does not exist. Very large middles fall back to delete-all / add-all.
+ * side a line does not exist.
  */
 export function lineDiff(left, right) {
   const a = splitLines(left);
   const b = splitLines(right);
-  let start = 0;
-  while (start < a.length && start < b.length && a[start] === b[start]) start += 1;
-  let endA = a.length;
-  let endB = b.length;
-  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) { endA -= 1; endB -= 1; }
   const ops = [];
-  for (let i = 0; i < start; i += 1) ops.push(['same', i, i]);
-  const n = endA - start;
-  const m = endB - start;
-  if (n * m > 4000000) {
-    for (let i = start; i < endA; i += 1) ops.push(['del', i, null]);
-    for (let j = start; j < endB; j += 1) ops.push(['add', null, j]);
-  } else if (n || m) {
-    const width = m + 1;
-    const table = new Uint32Array((n + 1) * (m + 1));
-    for (let i = n - 1; i >= 0; i -= 1) {
-      for (let j = m - 1; j >= 0; j -= 1) {
-        table[i * width + j] = a[start + i] === b[start + j]
-          ? table[(i + 1) * width + j + 1] + 1
-          : Math.max(table[(i + 1) * width + j], table[i * width + j + 1]);
-      }
-    }
-    let i = 0;
-    let j = 0;
-    while (i < n || j < m) {
-      if (i < n && j < m && a[start + i] === b[start + j]) { ops.push(['same', start + i, start + j]); i += 1; j += 1; }
-      else if (j < m && (i >= n || table[i * width + j + 1] >= table[(i + 1) * width + j])) { ops.push(['add', null, start + j]); j += 1; }
-      else { ops.push(['del', start + i, null]); i += 1; }
-    }
+  let i = 0;
+  let j = 0;
+  for (const [pi, pj] of [...matchingPairs(a, b), [a.length, b.length]]) {
+    for (; i < pi; i += 1) ops.push(['del', i, null]);
+    for (; j < pj; j += 1) ops.push(['add', null, j]);
+    if (pi < a.length) ops.push(['same', pi, pj]);
+    i = pi + 1;
+    j = pj + 1;
   }
-  for (let k = 0; k < a.length - endA; k += 1) ops.push(['same', endA + k, endB + k]);
   const rows = [];
   let k = 0;
   while (k < ops.length) {
@@ -681,6 +780,22 @@ export function stepsFromEvent(event, planId) {
   }));
 }
 
+/**
+ * The steps of a failed apply as its failed view shows them: a failed step's detail that repeats
+ * the worker's error text (a D-code line) is dropped, because the view says the error once, in
+ * words, with the raw text under Details.
+ */
+export function failedSteps(steps, error) {
+  const raw = cleanError(error);
+  return (steps || []).map((step) => {
+    if (step.state !== 'failed' || !step.detail) return step;
+    const detail = cleanError(step.detail);
+    if (!errorCode(detail) && !(raw && (raw.includes(detail) || detail.includes(raw)))) return step;
+    const {detail: _dropped, ...rest} = step;
+    return rest;
+  });
+}
+
 /** done / replan / notice / failed for an apply response or a rejection. */
 export function applyOutcome(response) {
   if (response instanceof Error) return {kind: 'failed', error: cleanError(response)};
@@ -863,32 +978,94 @@ export function sha256Hex(text) {
   return hash.map((x) => x.toString(16).padStart(8, '0')).join('');
 }
 
-/** For each line of `a`, the index of its partner in `b` along one longest common subsequence (or -1). */
-function lcsPartners(a, b) {
-  const partners = new Array(a.length).fill(-1);
-  let start = 0;
-  while (start < a.length && start < b.length && a[start] === b[start]) { partners[start] = start; start += 1; }
-  let endA = a.length;
-  let endB = b.length;
-  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) { endA -= 1; endB -= 1; partners[endA] = endB; }
-  const n = endA - start;
-  const m = endB - start;
-  if (!n || !m || n * m > 4000000) return partners;
-  const width = m + 1;
-  const table = new Uint32Array((n + 1) * (m + 1));
-  for (let i = n - 1; i >= 0; i -= 1) {
-    for (let j = m - 1; j >= 0; j -= 1) {
-      table[i * width + j] = a[start + i] === b[start + j] ? table[(i + 1) * width + j + 1] + 1
-        : Math.max(table[(i + 1) * width + j], table[i * width + j + 1]);
+// ------------------------------------------------------------ Myers diff (docs/console-page.md)
+
+/** Each distinct line as a small integer, so the searches compare numbers. */
+function internLines(a, b) {
+  const ids = new Map();
+  const id = (line) => {
+    let v = ids.get(line);
+    if (v === undefined) { v = ids.size; ids.set(line, v); }
+    return v;
+  };
+  return [a.map(id), b.map(id)];
+}
+
+/**
+ * A point on a shortest edit path of a[a0:a1] → b[b0:b1] (Myers 1986 §4b): the forward and
+ * reverse greedy searches run one edit distance at a time until their furthest-reaching paths
+ * overlap; forward diagonal k (= x − y) meets reverse diagonal delta − k. O(N + M) memory.
+ */
+function splitPoint(a, a0, a1, b, b0, b1) {
+  const n = a1 - a0;
+  const m = b1 - b0;
+  const delta = n - m;
+  const odd = (delta & 1) !== 0;
+  const limit = (n + m + 1) >> 1;
+  const size = 2 * limit + 2;
+  const offset = limit + 1;
+  const fwd = new Int32Array(size).fill(-1);
+  const rev = new Int32Array(size).fill(-1);
+  fwd[offset + 1] = 0;
+  rev[offset + 1] = 0;
+  for (let d = 0; d <= limit; d += 1) {
+    for (let k = -d; k <= d; k += 2) {
+      const i = offset + k;
+      let x = k === -d || (k !== d && fwd[i - 1] < fwd[i + 1]) ? fwd[i + 1] : fwd[i - 1] + 1;
+      let y = x - k;
+      while (x < n && y < m && a[a0 + x] === b[b0 + y]) { x += 1; y += 1; }
+      fwd[i] = x;
+      const j = offset + delta - k;
+      if (odd && j >= 0 && j < size && rev[j] !== -1 && x + rev[j] >= n) return [a0 + x, b0 + y];
+    }
+    for (let k = -d; k <= d; k += 2) {
+      const i = offset + k;
+      let x = k === -d || (k !== d && rev[i - 1] < rev[i + 1]) ? rev[i + 1] : rev[i - 1] + 1;
+      let y = x - k;
+      while (x < n && y < m && a[a1 - 1 - x] === b[b1 - 1 - y]) { x += 1; y += 1; }
+      rev[i] = x;
+      const j = offset + delta - k;
+      if (!odd && j >= 0 && j < size && fwd[j] !== -1 && fwd[j] + x >= n) return [a0 + fwd[j], b0 + fwd[j] - (delta - k)];
     }
   }
-  let i = 0;
-  let j = 0;
-  while (i < n && j < m) {
-    if (a[start + i] === b[start + j]) { partners[start + i] = start + j; i += 1; j += 1; }
-    else if (table[(i + 1) * width + j] >= table[i * width + j + 1]) i += 1;
-    else j += 1;
-  }
+  return [a0, b0];
+}
+
+/**
+ * Index pairs [i, j] with a[i] === b[j] along a Myers shortest edit script, in order — the same
+ * algorithm as the worker's three-way merge, so the page and the worker agree on what changed.
+ * Lines found on one side only can never match and are dropped first (rewrites stay cheap); the
+ * rest is peeled of its common ends and split at a point of an optimal path, recursively.
+ */
+export function matchingPairs(a, b) {
+  const [fullA, fullB] = internLines(a, b);
+  const inB = new Set(fullB);
+  const inA = new Set(fullA);
+  const keepA = [];
+  const keepB = [];
+  fullA.forEach((x, i) => { if (inB.has(x)) keepA.push(i); });
+  fullB.forEach((x, j) => { if (inA.has(x)) keepB.push(j); });
+  const ia = keepA.map((i) => fullA[i]);
+  const ib = keepB.map((j) => fullB[j]);
+  const pairs = [];
+  const solve = (a0, a1, b0, b1) => {
+    while (a0 < a1 && b0 < b1 && ia[a0] === ib[b0]) { pairs.push([a0, b0]); a0 += 1; b0 += 1; }
+    const suffix = [];
+    while (a1 > a0 && b1 > b0 && ia[a1 - 1] === ib[b1 - 1]) { a1 -= 1; b1 -= 1; suffix.push([a1, b1]); }
+    if (a0 < a1 && b0 < b1) {
+      const [x, y] = splitPoint(ia, a0, a1, ib, b0, b1);
+      if (!((x === a0 && y === b0) || (x === a1 && y === b1))) { solve(a0, x, b0, y); solve(x, a1, y, b1); }
+    }
+    for (let s = suffix.length - 1; s >= 0; s -= 1) pairs.push(suffix[s]);
+  };
+  solve(0, ia.length, 0, ib.length);
+  return pairs.map(([i, j]) => [keepA[i], keepB[j]]);
+}
+
+/** For each line of `a`, the index of its partner in `b` along the Myers matching (or -1). */
+function partnersOf(a, b) {
+  const partners = new Array(a.length).fill(-1);
+  for (const [i, j] of matchingPairs(a, b)) partners[i] = j;
   return partners;
 }
 
@@ -898,14 +1075,18 @@ const sameLines = (x, y) => x.length === y.length && x.every((line, i) => line =
  * A three-way line merge (diff3): `base` is the text both sides started from, `mine` the draft,
  * `theirs` the file on disk now. Blocks changed on one side only take that side; blocks changed
  * on both sides identically take it once; others become a conflict block
- * `<<<<<<< yours` / `=======` / `>>>>>>> on disk`. Returns `{text, conflicts}`.
+ * `<<<<<<< yours` / `=======` / `>>>>>>> on disk`. Both sides are matched to the base with
+ * matchingPairs, the worker's algorithm, so edits that do not overlap merge cleanly at any size.
+ * Returns `{text, conflicts}`.
  */
 export function merge3(base, mine, theirs) {
+  if (mine === theirs || theirs === base) return {text: String(mine ?? ''), conflicts: 0};
+  if (mine === base) return {text: String(theirs ?? ''), conflicts: 0};
   const o = splitLines(base);
   const a = splitLines(mine);
   const b = splitLines(theirs);
-  const pa = lcsPartners(o, a);
-  const pb = lcsPartners(o, b);
+  const pa = partnersOf(o, a);
+  const pb = partnersOf(o, b);
   const out = [];
   let conflicts = 0;
   let i = 0;
@@ -930,6 +1111,99 @@ export function merge3(base, mine, theirs) {
   chunk(o.length, a.length, b.length);
   const trailing = /\n$/.test(String(mine ?? '')) || /\n$/.test(String(theirs ?? ''));
   return {text: out.join('\n') + (out.length && trailing ? '\n' : ''), conflicts};
+}
+
+/**
+ * The conflict blocks of a merged text, in order: `{open, sep, close, mine, theirs}` where the
+ * first three are line indexes of `<<<<<<<`, `=======` and `>>>>>>>` and `mine` / `theirs` the
+ * lines between them (a `|||||||` base section is skipped).
+ */
+export function conflictBlocks(text) {
+  if (!String(text ?? '').includes('<<<<<<<')) return [];
+  const lines = String(text).split('\n');
+  const blocks = [];
+  let open = -1;
+  let base = -1;
+  let sep = -1;
+  lines.forEach((line, i) => {
+    if (line.startsWith('<<<<<<<')) { open = i; base = -1; sep = -1; }
+    else if (open >= 0 && sep < 0 && line.startsWith('|||||||')) base = i;
+    else if (open >= 0 && sep < 0 && line.startsWith('=======')) sep = i;
+    else if (open >= 0 && sep >= 0 && line.startsWith('>>>>>>>')) {
+      blocks.push({open, sep, close: i, mine: lines.slice(open + 1, base >= 0 ? base : sep), theirs: lines.slice(sep + 1, i)});
+      open = -1;
+    }
+  });
+  return blocks;
+}
+
+/** `text` with its `index`-th conflict block replaced by one side, `'mine'` or `'theirs'`. */
+export function takeSide(text, index, side) {
+  const block = conflictBlocks(text)[index];
+  if (!block) return String(text ?? '');
+  const lines = String(text).split('\n');
+  lines.splice(block.open, block.close - block.open + 1, ...(side === 'mine' ? block.mine : block.theirs));
+  return lines.join('\n');
+}
+
+/**
+ * Whether a save must wait: the draft holds conflict blocks the text it was based on does not
+ * (a skill that documents conflict markers may keep the ones it already had).
+ */
+export function blocksSave(draft, loaded) {
+  return conflictBlocks(draft).length > conflictBlocks(loaded).length;
+}
+
+/**
+ * Whether a rejection means the worker could not be asked: `'unreachable'` (the engine knows no
+ * such function — the worker is gone — or the request never left the tab), `'timeout'` (no
+ * answer in time), else null (the worker answered with an error of its own).
+ */
+export function transportProblem(error) {
+  const raw = error == null ? '' : String(typeof error === 'string' ? error : (error.message ?? error));
+  if (/^D\d{3}\b/.test(cleanError(raw))) return null;
+  if (/\(function_not_found\)|function_not_found|Function '?[\w:.-]+'? not found|Failed to fetch|NetworkError|not connected/i.test(raw)) return 'unreachable';
+  if (/timed out|timeout|deadline exceeded/i.test(raw)) return 'timeout';
+  return null;
+}
+
+/** Seconds between probes while the worker is unreachable: quick at first, then every 30 s. */
+export const RETRY_DELAYS_MS = [2000, 4000, 8000, 15000, 30000];
+
+/**
+ * The worker's reachability as the page sees it. `markDown()` (a call failed as unreachable)
+ * starts probing with `probe()` after RETRY_DELAYS_MS; any answer — a probe's or any call's
+ * (`markUp()`) — ends it. Listeners get `{down, nextAt, attempt}`; `nextAt` is in `now()` ms.
+ * The timers and the clock are injected so tests never wait.
+ */
+export function createReachability(probe, {setTimer = setTimeout, clearTimer = clearTimeout, now = Date.now} = {}) {
+  const listeners = new Set();
+  let state = {down: false, nextAt: 0, attempt: 0};
+  let timer = null;
+  const tell = (next) => { state = next; listeners.forEach((l) => l(state)); };
+  const schedule = (attempt) => {
+    const delay = RETRY_DELAYS_MS[Math.min(attempt, RETRY_DELAYS_MS.length - 1)];
+    timer = setTimer(() => { timer = null; retry(); }, delay);
+    tell({down: true, nextAt: now() + delay, attempt});
+  };
+  const markUp = () => {
+    if (!state.down) return;
+    if (timer != null) clearTimer(timer);
+    timer = null;
+    tell({down: false, nextAt: 0, attempt: 0});
+  };
+  const retry = () => {
+    if (!state.down) return Promise.resolve();
+    if (timer != null) { clearTimer(timer); timer = null; }
+    const attempt = state.attempt + 1;
+    return Promise.resolve().then(probe).then(markUp, (error) => {
+      if (!transportProblem(error)) markUp(); // it answered, with an error of its own
+      else if (state.down && timer == null) schedule(attempt);
+    });
+  };
+  const markDown = () => { if (!state.down) schedule(0); };
+  const subscribe = (listener) => { listeners.add(listener); return () => listeners.delete(listener); };
+  return {markDown, markUp, retry, subscribe, get state() { return state; }};
 }
 
 /** True when a rejection is the worker's stale-write refusal (D114 / D414 "changed since you read it"). */
@@ -958,6 +1232,9 @@ export function humanError(error, context) {
   const text = cleanError(error);
   const a = /^[aeiou]/.test(noun) ? 'An' : 'A';
   if (isStaleWrite(error)) return {code, sentence: `This ${noun} changed on disk since you opened it.`, action: 'compare', actionLabel: 'Compare'};
+  const transport = transportProblem(error);
+  if (transport === 'unreachable') return {code, sentence: 'The iii-directory worker is not reachable; nothing was changed.', action: 'retry', actionLabel: 'Retry'};
+  if (transport === 'timeout') return {code, sentence: 'The worker did not answer in time; nothing is known to have changed.', action: 'retry', actionLabel: 'Retry'};
   switch (code) {
     case 'D110': case 'D410':
       return {code, sentence: `This ${noun} no longer exists on disk.`, action: 'reload', actionLabel: 'Reload the list'};
@@ -992,6 +1269,23 @@ export function humanError(error, context) {
     default:
       return {code, sentence: op === 'update' || op === 'create' ? 'The save did not go through.' : 'That did not work.', action: null};
   }
+}
+
+/**
+ * Whether a function stays out of the agent form's functions picker until the user asks: the
+ * engine's own functions (`engine::`, `configuration::`), console and browser plumbing (`iii::`,
+ * `console::`) and functions registered as internal — tools an agent profile almost never wants.
+ */
+export function isInternalFunction(row) {
+  const id = String((row && row.id) || '');
+  return /^(engine|configuration|iii|console)::/.test(id) || !!(row && row.internal);
+}
+
+/** The first sentence (or line) of a description, at most `max` characters: the picker's one-line summary. */
+export function oneLine(text, max = 90) {
+  const first = String(text || '').trim().split(/\n/)[0];
+  const sentence = (/^(.+?[.!?])(\s|$)/.exec(first) || [null, first])[1];
+  return sentence.length > max ? `${sentence.slice(0, max - 1).trimEnd()}…` : sentence;
 }
 
 /** Agent profiles bundled with this worker version (the page ships in the same package). */
@@ -1157,12 +1451,38 @@ export function isReadOnlyPath(path, roots) {
 }
 
 /** The installed kit (`author/kit`) whose folder holds a skill id, or null. */
-export function kitOfSkill(id, kits) {
-  const text = String(id || '');
-  return (kits || []).find((kit) => text.startsWith(`${kit}/`)) || null;
+export function kitOfSkill(id, owners) {
+  return owners && typeof owners.get === 'function' ? owners.get(String(id || '')) || null : null;
 }
 
-/** Origin chips of a list row: read-only, from kit X, from worker X, built-in, local override, global. */
+/**
+ * Skill id → kit, from each installed kit's lock records (`directory::kits::get` `file_list`,
+ * the files the kit installed). Ownership never comes from the id: a skill the user created under
+ * `acme/team/…` is theirs.
+ */
+export function skillOwners(kitDetails) {
+  const owners = new Map();
+  for (const detail of kitDetails || []) {
+    for (const file of (detail && detail.file_list) || []) {
+      if (file && file.kind === 'skill' && typeof file.id === 'string' && typeof detail.kit === 'string') owners.set(file.id, detail.kit);
+    }
+  }
+  return owners;
+}
+
+/**
+ * A kit's one state for its card, from its list row and the pending plans: a pending update plan
+ * first (its review is what is waiting), then an available version, then "up to date" once
+ * updates were checked. `plan` is the pending update plan, if any.
+ */
+export function kitStatus(kit, pending) {
+  const plan = (pending || []).find((p) => p.kit === kit.kit && p.kind === 'update') || null;
+  if (plan) return {text: `Update ${plan.from} → ${plan.to} waiting for review`, update: true, plan};
+  if (kit.update && kit.update.available) return {text: `↑ ${kit.update.available} available${kit.update.major ? ' · major' : ''}`, update: true, plan};
+  return {text: kit.update ? 'up to date' : null, update: false, plan};
+}
+
+/** Origin chips of a list row: read-only, from kit X (`kits`: skillOwners), from worker X, built-in, local override, global. */
 export function originBadges(collection, row, {kits, builtinIds, readOnlyIds} = {}) {
   if (collection === 'skills') {
     const out = [];
@@ -1247,10 +1567,12 @@ export const RULES = {
   attentionBadge, lineDiff, hasConflictMarkers, effectiveDecision, unresolvedFiles, ownerPhrase,
   workerLine, decisionLabel, groupFunctions, skillGroups, collisionHeadline, installPrimaryLabel,
   updateGroups, changeCount, fileStateWord, permissionTally, updatePrimary, removalPrimaryLabel,
-  decisionsPayload, initialSteps, stepsFromEvent, applyOutcome, claimsFunction, planSummary,
+  decisionsPayload, initialSteps, stepsFromEvent, applyOutcome, failedSteps, claimsFunction, planSummary,
   parseSearchResult, configPatch, planTitle, subscriberId, clampRatio, ratioFromPointer, withCode,
   sha256Hex, merge3, isStaleWrite, errorCode, humanError, initialChoices, safeHref, markdownInline, markdownBlocks,
-  rowHaystack, namespaceOf, filterWords, listItems, windowRange, readOnlyRoots, isReadOnlyPath, kitOfSkill, originBadges,
+  matchingPairs, blockScalar, restoreDraft, afterSave, conflictBlocks, takeSide, blocksSave, transportProblem,
+  rowHaystack, namespaceOf, filterWords, listItems, windowRange, readOnlyRoots, isReadOnlyPath, kitOfSkill, originBadges, skillOwners, kitStatus,
+  isInternalFunction, oneLine, firstHeading, setFirstHeading, neighbourKey,
 };
 
 // ============================================================================ shared UI (§3.4)
@@ -1258,20 +1580,21 @@ export const RULES = {
 const LS_PREFIX = 'iii-directory:';
 let subscriberCounter = 0;
 
-function storageGet(key, fallback) {
+/** `area` is localStorage (drafts, settings) or sessionStorage (this tab's open document). */
+function storageGet(key, fallback, area = globalThis.localStorage) {
   try {
-    const raw = globalThis.localStorage ? globalThis.localStorage.getItem(LS_PREFIX + key) : null;
+    const raw = area ? area.getItem(LS_PREFIX + key) : null;
     return raw == null ? fallback : JSON.parse(raw);
   } catch {
     return fallback;
   }
 }
 
-function storageSet(key, value) {
+function storageSet(key, value, area = globalThis.localStorage) {
   try {
-    if (!globalThis.localStorage) return;
-    if (value == null) globalThis.localStorage.removeItem(LS_PREFIX + key);
-    else globalThis.localStorage.setItem(LS_PREFIX + key, JSON.stringify(value));
+    if (!area) return;
+    if (value == null) area.removeItem(LS_PREFIX + key);
+    else area.setItem(LS_PREFIX + key, JSON.stringify(value));
   } catch {
     // storage full or disabled: drafts are a convenience
   }
@@ -1287,6 +1610,7 @@ const ICON_PATHS = {
   back: 'M15 5l-7 7 7 7',
   warn: 'M12 3l10 18H2z M12 10v5 M12 18v.5',
   plus: 'M12 5v14 M5 12h14',
+  trash: 'M4 7h16 M9 7V4h6v3 M6 7l1 13h10l1-13',
 };
 
 /** Build the UI toolkit for one React instance and host: adapters with plain fallbacks and the page's own elements. */
@@ -1322,8 +1646,8 @@ export function createUi(React, host) {
     return adapt('Button', {onClick, disabled, title, 'aria-label': label, variant, children}, fallback);
   }
 
-  function TextInput({value, onChange, placeholder, label, disabled, inputRef, onKeyDown, className, onBlur, maxLength, list}) {
-    const props = {type: 'text', value: value ?? '', onChange: (e) => onChange && onChange(e.target.value), placeholder,
+  function TextInput({value, onChange, placeholder, label, disabled, inputRef, onKeyDown, className, onBlur, maxLength, list, title}) {
+    const props = {type: 'text', value: value ?? '', onChange: (e) => onChange && onChange(e.target.value), placeholder, title,
       'aria-label': label, disabled, ref: inputRef, onKeyDown, className: `iiid-input${className ? ` ${className}` : ''}`,
       onBlur, maxLength, list, spellCheck: false};
     if (inputRef || onKeyDown || list) return h('input', props);
@@ -1638,10 +1962,22 @@ export function createUi(React, host) {
     }, [delay]);
   }
 
-  const call = (functionId, payload, timeoutMs) => host.iii.trigger(functionId, payload ?? {}, timeoutMs ? {timeoutMs} : undefined);
+  const rawCall = (functionId, payload, timeoutMs) => host.iii.trigger(functionId, payload ?? {}, timeoutMs ? {timeoutMs} : undefined);
+  // Every answer proves the worker reachable; a call the engine cannot route starts the probe.
+  const reach = createReachability(() => rawCall('directory::kits::list', {}, 10000));
+  const call = (functionId, payload, timeoutMs) => rawCall(functionId, payload, timeoutMs).then((res) => { reach.markUp(); return res; }, (error) => {
+    if (transportProblem(error) === 'unreachable' && String(functionId).startsWith('directory::')) reach.markDown();
+    throw error;
+  });
+  /** `{down, nextAt, attempt}` of the worker's reachability, re-rendering on change. */
+  function useReachability() {
+    const [state, setState] = useState(reach.state);
+    useEffect(() => reach.subscribe(setState), []);
+    return state;
+  }
 
   return {h, React, host, Boundary, Icon, Button, TextInput, Dialog, Markdown, Editor, Choice, Tabs, Checkbox, Chip, Alert, Skeleton,
-    StepList, CopyButton, CodeLine, DiffView, DiffDialog, Confirm, ErrorNote, SplitLayout, useSubscription, useCoalesced, call};
+    StepList, CopyButton, CodeLine, DiffView, DiffDialog, Confirm, ErrorNote, SplitLayout, useSubscription, useCoalesced, call, reach, useReachability};
 }
 
 export const MIN = 60 * 1000;
@@ -1705,7 +2041,7 @@ function isBuiltinRow(row) {
 
 function createBrowsers(ui) {
   const {h, React, Button, TextInput, Dialog, Markdown, Editor, Choice, Checkbox, Chip, Alert, Skeleton, Confirm, Icon,
-    SplitLayout, useSubscription, useCoalesced, call, DiffView, ErrorNote} = ui;
+    SplitLayout, useSubscription, useCoalesced, call, DiffView, ErrorNote, useReachability} = ui;
   const {useState, useEffect, useRef, useMemo, useCallback} = React;
 
   const ROW_HEIGHT = 78;
@@ -1717,9 +2053,10 @@ function createBrowsers(ui) {
    * near the sidebar's viewport (fixed row heights, spacers above and below), so typing and
    * opening stay cheap at a thousand skills.
    */
-  function WindowedList({items, label, renderRow, scrollRef, activeKey}) {
+  function WindowedList({items, label, renderRow, scrollRef, activeKey, reveal}) {
     const windowed = items.length > WINDOW_FROM;
     const listRef = useRef(null);
+    const revealed = useRef(null);
     const [view, setView] = useState({top: 0, height: 800});
     const offsets = useMemo(() => {
       if (!windowed) return null;
@@ -1746,42 +2083,76 @@ function createBrowsers(ui) {
       globalThis.addEventListener('resize', onScroll);
       return () => { scroller.removeEventListener('scroll', onScroll); globalThis.removeEventListener('resize', onScroll); if (frame) cancelAnimationFrame(frame); };
     }, [windowed, scrollRef]);
+    // Screen readers hear the whole list's size and each row's place in it, also when windowed.
+    const positions = useMemo(() => {
+      const out = new Map();
+      for (const item of items) if (item.type !== 'group') out.set(item.key, out.size + 1);
+      return out;
+    }, [items]);
     const render = (item) => (item.type === 'group'
-      ? h('li', {key: item.key, className: 'iiid-listgroup', role: 'presentation'}, h('span', {className: 'iiid-listgroup__name'}, item.name), h('span', {className: 'iiid-muted'}, String(item.count)))
-      : renderRow(item, item.key === activeKey));
-    if (!windowed) return h('ul', {className: 'iiid-list', 'aria-label': label}, items.map(render));
+      ? h('li', {key: item.key, className: 'iiid-listgroup', role: 'presentation'}, h('h3', {className: 'iiid-listgroup__name'}, item.name),
+        h('span', {className: 'iiid-muted', 'aria-label': plural(item.count, 'entry', 'entries')}, String(item.count)))
+      : renderRow(item, item.key === activeKey, positions.get(item.key), positions.size));
+    // A row asked for (a skill just created or restored) is scrolled into view once it is listed.
+    useEffect(() => {
+      const scroller = scrollRef && scrollRef.current;
+      if (!reveal || revealed.current === reveal.n || !scroller) return;
+      const at = items.findIndex((item) => item.key === reveal.key && item.type !== 'group');
+      if (at < 0) return;
+      revealed.current = reveal.n;
+      if (!windowed) {
+        const node = listRef.current && [...listRef.current.querySelectorAll('button[data-key]')].find((b) => b.dataset.key === reveal.key);
+        if (node) node.scrollIntoView({block: 'nearest'});
+        return;
+      }
+      const list = listRef.current;
+      const listTop = list ? list.getBoundingClientRect().top - scroller.getBoundingClientRect().top + scroller.scrollTop : 0;
+      const top = listTop + offsets[at];
+      if (top < scroller.scrollTop || top + ROW_HEIGHT > scroller.scrollTop + scroller.clientHeight) {
+        scroller.scrollTop = Math.max(0, top - scroller.clientHeight / 2);
+      }
+    }, [reveal, items, windowed]);
+    if (!windowed) return h('ul', {className: 'iiid-list', 'aria-label': label, ref: listRef}, items.map(render));
     const [start, end] = windowRange(offsets, view.top, view.height);
     return h('ul', {className: 'iiid-list iiid-list--windowed', 'aria-label': label, ref: listRef,
       style: {paddingTop: `${offsets[start]}px`, paddingBottom: `${offsets[items.length] - offsets[end]}px`}},
     items.slice(start, end).map(render));
   }
 
-  const EntryRow = React.memo(function EntryRow({adapter, row, active, onOpen, badges}) {
+  const EntryRow = React.memo(function EntryRow({adapter, row, active, onOpen, badges, posInSet, setSize}) {
     const key = adapter.key(row);
     const meta = adapter.collection === 'skills'
       ? [formatSize(row.bytes), formatAgo(row.modified_at)].filter(Boolean).join(' · ')
       : originLabel(row);
-    return h('li', {className: `iiid-row${active ? ' is-active' : ''}`},
-      h('button', {type: 'button', className: 'iiid-row__btn', onClick: () => onOpen(key), 'aria-current': active ? 'true' : undefined},
+    // The name is short (title and id); chips, summary and meta are the description.
+    const title = adapter.title(row);
+    const about = `iiid-${adapter.collection}-${key}`;
+    const chips = [row.hidden ? h(Chip, {key: 'hidden'}, 'hidden') : null, ...(badges || []).map((b) => h(Chip, {key: b.text, tone: b.tone}, b.text))].filter(Boolean);
+    return h('li', {className: `iiid-row${active ? ' is-active' : ''}`, 'aria-posinset': posInSet, 'aria-setsize': setSize},
+      h('button', {type: 'button', className: 'iiid-row__btn', onClick: () => onOpen(key), 'aria-current': active ? 'true' : undefined,
+        'aria-label': title && title !== key ? `${title} · ${key}` : key, 'data-key': key,
+        'aria-describedby': [chips.length ? `${about}-chips` : '', row.description ? `${about}-desc` : '', `${about}-meta`].filter(Boolean).join(' ')},
         adapter.collection === 'agents'
           ? h('span', {className: `iiid-avatar iiid-color-${row.color || 'neutral'}`, 'aria-hidden': 'true'}, row.logo || (row.name || row.id || '?').slice(0, 1).toUpperCase())
           : null,
         h('span', {className: 'iiid-row__main'},
-          h('span', {className: 'iiid-row__title'}, h('span', {className: 'iiid-row__name'}, adapter.title(row)), row.hidden ? h(Chip, null, 'hidden') : null,
-            badges && badges.length ? badges.map((b) => h(Chip, {key: b.text, tone: b.tone}, b.text)) : null),
+          h('span', {className: 'iiid-row__title'}, h('span', {className: 'iiid-row__name'}, title),
+            chips.length ? h('span', {id: `${about}-chips`, style: {display: 'contents'}}, chips) : null),
           h('span', {className: 'iiid-row__id'}, key),
-          row.description ? h('span', {className: 'iiid-row__desc'}, row.description) : null,
-          h('span', {className: 'iiid-row__meta'}, meta))));
+          row.description ? h('span', {className: 'iiid-row__desc', id: `${about}-desc`}, row.description) : null,
+          h('span', {className: 'iiid-row__meta', id: `${about}-meta`}, meta))));
   });
 
   /** Picker with Selected / Available lists (§4.4). */
-  function Picker({title, searchLabel, own, inherited, inheritedFrom, unknown, available, status, error, onRetry, onChange, failText}) {
+  function Picker({title, searchLabel, own, inherited, inheritedFrom, unknown, available, status, error, onRetry, onChange, failText, hideInternal}) {
     const [query, setQuery] = useState('');
     const [highlight, setHighlight] = useState(0);
+    const [showInternal, setShowInternal] = useState(false);
     const unknownSet = new Set(unknown || []);
     const q = query.trim().toLowerCase();
     const ownSet = new Set(own);
-    const candidates = (available || []).filter((item) => !ownSet.has(item.id)
+    const internalCount = hideInternal ? (available || []).filter(isInternalFunction).length : 0;
+    const candidates = (available || []).filter((item) => !ownSet.has(item.id) && (showInternal || !hideInternal || !isInternalFunction(item))
       && (!q || item.id.toLowerCase().includes(q) || (item.description || '').toLowerCase().includes(q))).slice(0, 50);
     const add = (id) => { if (id && !ownSet.has(id)) onChange([...own, id]); };
     const onKeyDown = (e) => {
@@ -1807,6 +2178,8 @@ function createBrowsers(ui) {
         h('div', {className: 'iiid-picker__col'},
           h('div', {className: 'iiid-picker__head'}, 'Available'),
           h(TextInput, {value: query, onChange: (v) => { setQuery(v); setHighlight(0); }, label: searchLabel, placeholder: searchLabel, onKeyDown}),
+          internalCount ? h(Checkbox, {label: `Show ${plural(internalCount, 'internal function')}`, checked: showInternal, onChange: (v) => { setShowInternal(v); setHighlight(0); }},
+            `Show ${plural(internalCount, 'internal function')} (engine and console plumbing)`) : null,
           status === 'error' ? h(Alert, {tone: 'warn', role: 'status'}, h('span', null, failText), ' ', h('span', {className: 'iiid-muted'}, error), ' ', h(Button, {onClick: onRetry}, 'Retry'))
             : status === 'loading' ? h(Skeleton, {rows: 2})
               : h('ul', {className: 'iiid-picker__list', role: 'listbox', 'aria-label': `${title} available`}, candidates.map((item, i) => h('li', {
@@ -1857,9 +2230,10 @@ function createBrowsers(ui) {
     const f = parsed.fields;
     const set = (changes) => onDraft(setFrontmatterFields(draft, changes));
     const [models, reloadModels, tellModels] = useModels(entryKey);
-    const [functionsCatalog, reloadFunctions] = useCatalog('engine::functions::list', {}, (res) => {
+    const [functionsCatalog, reloadFunctions] = useCatalog('engine::functions::list', {include_internal: true}, (res) => {
       const rows = Array.isArray(res) ? res : (res && Array.isArray(res.functions) ? res.functions : []);
-      return rows.map((r) => (typeof r === 'string' ? {id: r} : {id: r.function_id || r.id || r.name, description: r.description || ''}))
+      return rows.map((r) => (typeof r === 'string' ? {id: r} : {id: r.function_id || r.id || r.name, description: oneLine(r.description),
+        internal: !!(r.metadata && r.metadata.internal)}))
         .filter((r) => r.id).sort((a, b) => a.id.localeCompare(b.id));
     });
     const [skillsCatalog, reloadSkills] = useCatalog('directory::skills::list', {include_description: true}, (res) => (res.skills || []).map((s) => ({id: s.id, description: s.title || s.description || ''})));
@@ -1898,7 +2272,7 @@ function createBrowsers(ui) {
         unknown: r.unknown_skills, available: skillsCatalog.items, status: skillsCatalog.status, error: skillsCatalog.error, onRetry: reloadSkills,
         onChange: (list) => set({skills: list}), failText: 'Skills could not be loaded.'}),
       h(Picker, {title: 'Preloaded functions', searchLabel: 'Search functions', own: asList(f.functions), inherited: r.functions, inheritedFrom: f.extends || r.extends,
-        unknown: r.unknown_functions, available: functionsCatalog.items, status: functionsCatalog.status, error: functionsCatalog.error, onRetry: reloadFunctions,
+        unknown: r.unknown_functions, available: functionsCatalog.items, status: functionsCatalog.status, error: functionsCatalog.error, onRetry: reloadFunctions, hideInternal: true,
         onChange: (list) => set({functions: list}), failText: 'Functions could not be loaded.'}),
       h('div', {className: 'iiid-grid'},
         h(Checkbox, {label: 'Hidden', checked: f.hidden === true, onChange: (v) => set({hidden: v ? true : null})}, 'Hidden from the new-session gallery'),
@@ -1914,16 +2288,33 @@ function createBrowsers(ui) {
     const parsed = useMemo(() => parseFrontmatter(draft), [draft]);
     const f = parsed.fields;
     const titleKey = Object.prototype.hasOwnProperty.call(f, 'title') ? 'title' : 'name';
+    const heading = typeof f[titleKey] === 'string' ? null : firstHeading(parsed.body);
+    const setTitle = (v) => onDraft(heading ? setFrontmatterFields(draft, {body: setFirstHeading(parsed.body, v)}) : setFrontmatterFields(draft, {[titleKey]: v}));
     const editor = h(Editor, {value: parsed.body, label: 'Skill body', rows: narrow ? 12 : 20, readOnly,
       onChange: (body) => onDraft(setFrontmatterFields(draft, {body}))});
     const effective = narrow && mode === 'split' ? 'edit' : mode;
     return h('div', {className: 'iiid-skilldoc'},
       h('div', {className: 'iiid-grid'},
         h('label', {className: 'iiid-field'}, h('span', {className: 'iiid-field__label'}, 'Title'),
-          h(TextInput, {value: typeof f[titleKey] === 'string' ? f[titleKey] : '', label: 'Title', disabled: readOnly, onChange: (v) => onDraft(setFrontmatterFields(draft, {[titleKey]: v}))})),
+          h(TextInput, {value: typeof f[titleKey] === 'string' ? f[titleKey] : (heading ? heading.text : ''), label: 'Title', disabled: readOnly, onChange: setTitle})),
         h('label', {className: 'iiid-field'}, h('span', {className: 'iiid-field__label'}, 'Description'),
           h(TextInput, {value: typeof f.description === 'string' ? f.description : '', label: 'Description', disabled: readOnly, onChange: (v) => onDraft(setFrontmatterFields(draft, {description: v}))}))),
       h(SplitLayout, {mode: effective, ratio, onRatio, editor, preview: h(Markdown, {content: parsed.body})}));
+  }
+
+  const firstLine = (lines) => {
+    const line = (lines.find((l) => l.trim() !== '') || '').trim();
+    return line ? `“${line.length > 48 ? `${line.slice(0, 47)}…` : line}”` : 'nothing';
+  };
+
+  /** The merge's unresolved conflicts, each with its own way out; Save waits for all of them. */
+  function ConflictList({conflicts, onTake}) {
+    return h('section', {className: 'iiid-banner iiid-banner--warn iiid-conflicts', 'aria-label': 'Merge conflicts'},
+      h('p', null, `${plural(conflicts.length, 'conflict')} left from the merge. Save waits until each is resolved: keep yours, keep the disk version, or edit the text between <<<<<<< and >>>>>>>.`),
+      h('ol', {className: 'iiid-conflicts__list'}, conflicts.map((c, i) => h('li', {key: `${i}:${c.open}`, className: 'iiid-conflicts__item', role: 'group', 'aria-label': `Conflict ${i + 1}`},
+        h('span', {className: 'iiid-conflicts__text'}, `Conflict ${i + 1}: yours ${firstLine(c.mine)} · on disk ${firstLine(c.theirs)}`),
+        h(Button, {onClick: () => onTake(i, 'mine')}, 'Keep yours'),
+        h(Button, {onClick: () => onTake(i, 'theirs')}, 'Keep disk version')))));
   }
 
   /** The generic browser of one collection: list, filter, document, save, revert, delete, create. */
@@ -1966,12 +2357,22 @@ function createBrowsers(ui) {
     useEffect(() => { onDirty(dirty); }, [dirty]);
     useEffect(() => { if (setNarrowDocument) setNarrowDocument(!!doc); }, [!!doc]);
 
-    // Drafts survive unmounting: write on every change (draftAction decides).
+    // Drafts survive unmounting: write on every change (draftAction decides), with the text and
+    // hash they are based on, so a restored draft is compared and guarded like a live edit.
+    // The hash is computed when a draft is first written, once per base text (not on every open).
+    const baseHash = useRef({text: null, hash: ''});
+    const hashOfBase = (text) => {
+      if (baseHash.current.text !== text) baseHash.current = {text, hash: sha256Hex(text)};
+      return baseHash.current.hash;
+    };
     useEffect(() => {
       if (!doc) return;
       const action = draftAction({loading: doc.loading, draft: doc.draft, loaded: doc.loaded});
       const key = draftKey(doc.creating ? null : doc.key);
-      if (action === 'write') storageSet(key, {content: doc.draft, base: doc.loaded, saved_at: new Date().toISOString(), ...(doc.creating ? {id: doc.newId} : {})});
+      if (action === 'write') {
+        storageSet(key, {content: doc.draft, base: doc.loaded, ...(doc.creating ? {id: doc.newId} : {base_sha256: hashOfBase(doc.loaded)}),
+          saved_at: new Date().toISOString()});
+      }
       else if (action === 'clear') storageSet(key, null);
     }, [doc && doc.draft, doc && doc.loaded, doc && doc.loading]);
 
@@ -1991,19 +2392,20 @@ function createBrowsers(ui) {
       setReadOnlyIds((ids) => (ids.has(key) === readOnly ? ids : (() => { const next = new Set(ids); if (readOnly) next.add(key); else next.delete(key); return next; })()));
     };
 
-    const open = useCallback((key, {force} = {}) => {
+    const open = useCallback((key, {force, reopening} = {}) => {
       const mine = ++token.current;
       setDoc({key, loading: true, loaded: '', draft: '', state: 'loading', resolved: null, banner: null, error: ''});
       fetchEntry(key).then((res) => {
         if (token.current !== mine) return;
         const text = adapter.text(res);
         noteOrigin(key, res);
-        const stored = force ? null : storageGet(draftKey(key), null);
-        const restored = stored && typeof stored.content === 'string' && stored.content !== text ? stored.content : null;
-        setDoc({key, loading: false, loaded: text, draft: restored ?? text, state: 'ready', resolved: res,
-          banner: restored != null && stored.base !== text ? 'changed' : null, error: ''});
+        const restored = restoreDraft(force ? null : storageGet(draftKey(key), null), text);
+        setDoc({key, loading: false, state: 'ready', resolved: res, error: '', loaded: text, draft: text, banner: null,
+          ...(restored ? {...restored, diskResolved: restored.diskText != null ? res : null} : {})});
       }, (err) => {
         if (token.current !== mine) return;
+        // A document reopened for this tab that is gone since just stays closed.
+        if (reopening && ['D110', 'D410'].includes(errorCode(err))) { setDoc(null); return; }
         setDoc({key, loading: false, loaded: '', draft: '', state: 'error', resolved: null, banner: null, error: cleanError(err)});
       });
     }, [adapter]);
@@ -2047,6 +2449,18 @@ function createBrowsers(ui) {
       else if (request.key) select(request.key);
     }, [request && request.id]);
 
+    // This tab's open document survives the page being unmounted (the worker went away and its
+    // assets with it) and comes back with its draft when the page is mounted again.
+    const openKey = `open:${pane}:${adapter.collection}`;
+    useEffect(() => {
+      const key = storageGet(openKey, null, globalThis.sessionStorage);
+      if (typeof key === 'string' && key && !docRef.current && !request) open(key, {reopening: true});
+    }, []);
+    useEffect(() => {
+      if (doc && doc.creating) return;
+      storageSet(openKey, doc && doc.state !== 'error' ? doc.key : null, globalThis.sessionStorage);
+    }, [doc && doc.key, doc && doc.creating, doc && doc.state]);
+
     const clearSelection = () => guard(() => { token.current += 1; setDoc(null); });
 
     const onDraft = (text) => setDoc((d) => (d ? {...d, draft: text, saveError: ''} : d));
@@ -2078,6 +2492,19 @@ function createBrowsers(ui) {
     const scheduleRefresh = useCoalesced(refreshOpen, 250);
     useSubscription(adapter.trigger, adapter.topic, adapter.subscriber, () => scheduleRefresh());
 
+    // While the worker cannot be reached the document is read-only; when it answers again the
+    // list and the open document are read anew (a failed open is retried).
+    const offline = useReachability().down;
+    const wasOffline = useRef(offline);
+    useEffect(() => {
+      if (wasOffline.current && !offline) {
+        const current = docRef.current;
+        if (current && current.state === 'error' && !current.creating) open(current.key);
+        else refreshOpen();
+      }
+      wasOffline.current = offline;
+    }, [offline]);
+
     /** Open the compare view of the draft against `disk`, the file's text now. */
     const showCompare = (disk, diskResolved) => setDoc((d) => (d ? {...d, saving: false, saveError: '', compare: {disk, diskResolved}} : d));
 
@@ -2085,15 +2512,23 @@ function createBrowsers(ui) {
       const current = docRef.current;
       if (!current || current.saving || current.banner === 'gone') return;
       if (!current.creating && current.draft === current.loaded && base == null) return;
-      if (base == null && current.banner === 'changed' && current.diskText != null) { showCompare(current.diskText, current.diskResolved); return; }
+      if (blocksSave(current.draft, current.loaded)) return;
+      if (base == null && current.banner === 'changed' && current.diskText != null) {
+        // Compare against the file as it is now, not as the last change event read it.
+        setDoc((d) => ({...d, saving: true}));
+        try { const res = await fetchEntry(current.key); showCompare(adapter.text(res), res); } catch { showCompare(current.diskText, current.diskResolved); }
+        return;
+      }
       const expected = sha256Hex(base ?? current.loaded);
+      const sent = current.draft;
       setDoc((d) => ({...d, saving: true, saveError: '', compare: null}));
       try {
         let key = current.key;
         if (current.creating) {
-          const res = await call(adapter.create, {id: current.newId.trim(), content: current.draft});
+          const res = await call(adapter.create, {id: current.newId.trim(), content: sent});
           key = res.id || current.newId.trim();
           storageSet(draftKey(null), null);
+          setReveal({key, n: Date.now()});
         } else if (adapter.collection === 'agents') {
           const before = parseFrontmatter(current.loaded);
           const after = parseFrontmatter(current.draft);
@@ -2105,19 +2540,23 @@ function createBrowsers(ui) {
             if (added.length) await call('directory::agents::functions::add', {id: key, functions: added});
             if (removed.length) await call('directory::agents::functions::remove', {id: key, functions: removed});
           } else {
-            const res = await call(adapter.update, {id: key, content: current.draft, expected_sha256: expected});
+            const res = await call(adapter.update, {id: key, content: sent, expected_sha256: expected});
             key = res.id || key;
           }
           storageSet(draftKey(current.key), null);
         } else {
-          const res = await call(adapter.update, {id: key, content: current.draft, expected_sha256: expected});
+          const res = await call(adapter.update, {id: key, content: sent, expected_sha256: expected});
           storageSet(draftKey(current.key), null);
           key = res.id || key;
         }
         const res = await fetchEntry(key);
         token.current += 1;
         const text = adapter.text(res);
-        setDoc({key, loading: false, loaded: text, draft: text, state: 'ready', resolved: res, banner: null, error: '', justSaved: true});
+        // A snapshot was sent: text typed while it saved stays in the draft, still unsaved.
+        setDoc((d) => (d && (d.creating ? current.creating : d.key === current.key)
+          ? {...afterSave(d, sent, text), key, creating: false, newId: undefined, loading: false, state: 'ready', resolved: res,
+            banner: null, diskText: null, diskResolved: null, error: '', saving: false, saveError: '', compare: null, justSaved: true}
+          : d));
         loadList();
       } catch (err) {
         if (!current.creating && isStaleWrite(err)) {
@@ -2138,11 +2577,10 @@ function createBrowsers(ui) {
       const {disk, diskResolved} = current.compare;
       if (how === 'reload') {
         storageSet(draftKey(current.key), null);
-        setDoc((d) => ({...d, loaded: disk, draft: disk, resolved: diskResolved || d.resolved, banner: null, diskText: null, compare: null, mergeConflicts: 0}));
+        setDoc((d) => ({...d, loaded: disk, draft: disk, resolved: diskResolved || d.resolved, banner: null, diskText: null, compare: null}));
       } else if (how === 'merge') {
         const merged = merge3(current.loaded, current.draft, disk);
-        setDoc((d) => ({...d, loaded: disk, draft: merged.text, resolved: diskResolved || d.resolved, banner: null, diskText: null, compare: null,
-          mergeConflicts: merged.conflicts}));
+        setDoc((d) => ({...d, loaded: disk, draft: merged.text, resolved: diskResolved || d.resolved, banner: null, diskText: null, compare: null}));
       } else if (how === 'overwrite') {
         setDoc((d) => ({...d, compare: null}));
         save({base: disk});
@@ -2151,7 +2589,9 @@ function createBrowsers(ui) {
 
     const revert = () => {
       storageSet(draftKey(doc && !doc.creating ? doc.key : null), null);
-      setDoc((d) => ({...d, draft: d.loaded, saveError: ''}));
+      setDoc((d) => (d.diskText != null
+        ? {...d, loaded: d.diskText, draft: d.diskText, resolved: d.diskResolved || d.resolved, banner: null, diskText: null, saveError: ''}
+        : {...d, draft: d.loaded, saveError: ''}));
     };
 
     const reloadFromDisk = () => {
@@ -2160,19 +2600,43 @@ function createBrowsers(ui) {
       else open(doc.key, {force: true});
     };
 
+    // After a delete: say so with Undo (the text is still held here) and put focus on the next row.
+    const [undo, setUndo] = useState(null);
+    const focusRow = (key) => {
+      const node = key && rootRef.current ? [...rootRef.current.querySelectorAll('button[data-key]')].find((b) => b.dataset.key === key) : null;
+      if (node) node.focus();
+      else if (filterRef.current) filterRef.current.focus();
+    };
     const remove = async () => {
       const key = doc.key;
+      const content = doc.loaded;
+      const next = neighbourKey(itemsRef.current, key);
       setConfirm(null);
       try {
         await call(adapter.remove, {id: key});
         storageSet(draftKey(key), null);
         token.current += 1;
         setDoc(null);
-        loadList();
+        setUndo({key, content, error: ''});
+        await loadList();
+        focusRow(next);
       } catch (err) {
         setDoc((d) => ({...d, saveError: cleanError(err), saveOp: 'delete'}));
       }
     };
+    const undoDelete = async () => {
+      const {key, content} = undo;
+      try {
+        await call(adapter.create, {id: key, content});
+        setUndo(null);
+        await loadList();
+        open(key);
+        setReveal({key, n: Date.now()});
+      } catch (err) {
+        setUndo((u) => ({...u, error: cleanError(err)}));
+      }
+    };
+    const [reveal, setReveal] = useState(null);
 
     // Ctrl/Cmd+S saves while focus is inside the page; `/` focuses the filter from anywhere on
     // the page (not while typing, not while a dialog is open, only while this list is shown).
@@ -2227,6 +2691,8 @@ function createBrowsers(ui) {
       [entries, deferredFilter, adapter, bodyHits]);
 
     const rowCount = useMemo(() => items.reduce((n, item) => n + (item.type === 'row' ? 1 : 0), 0), [items]);
+    const itemsRef = useRef(items);
+    itemsRef.current = items;
     const selectRef = useRef(select);
     selectRef.current = select;
     const onOpen = useCallback((key) => selectRef.current(key), []);
@@ -2248,28 +2714,39 @@ function createBrowsers(ui) {
       if (action === 'open' && doc && doc.creating) openExisting(doc.newId.trim());
       else if (action === 'reload') loadList();
       else if (action === 'copy') copyToSkills();
+      else if (action === 'retry' && doc && doc.saveOp !== 'delete') save();
+      else if (action === 'retry') setConfirm({kind: 'delete', key: doc.key, override: overridesBuiltin});
     };
 
     const sidebar = h('aside', {className: 'iiid-sidebar', hidden: !panes.list, ref: sidebarRef},
       h('div', {className: 'iiid-sidebar__tools'},
         h(Button, {variant: 'primary', onClick: startCreate}, h(Icon, {name: 'plus', size: 14}), ' ', adapter.newLabel),
-        h(TextInput, {value: filter, onChange: setFilter, label: 'Filter', placeholder: adapter.collection === 'skills' ? 'Filter by id, title, summary or body text  /' : 'Filter  /', inputRef: filterRef,
+        h(TextInput, {value: filter, onChange: setFilter, label: 'Filter', placeholder: adapter.collection === 'skills' ? 'Filter incl. body text  /' : 'Filter  /', inputRef: filterRef,
+          title: adapter.collection === 'skills' ? 'Matches ids, titles, summaries and the text of skill bodies; / focuses it' : undefined,
           onKeyDown: (e) => { if (e.key === 'Escape') setFilter(''); }})),
-      h('div', {className: 'iiid-count'}, plural(rowCount, adapter.noun), searchingBodies ? ' · searching bodies…' : ''),
+      undo ? h('div', {className: 'iiid-banner iiid-banner--neutral iiid-undo', role: 'status'},
+        h('span', null, undo.error ? `Could not restore ${undo.key}: ${undo.error}` : `Deleted ${undo.key}.`),
+        h(Button, {onClick: undoDelete}, 'Undo'), h(Button, {variant: 'ghost', label: 'Dismiss', onClick: () => setUndo(null)}, h(Icon, {name: 'close', size: 14}))) : null,
+      h('div', {className: 'iiid-count', role: 'status'}, list.status === 'loading' ? `Loading ${adapter.nouns}…` : (list.status === 'error' ? '' : plural(rowCount, adapter.noun)),
+        searchingBodies ? ' · searching bodies…' : ''),
       list.status === 'loading' ? h(Skeleton, null)
         : list.status === 'error' ? h(Alert, {title: adapter.loadError}, h('p', null, list.error), h(Button, {onClick: loadList}, 'Retry'))
           : rowCount === 0 && list.rows.length > 0 && searchingBodies ? h('p', {className: 'iiid-empty'}, 'Searching skill bodies…')
           : rowCount === 0 && list.rows.length > 0 ? h('div', {className: 'iiid-empty'}, h('p', null, `No ${adapter.nouns} match “${deferredFilter.trim()}”.`),
             h(Button, {onClick: () => setFilter('')}, 'Clear filter'))
           : rowCount === 0 ? h('p', {className: 'iiid-empty'}, adapter.empty)
-            : h(WindowedList, {items, label: adapter.nouns, scrollRef: sidebarRef, activeKey: doc && !doc.creating ? doc.key : null,
-              renderRow: (item, active) => h(EntryRow, {key: item.key, adapter, row: item.row, active, onOpen,
+            : h(WindowedList, {items, label: adapter.nouns, scrollRef: sidebarRef, activeKey: doc && !doc.creating ? doc.key : null, reveal,
+              renderRow: (item, active, posInSet, setSize) => h(EntryRow, {key: item.key, adapter, row: item.row, active, onOpen, posInSet, setSize,
                 badges: rowBadges.get(item.key) || badgeMap.get(item.key)})}));
 
+    const conflicts = useMemo(() => (doc ? conflictBlocks(doc.draft) : []), [doc && doc.draft]);
+    const blocked = !!doc && conflicts.length > 0 && blocksSave(doc.draft, doc.loaded);
     let document = null;
     if (doc) {
       const isDirty = doc.draft !== doc.loaded;
-      const saveState = doc.saving ? 'Saving…' : (doc.saveError ? 'Not saved' : (isDirty ? 'Unsaved changes' : (doc.creating ? 'Not created yet' : 'Saved')));
+      const saveState = doc.state === 'loading' ? 'Loading…' : (doc.state === 'error' ? 'Not loaded'
+        : (doc.saving ? 'Saving…' : (doc.saveError ? 'Not saved' : (blocked ? 'Conflicts to resolve'
+          : (isDirty ? (offline ? 'Unsaved changes · kept in this browser' : 'Unsaved changes') : (doc.creating ? 'Not created yet' : 'Saved'))))));
       const newId = doc.creating ? doc.newId.trim() : '';
       const clash = newId ? list.rows.find((row) => adapter.key(row) === newId) : null;
       const clashBuiltin = !!clash && isBuiltinRow(clash);
@@ -2282,26 +2759,27 @@ function createBrowsers(ui) {
       const mode = narrow && view.mode === 'split' ? 'edit' : view.mode;
       document = h('section', {className: 'iiid-doc', hidden: !panes.document, 'aria-label': doc.creating ? adapter.newLabel : `${adapter.crumb} ${doc.key}`},
         h('div', {className: 'iiid-doc__bar'},
-          narrow ? h(Button, {variant: 'ghost', label: 'Back', onClick: clearSelection}, h(Icon, {name: 'back'}), ' Back') : null,
+          narrow ? h(Button, {variant: 'ghost', label: 'Back', onClick: clearSelection}, h(Icon, {name: 'back'}), h('span', {className: 'iiid-btn__text'}, ' Back')) : null,
           h('span', {className: 'iiid-crumb'}, doc.creating ? adapter.newLabel : `${adapter.crumb} · ${doc.key}`),
           h('span', {className: 'iiid-spacer'}),
           h(Choice, {label: 'View mode', value: mode, onChange: setView, options: modes}),
           h('span', {className: `iiid-savestate${doc.saveError ? ' is-error' : ''}`, role: 'status'}, saveState),
-          readOnly ? h(Button, {variant: 'primary', onClick: copyToSkills}, 'Copy to skills folder')
+          readOnly ? h(Button, {variant: 'primary', onClick: copyToSkills, disabled: doc.state !== 'ready'}, 'Copy to skills folder')
           : doc.creating
             ? h(Button, {variant: 'primary', disabled: !idOk || doc.saving, onClick: () => save()}, doc.saving ? 'Saving…' : (clashBuiltin ? 'Create override' : 'Create'))
-            : h(Button, {variant: 'primary', disabled: doc.saving || !isDirty || doc.banner === 'gone' || doc.state !== 'ready', onClick: () => save(),
-              title: isDirty ? undefined : 'Nothing changed since the last save'}, doc.saving ? 'Saving…' : 'Save'),
+            : h(Button, {variant: 'primary', disabled: doc.saving || !isDirty || blocked || offline || doc.banner === 'gone' || doc.state !== 'ready', onClick: () => save(),
+              title: offline ? 'The worker is not reachable' : (blocked ? 'Resolve the merge conflicts first' : (isDirty ? undefined : 'Nothing changed since the last save'))},
+            doc.saving ? 'Saving…' : 'Save'),
           readOnly ? null : h(Button, {disabled: !isDirty, onClick: revert}, 'Revert'),
-          !doc.creating && !builtin && !readOnly ? h(Button, {variant: 'danger', onClick: () => setConfirm({kind: 'delete', key: doc.key, override: overridesBuiltin}), disabled: doc.state !== 'ready'},
-            overridesBuiltin ? 'Delete override' : 'Delete') : null),
+          !doc.creating && !builtin && !readOnly ? h(Button, {variant: 'danger', onClick: () => setConfirm({kind: 'delete', key: doc.key, override: overridesBuiltin}), disabled: doc.state !== 'ready',
+            label: overridesBuiltin ? 'Delete override' : 'Delete'}, h(Icon, {name: 'trash', size: 14}), h('span', {className: 'iiid-btn__text'}, overridesBuiltin ? ' Delete override' : ' Delete')) : null),
         doc.banner === 'changed' ? h(Alert, {tone: 'warn', role: 'alert'}, h('span', null, `${doc.key} changed on disk while you were editing.`), ' ',
           h(Button, {onClick: reloadFromDisk}, 'Reload'), h(Button, {variant: 'ghost', onClick: () => setDoc((d) => ({...d, banner: null}))}, 'Keep editing')) : null,
         doc.banner === 'gone' ? h(Alert, {tone: 'alert'}, `${doc.key} no longer exists on disk.`) : null,
         readOnly ? h(Alert, {tone: 'neutral', role: 'status'}, h('span', null, 'Read-only: another tool installed this skill in an agent-skills folder. Copy it to your skills folder to change it.')) : null,
         kitOwner && isDirty ? h(Alert, {tone: 'warn', role: 'status'},
           `This ${adapter.noun} comes from kit ${kitOwner}. Saving makes it differ from the kit; the next update of the kit will ask you to merge.`) : null,
-        doc.mergeConflicts ? h(Alert, {tone: 'warn', role: 'status'}, `The merge left ${plural(doc.mergeConflicts, 'conflict')}: keep one side of each block between <<<<<<< and >>>>>>>, then save.`) : null,
+        blocked ? h(ConflictList, {conflicts, onTake: (i, side) => onDraft(takeSide(docRef.current.draft, i, side))}) : null,
         h(ErrorNote, {error: doc.saveError, context: {op: doc.saveOp || 'update', noun: adapter.noun}, onAction: onErrorAction}),
         clash && clashBuiltin ? h(Alert, {tone: 'warn', role: 'status'},
           `“${newId}” is a built-in ${adapter.noun}. Creating it saves a local override that replaces the built-in; new sessions that use “${newId}” get yours until you delete it.`) : null,
@@ -2317,9 +2795,11 @@ function createBrowsers(ui) {
           doc.newId && !adapter.idOk(doc.newId.trim()) ? h('span', {className: 'iiid-fielderror'}, adapter.collection === 'skills'
             ? 'Use lowercase segments separated by /.' : 'Use 1–64 lowercase letters, digits, _ or -.') : null) : null,
         doc.state === 'loading' ? h(Skeleton, {rows: 6})
-          : doc.state === 'error' ? h(Alert, {title: `Could not load ${doc.key}.`}, doc.error)
+          : doc.state === 'error' ? h('div', {className: 'iiid-docerror'},
+            h(ErrorNote, {error: doc.error, title: `Could not load ${doc.key}.`, context: {op: 'get', noun: adapter.noun}, onAction: (action) => (action === 'reload' ? loadList() : open(doc.key))}),
+            humanError(doc.error, {op: 'get'}).action ? null : h(Button, {onClick: () => open(doc.key)}, 'Retry'))
             : adapter.collection === 'skills'
-              ? h(SkillFields, {draft: doc.draft, onDraft, mode, narrow, ratio: view.ratio, onRatio: setRatio, readOnly})
+              ? h(SkillFields, {draft: doc.draft, onDraft, mode, narrow, ratio: view.ratio, onRatio: setRatio, readOnly: readOnly || offline})
               : h(SplitLayout, {mode, ratio: view.ratio, onRatio: setRatio,
                 editor: h(AgentForm, {draft: doc.draft, onDraft, resolved: doc.resolved, agents: list.rows, creating: doc.creating, narrow, entryKey: doc.creating ? '' : doc.key}),
                 preview: h(Markdown, {content: parseFrontmatter(doc.draft).body})}));
@@ -2425,11 +2905,6 @@ function createKits(ui) {
           ]);
   }
 
-  function updateStatus(k) {
-    if (!k.update) return null;
-    if (k.update.available) return `↑ ${k.update.available} available${k.update.major ? ' · major' : ''}`;
-    return 'up to date';
-  }
 
   function Overview({data, loadError, loading, reload, route, onRoute, checking, onCheck, openUpdate, busyKit, notice, setNotice}) {
     const [text, setText] = useState('');
@@ -2483,21 +2958,21 @@ function createKits(ui) {
       : kits.length === 0 ? h('div', {className: 'iiid-emptycard'}, h('p', null, 'No kits installed'),
         h('p', {className: 'iiid-muted'}, 'Or from a terminal: ', h('code', null, 'iii trigger directory::download-kit kit=<author>/<kit>')))
         : h('div', {className: 'iiid-cards'}, kits.map((k) => {
-          const status = updateStatus(k);
+          const status = kitStatus(k, pending);
           const files = k.files || {};
           const facts = [plural(files.agents || 0, 'profile'), plural(files.skills || 0, 'skill'), plural(countOf(k.workers), 'worker')].join(' · ');
           const extra = [files.edited > 0 ? `${plural(files.edited, 'file')} edited by you` : null, files.missing > 0 ? `${files.missing} missing` : null,
             files.skipped > 0 ? `${files.skipped} kept yours` : null].filter(Boolean);
-          const pendingUpdate = pending.find((p) => p.kit === k.kit && p.kind === 'update');
+          const pendingUpdate = status.plan;
           return h('div', {key: k.kit, className: 'iiid-kitcard'},
             h('button', {type: 'button', className: 'iiid-kitcard__main', 'aria-label': `${k.kit} ${k.version}`, onClick: () => onRoute({name: 'kit', kit: k.kit})},
               h(KitMark, {kit: k.kit}),
               h('span', {className: 'iiid-kitcard__text'},
                 h('span', {className: 'iiid-kitcard__title'}, h('strong', null, k.kit), ' ', h('span', {className: 'iiid-kitcard__version'}, k.version)),
-                status ? h('span', {className: `iiid-kitcard__status${k.update && k.update.available ? ' is-update' : ''}`}, status) : null,
+                status.text ? h('span', {className: `iiid-kitcard__status${status.update ? ' is-update' : ''}`}, status.text) : null,
                 h('span', {className: 'iiid-muted'}, facts),
                 extra.length ? h('span', {className: 'iiid-kitcard__extra'}, extra.join(' · ')) : null)),
-            k.update && k.update.available ? h(Button, {disabled: busyKit === k.kit, onClick: () => openUpdate(k.kit, pendingUpdate)},
+            status.update ? h(Button, {disabled: busyKit === k.kit, onClick: () => openUpdate(k.kit, pendingUpdate)},
               busyKit === k.kit ? 'Planning…' : (pendingUpdate ? 'Review update' : 'View update')) : null);
         })),
       data ? h('p', {className: 'iiid-footer-line'}, `kits.lock · ${data.lock_path}`) : null);
@@ -2757,7 +3232,7 @@ function createKits(ui) {
       work = h(PlanRoute, {key: route.planId, planId: route.planId, onRoute, onOpenAgent, plansState: plansState.current, narrow,
         notice: planNotice && planNotice.planId === route.planId ? planNotice.text : null, refreshList: reload});
     } else work = h(Overview, {data, loadError: error, loading, reload, route, onRoute, checking, onCheck: check, openUpdate, busyKit, notice, setNotice});
-    return h('div', {className: 'iiid-browser iiid-kits', hidden: !visible},
+    return h('section', {className: 'iiid-browser iiid-kits', hidden: !visible, 'aria-label': 'Kits'},
       sideVisible ? h(KitsSidebar, {data, error, loading, onRoute, route, checking, onCheck: check, checkError, reload}) : null,
       workVisible ? h('section', {className: 'iiid-doc iiid-kits__work'},
         narrow && route.name !== 'home' && route.name !== 'kit' && route.name !== 'plan'
@@ -2771,7 +3246,7 @@ function createKits(ui) {
 // ============================================================================ page shell (§4.2)
 
 function createShell(ui, browsers, kits) {
-  const {h, React, host, Choice, Icon, useSubscription, useCoalesced, call} = ui;
+  const {h, React, host, Button, Choice, Icon, useSubscription, useCoalesced, call} = ui;
   const {useState, useEffect, useRef, useCallback} = React;
   const {EntryBrowser} = browsers;
   const {KitsView} = kits;
@@ -2785,6 +3260,7 @@ function createShell(ui, browsers, kits) {
     const [mounted, setMounted] = useState(() => new Set([collection]));
     const [attention, setAttention] = useState(0);
     const [narrow, setNarrow] = useState(false);
+    const [phone, setPhone] = useState(false);
     const [requests, setRequests] = useState({});
     const [dirty, setDirtyMap] = useState({});
     const [pendingLink, setPendingLink] = useState(null);
@@ -2798,11 +3274,15 @@ function createShell(ui, browsers, kits) {
       storageSet(`collection:${pane}`, next);
     };
 
-    const [kitNames, setKitNames] = useState([]);
+    const [kitOwners, setKitOwners] = useState(() => new Map());
     const loadBadge = useCallback(() => call('directory::kits::list', {}).then((res) => {
       setAttention(Number(res && res.attention) || 0);
       const names = ((res && res.kits) || []).map((k) => k.kit).filter((k) => typeof k === 'string').sort();
-      setKitNames((was) => (was.join('\n') === names.join('\n') ? was : names));
+      return Promise.all(names.map((kit) => call('directory::kits::get', {kit}).catch(() => null))).then((details) => {
+        const owners = skillOwners(details);
+        const same = (a, b) => a.size === b.size && [...a].every(([id, kit]) => b.get(id) === kit);
+        setKitOwners((was) => (same(was, owners) ? was : owners));
+      });
     }, () => {}), []);
     useEffect(() => { loadBadge(); }, [loadBadge]);
     const scheduleBadge = useCoalesced(loadBadge, 250);
@@ -2816,7 +3296,7 @@ function createShell(ui, browsers, kits) {
       if (!node || typeof globalThis.ResizeObserver !== 'function') return undefined;
       const observer = new globalThis.ResizeObserver((entries) => {
         const width = entries[0] && entries[0].contentRect ? entries[0].contentRect.width : node.clientWidth;
-        if (width > 0) setNarrow(width < 850);
+        if (width > 0) { setNarrow(width < 850); setPhone(width < 520); }
       });
       observer.observe(node);
       return () => observer.disconnect();
@@ -2860,7 +3340,7 @@ function createShell(ui, browsers, kits) {
       {value: 'kits', label: 'Kits', ariaLabel: 'Kits', title: badge ? `Kits · ${attention} need attention` : 'Kits',
         content: [h(Icon, {key: 'i', name: 'puzzle'}), h('span', {key: 't', className: 'iiid-choice__text'}, 'Kits'), badge ? h('span', {key: 'b', className: 'iiid-badge', 'aria-hidden': 'true'}, badge) : null]},
     ];
-    return h('div', {className: `iiid-page${narrow ? ' iiid-narrow' : ''}`, ref: rootRef, 'data-iii-directory-version': PAGE_VERSION},
+    return h('div', {className: `iiid-page${narrow ? ' iiid-narrow' : ''}${phone ? ' iiid-phone' : ''}`, ref: rootRef, 'data-iii-directory-version': PAGE_VERSION},
       h('header', {className: 'iiid-header'},
         h(Icon, {name: 'file', size: 18}),
         h('div', {className: 'iiid-header__text'},
@@ -2868,15 +3348,32 @@ function createShell(ui, browsers, kits) {
           h('p', {className: 'iiid-subtitle'}, 'Filesystem-backed skills, agent profiles and kits')),
         h('span', {className: 'iiid-spacer'}),
         typeof props.onRequestClose === 'function' ? h('button', {type: 'button', className: 'iiid-iconbtn', 'aria-label': 'Close', onClick: props.onRequestClose}, h(Icon, {name: 'close'})) : null),
+      connection === 'connected' ? h(WorkerBanner) : null,
       connection !== 'connected' ? h('div', {className: 'iiid-banner iiid-banner--warn iiid-connection', role: 'status'},
         connection === 'connecting' ? 'Reconnecting to the engine…' : 'Not connected to the engine. Your drafts are kept in this browser; saving works again once the connection is back.') : null,
       h('nav', {className: 'iiid-switcher'}, h(Choice, {label: 'Browse skills, agent profiles or kits', value: collection, onChange: setCollection, options})),
       h('div', {className: 'iiid-body'},
-        mounted.has('skills') ? h(EntryBrowser, {adapter: ADAPTERS.skills, visible: collection === 'skills', narrow, pane, request: requests.skills, onDirty: onDirty('skills'), kits: kitNames}) : null,
-        mounted.has('agents') ? h(EntryBrowser, {adapter: ADAPTERS.agents, visible: collection === 'agents', narrow, pane, request: requests.agents, onDirty: onDirty('agents'), kits: kitNames}) : null,
+        mounted.has('skills') ? h(EntryBrowser, {adapter: ADAPTERS.skills, visible: collection === 'skills', narrow, pane, request: requests.skills, onDirty: onDirty('skills'), kits: kitOwners}) : null,
+        mounted.has('agents') ? h(EntryBrowser, {adapter: ADAPTERS.agents, visible: collection === 'agents', narrow, pane, request: requests.agents, onDirty: onDirty('agents'), kits: kitOwners}) : null,
         mounted.has('kits') ? h(KitsView, {visible: collection === 'kits', narrow, request: requests.kits,
           onOpenAgent: (key) => navigate({collection: 'agents', key}), onEdit: (coll, key) => navigate({collection: coll, key})}) : null),
       pendingLink ? null : null);
+  }
+
+  /** One banner while the worker cannot be reached: what happened, when the page retries, Retry now. */
+  function WorkerBanner() {
+    const state = ui.useReachability();
+    const [, tick] = useState(0);
+    useEffect(() => {
+      if (!state.down) return undefined;
+      const timer = setInterval(() => tick((n) => n + 1), 1000);
+      return () => clearInterval(timer);
+    }, [state.down]);
+    if (!state.down) return null;
+    const seconds = Math.max(0, Math.ceil((state.nextAt - Date.now()) / 1000));
+    return h('div', {className: 'iiid-banner iiid-banner--warn iiid-banner--row iiid-connection', role: 'status'},
+      h('span', null, `The iii-directory worker is not reachable. Open documents are read-only and drafts stay in this browser; retrying ${seconds ? `in ${seconds} s` : 'now'}…`),
+      h(Button, {onClick: () => ui.reach.retry()}, 'Retry now'));
   }
 
   return {DirectoryPage};
