@@ -8,6 +8,7 @@ Registration frames, `iii-directory call`, `iii-directory schema` and the tests 
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -34,7 +35,10 @@ class FunctionSpec:
     id: str
     description: str
     request: type[Request]
-    response: type[Response] | None
+    response: type[Response] | str | None
+    """The response model, or `"module:Name"` naming it: imported only to generate the schema,
+    so a surface whose handlers get their responses from a domain module registers without
+    building those models (registration reads the published frames: `published.py`)."""
     handler: Handler
     metadata: Mapping[str, Any] = field(default_factory=dict)
     timeout_s: float | None = None
@@ -43,10 +47,19 @@ class FunctionSpec:
     def request_schema(self) -> dict[str, Any]:
         return draft07_schema(self.request, mode="validation")
 
+    def response_model(self) -> type[Response] | None:
+        """`response`, a `"module:Name"` reference imported."""
+        if not isinstance(self.response, str):
+            return self.response
+        module, _, name = self.response.partition(":")
+        model: type[Response] = getattr(importlib.import_module(module), name)
+        return model
+
     def response_schema(self) -> dict[str, Any] | None:
-        if self.response is None:
+        model = self.response_model()
+        if model is None:
             return None
-        return draft07_schema(self.response, mode="serialization")
+        return draft07_schema(model, mode="serialization")
 
     def registration(self) -> dict[str, Any]:
         """The `registerfunction` frame body (without `type`)."""

@@ -16,7 +16,6 @@ from pydantic import Field
 
 from ..content.files import modified_at
 from ..content.ids import normalize_skill_id
-from ..content.skills_index import render_index
 from ..content.stale import EXPECTED_SHA256_TEXT
 from ..content.visibility import InstalledWorkers
 from ..content.watch import start_watcher, stop_watcher
@@ -24,11 +23,13 @@ from ..context import Context
 from ..models import Empty, OptionalText, Request, Response
 from ..table import FunctionSpec, Surface, TriggerTypeSpec, tool_label
 from ..lazy import LazyModule
-from ..content import skills
 
 if TYPE_CHECKING:
-    from ..content import skill_writes
-else:  # imported by the first skill write, not to register (src/iii_directory/lazy.py)
+    from ..content import skill_writes, skills
+    from ..content import skills_index as index_text
+else:  # imported by the first skills call (writes: the first write), not to register (lazy.py)
+    skills = LazyModule("iii_directory.content.skills")
+    index_text = LazyModule("iii_directory.content.skills_index")
     skill_writes = LazyModule("iii_directory.content.skill_writes")
 
 SKILLS_ON_CHANGE = "directory::skills::on-change"
@@ -356,7 +357,7 @@ async def skills_index(ctx: Context, req: Empty) -> SkillsIndexOutput:
             skills.list_row(view, file) for file in view.files if view.in_agent_root(file) is None
         ]
 
-    rendered = render_index(await anyio.to_thread.run_sync(rows))
+    rendered = index_text.render_index(await anyio.to_thread.run_sync(rows))
     return SkillsIndexOutput(body=rendered.body, workers_count=rendered.workers_count)
 
 
