@@ -15,7 +15,10 @@ in the same round (a loaded host slows both; the ratio moves less than either):
    moment and its peak RSS (VmHWM), in two configurations: `lexical` (the seed and the stored
    configuration say so; no encoder preload) and the default (with the `dense` extra installed,
    the encoder preload runs beside the boot).
-3. With `--instructions`: instructions executed (valgrind callgrind) by the call and by the
+3. With `--baseline-src DIR` (a `src/` folder of another tree, e.g. `git archive <rev> src`
+   unpacked, bytecode compiled, `_rank`'s built extensions copied in): the same call and serve
+   figures of that tree, measured in the same rounds, for a before/after ratio.
+4. With `--instructions`: instructions executed (valgrind callgrind) by the call and by the
    yardstick, a figure a loaded host does not change.
 
 The `python -X importtime` output of one call and of one serve start is written to
@@ -227,10 +230,11 @@ def summary(pairs: list[tuple[dict[str, float], dict[str, float]]], key: str) ->
 
 
 def report_line(name: str, pairs: list[tuple[dict[str, float], dict[str, float]]]) -> str:
+    """One figure: medians over the rounds and the paired CPU ratio to the yardstick."""
     cpu = summary(pairs, "cpu")
     peak = max(p[0]["peak"] for p in pairs) / MIB
     wall = summary(pairs, "wall")
-    return (f"{name:<28} wall {wall['median']:.3f} s   CPU {cpu['median']:.3f} s  (yardstick "
+    return (f"{name:<39} wall {wall['median']:.3f} s   CPU {cpu['median']:.3f} s  (yardstick "
             f"{cpu['yardstick']:.3f} s; paired ratio median {cpu['ratio_median']:.2f}×, best "
             f"{cpu['ratio_min']:.2f}×)   peak RSS {peak:.1f} MiB")
 
@@ -242,6 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-serve", action="store_true", help="skip the serve figures")
     parser.add_argument("--importtime-dir", type=Path, default=HERE / "data" / "startup")
     parser.add_argument("--json", default=None, help="write every figure to this JSON file")
+    parser.add_argument("--baseline-src", type=Path, default=None,
+                        help="a src/ folder of another tree to measure beside this one")
     parser.add_argument("--compile", action="store_true",
                         help="cache the package's bytecode first (as a wheel install does)")
     args = parser.parse_args(argv)
@@ -256,24 +262,33 @@ def main(argv: list[str] | None = None) -> int:
         root = Path(tmp)
         env = project(root)
         call = [*console_script(), "call", CALL_ID, "{}"]
-        measured(call, root, env)  # a first run compiles nothing of ours twice, whatever the cache state
-        pairs = [(measured(call, root, env), measured(YARDSTICK, root, env)) for _ in range(rounds)]
-        results["call"] = pairs
-        print(report_line("call skills::list", pairs))
+        trees = {"": env}
+        if args.baseline_src:
+            trees[" [baseline]"] = {**env, "PYTHONPATH": str(args.baseline_src.resolve())}
+        for label, tree_env in trees.items():
+            measured(call, root, tree_env)
+        for label, tree_env in trees.items():
+            pairs = [(measured(call, root, tree_env), measured(YARDSTICK, root, env)) for _ in range(rounds)]
+            results["call" + label] = pairs
+            print(report_line("call skills::list" + label, pairs))
         if not args.no_serve:
             for mode in ("lexical", "hybrid"):
-                serve_pairs = []
-                for _ in range(rounds):
-                    ours = anyio.run(serve_once, root, env, mode)
-                    serve_pairs.append((ours, measured(YARDSTICK, root, env)))
-                results[f"serve_{mode}"] = serve_pairs
-                print(report_line(f"serve → registered ({mode})", serve_pairs))
+                for label, tree_env in trees.items():
+                    serve_pairs = []
+                    for _ in range(rounds):
+                        ours = anyio.run(serve_once, root, tree_env, mode)
+                        serve_pairs.append((ours, measured(YARDSTICK, root, env)))
+                    results[f"serve_{mode}{label}"] = serve_pairs
+                    print(report_line(f"serve → registered ({mode}){label}", serve_pairs))
         if args.instructions:
-            ours_ir, yard_ir = instructions(call, root, env), instructions(YARDSTICK, root, env)
-            results["instructions"] = {"call": ours_ir, "yardstick": yard_ir}
-            if ours_ir and yard_ir:
-                print(f"instructions: call {ours_ir / 1e6:.0f} M, yardstick {yard_ir / 1e6:.0f} M "
-                      f"({ours_ir / yard_ir:.2f}×)")
+            yard_ir = instructions(YARDSTICK, root, env)
+            results["instructions"] = {"yardstick": yard_ir}
+            for label, tree_env in trees.items():
+                ours_ir = instructions(call, root, tree_env)
+                results["instructions"]["call" + label] = ours_ir
+                if ours_ir and yard_ir:
+                    print(f"instructions: call{label} {ours_ir / 1e6:.0f} M, yardstick {yard_ir / 1e6:.0f} M "
+                          f"({ours_ir / yard_ir:.2f}×)")
         out = args.importtime_dir
         top = importtime(["-m", "iii_directory", "call", CALL_ID, "{}"], root, env, out / "importtime_call.txt")
         print(f"slowest imports of call (cumulative µs; full report {out / 'importtime_call.txt'}):")
