@@ -18,19 +18,21 @@ from ..content.files import modified_at
 from ..content.ids import normalize_skill_id
 from ..content.stale import EXPECTED_SHA256_TEXT
 from ..content.visibility import InstalledWorkers
-from ..content.watch import start_watcher, stop_watcher
 from ..context import Context
 from ..models import Empty, OptionalText, Request, Response
 from ..table import FunctionSpec, Surface, TriggerTypeSpec, tool_label
 from ..lazy import LazyModule
 
 if TYPE_CHECKING:
-    from ..content import skill_writes, skills
+    from ..content import skill_writes, skills, watch
     from ..content import skills_index as index_text
-else:  # imported by the first skills call (writes: the first write), not to register (lazy.py)
+    from ..runtime import Runtime
+else:  # imported by the first skills call (writes: the first write; the watcher: `serve`'s start
+    # hook), not to register or for `call` (lazy.py)
     skills = LazyModule("iii_directory.content.skills")
     index_text = LazyModule("iii_directory.content.skills_index")
     skill_writes = LazyModule("iii_directory.content.skill_writes")
+    watch = LazyModule("iii_directory.content.watch")
 
 SKILLS_ON_CHANGE = "directory::skills::on-change"
 PROMPTS_ON_CHANGE = "directory::system-prompts::on-change"
@@ -365,6 +367,16 @@ async def skills_index(ctx: Context, req: Empty) -> SkillsIndexOutput:
 
 
 
+async def start_watching(runtime: Runtime) -> None:
+    """Start hook: `content.watch.start_watcher` (staging sweep, then the file watcher)."""
+    await watch.start_watcher(runtime)
+
+
+async def stop_watching(runtime: Runtime) -> None:
+    """Stop hook: `content.watch.stop_watcher`."""
+    await watch.stop_watcher(runtime)
+
+
 SURFACE = Surface(
     functions=(
         FunctionSpec(
@@ -470,6 +482,6 @@ SURFACE = Surface(
             ),
         ),
     ),
-    on_start=(start_watcher,),
-    on_stop=(stop_watcher,),
+    on_start=(start_watching,),
+    on_stop=(stop_watching,),
 )

@@ -38,7 +38,7 @@ socket, clones, the file watcher, stemming)."""
 
 FORBIDDEN_OURS = ("iii_directory.search", "iii_directory.protocol.connection", "iii_directory.worker",
                   "iii_directory.schemas", "iii_directory.sources", "iii_directory.kits",
-                  "iii_directory.ui", "iii_directory.testing")
+                  "iii_directory.ui", "iii_directory.testing", "iii_directory.content.watch")
 
 CALLS = [
     ("directory::skills::list", {}, "skills"),
