@@ -5,8 +5,7 @@ and its `registerfunction` frame — description, draft-07 request and response 
 exactly as `FunctionSpec.registration()` produces it. `python -m iii_directory.schemas --write`
 writes it from the table, and a unit test fails when it differs from what the models produce, so
 the table stays the one source of ids and schemas. `serve`, `call` and `schema` read the file
-instead of generating 84 JSON Schemas, which was most of a start's CPU (docs/performance.md,
-"Start-up").
+instead of generating 84 JSON Schemas, which was most of a start's CPU (docs/startup.md).
 
 A missing or unreadable file only means generating the frames, as before it existed.
 """

@@ -123,7 +123,7 @@ class FunctionTable:
     (`load(name)`) only when one of its functions is first looked up; the trigger types, bindings
     and hooks, and any id the index does not know, come from the complete table (`complete()`),
     built on first need. Why: `iii-directory call` of one function imports that function's
-    surface alone (docs/performance.md, "Start-up").
+    surface alone (docs/startup.md).
     """
 
     def __init__(

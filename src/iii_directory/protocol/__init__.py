@@ -4,7 +4,7 @@ the worker (`iii_directory.worker`) wires the function table to it.
 
 The names below load with their module on first access (PEP 562), so importing one submodule
 (`protocol.errors` for the engine port, `protocol.frames`) does not import `connection` and
-websockets: `iii-directory call` never opens a socket (docs/performance.md, "Start-up").
+websockets: `iii-directory call` never opens a socket (docs/startup.md).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`iii-directory call` of a file-backed function imports and builds only what that function needs
-(docs/performance.md, "Start-up"): no search stack, no dense machinery, no websockets, no other
+(docs/startup.md): no search stack, no dense machinery, no websockets, no other
 surface, no stemmer, and no JSON Schema generated. Not timed: it names what was imported.
 
 A failure here means an import crept back into the `call` path; the message lists it."""
