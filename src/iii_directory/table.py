@@ -232,8 +232,12 @@ class _DeferredFunctions(Mapping[str, FunctionSpec]):
         surface = self._index.get(function_id)
         if surface is not None and surface not in self._loaded:
             self._loaded.add(surface)
-            for declared in self._load(surface).functions:
-                self._specs.setdefault(declared.id, declared)
+            try:
+                declared = self._load(surface).functions
+            except KeyError:  # the index names a surface that no longer exists
+                declared = ()
+            for one in declared:
+                self._specs.setdefault(one.id, one)
             spec = self._specs.get(function_id)
             if spec is not None:
                 return spec

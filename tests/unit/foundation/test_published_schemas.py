@@ -123,6 +123,16 @@ def test_an_id_the_index_lacks_is_looked_up_in_the_complete_table_once() -> None
     assert [spec.id for spec in build_table().functions.values()]  # the real one still merges
 
 
+def test_an_index_naming_a_missing_surface_falls_back_to_the_complete_table() -> None:
+    complete = FunctionTable.merge([Surface(functions=(_spec("p::a"),))])
+
+    def load(name: str) -> Surface:
+        raise KeyError(name)
+
+    table = FunctionTable.deferred({"p::a": "gone"}, load, lambda: complete)
+    assert table.functions["p::a"] is complete.functions["p::a"]
+
+
 def test_a_deferred_table_builds_the_complete_table_for_its_bindings_and_hooks() -> None:
     loads: list[str] = []
     table = _counting_table(loads)
