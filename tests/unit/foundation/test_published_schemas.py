@@ -148,3 +148,39 @@ def test_the_real_deferred_table_matches_the_complete_one() -> None:
     assert deferred.bindings == complete.bindings and deferred.trigger_types == complete.trigger_types
     assert own_records(deferred.functions) == [spec.registration() for spec in complete.functions.values()]
     assert set(published().surfaces.values()) <= set(SURFACE_MODULES)
+
+
+class _Recorder:
+    """Stands in for `protocol.Connection`: keeps what `register_table` sends."""
+
+    def __init__(self) -> None:
+        self.functions: list[dict[str, Any]] = []
+        self.trigger_types: list[dict[str, Any]] = []
+        self.bound: list[str] = []
+
+    def register_trigger_type(self, frame: dict[str, Any]) -> None:
+        self.trigger_types.append(frame)
+
+    def register_function(self, frame: dict[str, Any]) -> None:
+        self.functions.append(frame)
+
+    def bind(self, binding_id: str, trigger_type: str, function_id: str, config: dict[str, Any]) -> None:
+        self.bound.append(function_id)
+
+    def unbind(self, binding_id: str) -> None:
+        raise AssertionError("nothing is unbound at registration")
+
+
+def test_registering_the_table_sends_the_published_frames_without_generating_any(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from iii_directory import worker
+    from iii_directory.config import Settings
+
+    table = build_table()
+    generated = {spec.id: spec.registration() for spec in table.functions.values()}
+    monkeypatch.setattr(worker, "_REGISTRATIONS", {})
+    monkeypatch.setattr(FunctionSpec, "registration", lambda self: pytest.fail(f"{self.id} was generated"))
+    connection = _Recorder()
+    worker.register_table(connection, worker.LiveEngine(connection), table, Settings())  # type: ignore[arg-type]
+    assert {frame["id"]: frame for frame in connection.functions} == generated
+    assert len(connection.trigger_types) == len(table.trigger_types) and connection.bound
