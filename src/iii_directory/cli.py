@@ -131,11 +131,12 @@ def _read_payload(raw: str | None) -> Any:
 
 async def run_call(function_id: str, payload: Any, config: str | None, catalog: str | None) -> Any:
     from .directory import Directory
+    from .functions import deferred_table
     from .standalone import standalone_engine
 
     settings = standalone_settings(config)
     engine = standalone_engine(load_catalog(catalog))
-    directory = Directory(settings=settings, engine=engine)
+    directory = Directory(settings=settings, engine=engine, table=deferred_table())
     engine.add_own_functions(directory.table)
     return await directory.invoke(function_id, payload)
 
@@ -166,19 +167,20 @@ def cmd_call(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from .functions import build_table
+    from .functions import build_table, deferred_table
+    from .published import registration
 
-    table = build_table()
     if args.function_id:
-        spec = table.functions.get(args.function_id)
+        spec = deferred_table().functions.get(args.function_id)
         if spec is None:
             print(json.dumps({"code": "function_not_found",
                               "message": f"Function '{args.function_id}' not found"}), file=sys.stderr)
             return 1
-        print(json.dumps(spec.registration(), indent=2))
+        print(json.dumps(registration(spec), indent=2))
         return 0
+    table = build_table()
     doc = {
-        "functions": [spec.registration() for spec in table.functions.values()],
+        "functions": [registration(spec) for spec in table.functions.values()],
         "trigger_types": [t.registration() for t in table.trigger_types],
     }
     print(json.dumps(doc, indent=2))

@@ -7,14 +7,16 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .port import StandaloneEngine
+from .published import own_records
 from .table import FunctionTable
 
 
 class CatalogEngine(StandaloneEngine):
     def add_own_functions(self, table: FunctionTable) -> None:
+        """Add the table's functions from their published frames (`published.own_records`:
+        a deferred table imports no surface for it)."""
         own = []
-        for spec in table.functions.values():
-            record = spec.registration()
+        for record in own_records(table.functions):
             own.append({
                 "function_id": record["id"],
                 "worker_name": "iii-directory",

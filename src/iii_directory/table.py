@@ -8,7 +8,8 @@ Registration frames, `iii-directory call`, `iii-directory schema` and the tests 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+import importlib
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +35,10 @@ class FunctionSpec:
     id: str
     description: str
     request: type[Request]
-    response: type[Response] | None
+    response: type[Response] | str | None
+    """The response model, or `"module:Name"` naming it: imported only to generate the schema,
+    so a surface whose handlers get their responses from a domain module registers without
+    building those models (registration reads the published frames: `published.py`)."""
     handler: Handler
     metadata: Mapping[str, Any] = field(default_factory=dict)
     timeout_s: float | None = None
@@ -43,10 +47,19 @@ class FunctionSpec:
     def request_schema(self) -> dict[str, Any]:
         return draft07_schema(self.request, mode="validation")
 
+    def response_model(self) -> type[Response] | None:
+        """`response`, a `"module:Name"` reference imported."""
+        if not isinstance(self.response, str):
+            return self.response
+        module, _, name = self.response.partition(":")
+        model: type[Response] = getattr(importlib.import_module(module), name)
+        return model
+
     def response_schema(self) -> dict[str, Any] | None:
-        if self.response is None:
+        model = self.response_model()
+        if model is None:
             return None
-        return draft07_schema(self.response, mode="serialization")
+        return draft07_schema(model, mode="serialization")
 
     def registration(self) -> dict[str, Any]:
         """The `registerfunction` frame body (without `type`)."""
@@ -102,15 +115,59 @@ class Surface:
     on_stop: tuple[StartHook, ...] = ()
 
 
-@dataclass(frozen=True)
 class FunctionTable:
-    """All surfaces merged; ids are unique."""
+    """All surfaces merged; ids are unique.
 
-    functions: Mapping[str, FunctionSpec]
-    trigger_types: tuple[TriggerTypeSpec, ...]
-    bindings: tuple[BindingSpec, ...]
-    on_start: tuple[StartHook, ...]
-    on_stop: tuple[StartHook, ...]
+    `merge(surfaces)` builds it at once. `deferred(index, load, complete)` knows every id from
+    `index` (function id → surface name, the published one: `published.py`) and imports a surface
+    (`load(name)`) only when one of its functions is first looked up; the trigger types, bindings
+    and hooks, and any id the index does not know, come from the complete table (`complete()`),
+    built on first need. Why: `iii-directory call` of one function imports that function's
+    surface alone (docs/startup.md).
+    """
+
+    def __init__(
+        self,
+        functions: Mapping[str, FunctionSpec],
+        trigger_types: tuple[TriggerTypeSpec, ...] = (),
+        bindings: tuple[BindingSpec, ...] = (),
+        on_start: tuple[StartHook, ...] = (),
+        on_stop: tuple[StartHook, ...] = (),
+    ) -> None:
+        self.functions: Mapping[str, FunctionSpec] = functions
+        self._parts: _Parts | None = _Parts(trigger_types, bindings, on_start, on_stop)
+        self._complete: Callable[[], FunctionTable] | None = None
+
+    @classmethod
+    def deferred(cls, index: Mapping[str, str], load: Callable[[str], Surface],
+                 complete: Callable[[], FunctionTable]) -> FunctionTable:
+        table = cls({})
+        table._parts = None
+        table._complete = _once(complete)
+        table.functions = _DeferredFunctions(index, load, table._complete)
+        return table
+
+    def _all(self) -> _Parts:
+        if self._parts is None:
+            assert self._complete is not None
+            self._parts = self._complete()._all()
+        return self._parts
+
+    @property
+    def trigger_types(self) -> tuple[TriggerTypeSpec, ...]:
+        return self._all().trigger_types
+
+    @property
+    def bindings(self) -> tuple[BindingSpec, ...]:
+        return self._all().bindings
+
+    @property
+    def on_start(self) -> tuple[StartHook, ...]:
+        return self._all().on_start
+
+    @property
+    def on_stop(self) -> tuple[StartHook, ...]:
+        return self._all().on_stop
 
     @classmethod
     def merge(cls, surfaces: list[Surface]) -> FunctionTable:
@@ -133,3 +190,65 @@ class FunctionTable:
             raise ValueError("trigger type declared twice")
         return cls(dict(sorted(functions.items())), tuple(trigger_types), tuple(bindings),
                    tuple(on_start), tuple(on_stop))
+
+
+@dataclass(frozen=True)
+class _Parts:
+    trigger_types: tuple[TriggerTypeSpec, ...]
+    bindings: tuple[BindingSpec, ...]
+    on_start: tuple[StartHook, ...]
+    on_stop: tuple[StartHook, ...]
+
+
+def _once(build: Callable[[], FunctionTable]) -> Callable[[], FunctionTable]:
+    """`build`, called at most once; later calls return its first table."""
+    built: list[FunctionTable] = []
+
+    def complete() -> FunctionTable:
+        if not built:
+            built.append(build())
+        return built[0]
+
+    return complete
+
+
+class _DeferredFunctions(Mapping[str, FunctionSpec]):
+    """Specs by id: the ids are the index's; a spec is read from its surface, loaded on the
+    first lookup of one of its ids. An id the index lacks, or that its surface turns out not to
+    declare, is looked up in the complete table, so a stale index costs time, never an answer."""
+
+    def __init__(self, index: Mapping[str, str], load: Callable[[str], Surface],
+                 complete: Callable[[], FunctionTable]) -> None:
+        self._index = dict(sorted(index.items()))
+        self._load = load
+        self._complete = complete
+        self._specs: dict[str, FunctionSpec] = {}
+        self._loaded: set[str] = set()
+
+    def __getitem__(self, function_id: str) -> FunctionSpec:
+        spec = self._specs.get(function_id)
+        if spec is not None:
+            return spec
+        surface = self._index.get(function_id)
+        if surface is not None and surface not in self._loaded:
+            self._loaded.add(surface)
+            try:
+                declared = self._load(surface).functions
+            except KeyError:  # the index names a surface that no longer exists
+                declared = ()
+            for one in declared:
+                self._specs.setdefault(one.id, one)
+            spec = self._specs.get(function_id)
+            if spec is not None:
+                return spec
+        return self._complete().functions[function_id]
+
+    def __contains__(self, function_id: object) -> bool:
+        return function_id in self._index or (
+            isinstance(function_id, str) and self.get(function_id) is not None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)

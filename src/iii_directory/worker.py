@@ -36,7 +36,7 @@ from .port import DEFAULT_CALL_TIMEOUT_S
 from .protocol.backoff import Backoff
 from .protocol.connection import DEFAULT_URL, Connection, Invocation, validate_url
 from .protocol.errors import EngineCallError, NamespaceConflict
-from .registration_cache import RegistrationCache, cached_frames, default_cache
+from .published import registration
 from .table import FunctionSpec, FunctionTable
 
 log = logging.getLogger("iii_directory.worker")
@@ -136,28 +136,22 @@ _REGISTRATIONS: dict[int, tuple[FunctionSpec, dict[str, Any]]] = {}
 
 
 def function_registration(spec: FunctionSpec) -> dict[str, Any]:
-    """`spec.registration()`, computed once per spec object (schema generation is the slow part
-    of a boot, and the specs are immutable module constants)."""
+    """The frame of `spec` (published, else generated: `published.registration`), computed once
+    per spec object (the specs are immutable module constants; a reattach replays them)."""
     cached = _REGISTRATIONS.get(id(spec))
     if cached is None or cached[0] is not spec:
-        cached = (spec, spec.registration())
+        cached = (spec, registration(spec))
         _REGISTRATIONS[id(spec)] = cached
     return dict(cached[1])
 
 
-def register_table(connection: Connection, engine: LiveEngine, table: FunctionTable, settings: Settings,
-                   cache: RegistrationCache | None = None) -> None:
-    """Send (and keep for replay) every registration of the table: trigger types, functions,
-    then the bindings enabled for `settings`. With a `cache` (`serve`), the function frames come
-    from the disk cache of this code state when it holds them all."""
+def register_table(connection: Connection, engine: LiveEngine, table: FunctionTable, settings: Settings) -> None:
+    """Send (and keep for replay) every registration of the table: trigger types, functions
+    (their published frames: `published.py`), then the bindings enabled for `settings`."""
     for trigger_type in table.trigger_types:
         connection.register_trigger_type(trigger_type.registration())
-    if cache is None:
-        frames = {spec.id: function_registration(spec) for spec in table.functions.values()}
-    else:
-        frames = cached_frames(table.functions, lambda i: function_registration(table.functions[i]), cache)
     for spec in table.functions.values():
-        connection.register_function(dict(frames[spec.id]))
+        connection.register_function(function_registration(spec))
     for binding in table.bindings:
         if binding.enabled(settings):
             engine.bind(binding.key, binding.trigger_type, binding.function_id, binding.config(settings), True)
@@ -184,10 +178,8 @@ class Worker:
         shutdown_grace_s: float = DEFAULT_SHUTDOWN_GRACE_S,
         ping_interval: float | None = 20.0,
         name: str | None = None,
-        registration_cache: RegistrationCache | None = None,
     ) -> None:
         self.url = validate_url(url)
-        self.registration_cache = registration_cache
         self.config_path = config_path
         self.table = table or build_table()
         self.retry = retry
@@ -272,7 +264,7 @@ class Worker:
         except (NamespaceConflict, EngineCallError):  # the connection ended before a session
             return
         directory = Directory(settings=settings, engine=self.engine, table=self.table)
-        register_table(self.connection, self.engine, self.table, settings, self.registration_cache)
+        register_table(self.connection, self.engine, self.table, settings)
         self.directory = directory
         log.info("registered %d functions, %d trigger types", len(self.table.functions), len(self.table.trigger_types))
         await directory.start()
@@ -341,7 +333,7 @@ def serve_main(url: str | None, config: str | None) -> int:
     preload.start(config)  # the encoder session builds while the worker imports and boots
 
     async def main() -> None:
-        worker = Worker(target, config_path=config, registration_cache=default_cache())
+        worker = Worker(target, config_path=config)
         async with anyio.create_task_group() as tg:
             tg.start_soon(_watch_signals, worker)
             tg.start_soon(_settle_heap_when_ready, worker)

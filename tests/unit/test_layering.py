@@ -38,6 +38,7 @@ LAYERS: dict[str, int] = {
     # self-write marks)
     "iii_directory.table": 40,
     "iii_directory.atomic": 40,
+    "iii_directory.published": 45,
     "iii_directory.runtime": 50,
     "iii_directory.context": 60,
     "iii_directory.invocation": 70,
@@ -51,7 +52,7 @@ LAYERS: dict[str, int] = {
     # one module per surface, then the assembled directory, the worker and the entry points
     "iii_directory.functions": 200,
     "iii_directory.directory": 210,
-    "iii_directory.registration_cache": 215,
+    "iii_directory.schemas": 215,
     "iii_directory.worker": 220,
     "iii_directory.cli": 230,
     "iii_directory.bench": 240,

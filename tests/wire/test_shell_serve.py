@@ -15,6 +15,7 @@ import anyio
 import pytest
 
 from iii_directory.config import Settings, config_id
+from iii_directory.functions import build_table
 from iii_directory.testing.engine import TestEngine
 
 pytestmark = [pytest.mark.wire, pytest.mark.timeout(120),
@@ -141,17 +142,17 @@ async def _serve_once(engine: TestEngine, roots: dict[str, Path], tmp_path: Path
     return frames
 
 
-async def test_a_second_serve_registers_the_same_frames_from_the_registration_cache(
+async def test_serve_registers_the_frames_the_function_table_generates(
         settings: Settings, roots: dict[str, Path], tmp_path: Path) -> None:
+    """`serve` sends the published frames (`data/schemas.json`), and they are exactly the
+    frames the table's models generate."""
     async with TestEngine(functions_debounce_s=0.05) as engine:
         engine.configuration.put(config_id(), settings.model_dump(mode="json"))
-        first = await _serve_once(engine, roots, tmp_path, tmp_path / "first.log")
-        cache = roots["home"] / ".cache" / "iii-directory"
-        stored = list(cache.glob("registration-*.json"))
-        assert len(stored) == 1, list(cache.iterdir()) if cache.exists() else "no cache folder"
-        written = stored[0].stat().st_mtime_ns
-        await engine.wait_for(lambda: engine.worker("iii-directory") is None, timeout=30)
-        second = await _serve_once(engine, roots, tmp_path, tmp_path / "second.log")
-    assert len(first) >= 40
-    assert second == first
-    assert stored[0].stat().st_mtime_ns == written  # read back, not generated and written again
+        frames = await _serve_once(engine, roots, tmp_path, tmp_path / "serve.log")
+    generated = {spec.id: spec.registration() for spec in build_table().functions.values()}
+    assert set(frames) == set(generated)
+    for function_id, (description, request, response, metadata) in frames.items():
+        frame = generated[function_id]
+        assert (description, request, response, metadata) == (
+            frame["description"], frame["request_format"], frame.get("response_format"), frame["metadata"]
+        ), function_id

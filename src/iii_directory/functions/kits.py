@@ -18,16 +18,6 @@ from pydantic import Field
 
 from ..context import Context
 from ..kits.events import KITS_ON_CHANGE
-from ..kits.records import (
-    CheckUpdatesResult,
-    DiffResult,
-    DiscardResult,
-    FlowResult,
-    GetResult,
-    IgnoreResult,
-    ListResult,
-    PlanResult,
-)
 from ..models import Empty, OptionalText, Request
 from ..request_bounds import ID_CHARS, LABEL_CHARS, REGISTRY_TEXT_CHARS
 from ..table import FunctionSpec, Surface, TriggerTypeSpec, tool_label
@@ -37,9 +27,22 @@ InstallPath = Annotated[str, Field(max_length=ID_CHARS)]
 Choice = Annotated[str, Field(max_length=LABEL_CHARS)]
 WorkerName = Annotated[str, Field(max_length=REGISTRY_TEXT_CHARS)]
 
-if TYPE_CHECKING:  # the kit flows are imported by the first kits call, not to register
+if TYPE_CHECKING:  # the kit flows and their result models load with the first kits call
+    from ..kits.records import (
+        CheckUpdatesResult,
+        DiffResult,
+        DiscardResult,
+        FlowResult,
+        GetResult,
+        IgnoreResult,
+        ListResult,
+        PlanResult,
+    )
     from ..kits.service import KitsService, Session
     from ..runtime import Runtime
+
+RECORDS = "iii_directory.kits.records"
+"""The result models (`FunctionSpec.response` names them; the kit flows build them)."""
 
 
 def _session(ctx: Context) -> Session:
@@ -274,7 +277,7 @@ SURFACE = Surface(
                 "directory::kits::apply plan_id=…. apply=true applies at once only when the plan "
                 "has no warnings, blocks or pending decisions."
             ),
-            request=DownloadKitRequest, response=FlowResult, handler=download_kit,
+            request=DownloadKitRequest, response=f"{RECORDS}:FlowResult", handler=download_kit,
             metadata=tool_label("Download kit"),
         ),
         FunctionSpec(
@@ -287,7 +290,7 @@ SURFACE = Surface(
                 "files left out take the plan's default. If the project changed since the plan, "
                 "nothing is applied and a fresh plan comes back (status replanned)."
             ),
-            request=ApplyRequest, response=FlowResult, handler=apply,
+            request=ApplyRequest, response=f"{RECORDS}:FlowResult", handler=apply,
             metadata=tool_label("Apply kit plan"),
         ),
         FunctionSpec(
@@ -297,7 +300,7 @@ SURFACE = Surface(
                 "what they were installed with. Ignored versions are skipped. Also runs at boot "
                 "and every 6 hours."
             ),
-            request=CheckUpdatesRequest, response=CheckUpdatesResult, handler=check_updates,
+            request=CheckUpdatesRequest, response=f"{RECORDS}:CheckUpdatesResult", handler=check_updates,
         ),
         FunctionSpec(
             id="directory::kits::diff",
@@ -305,12 +308,12 @@ SURFACE = Surface(
                 "The two sides of an installed kit file: `base` (what the kit installed, from the "
                 "registry) and `local` (the file on disk), for a \"view my changes\" diff."
             ),
-            request=DiffRequest, response=DiffResult, handler=diff,
+            request=DiffRequest, response=f"{RECORDS}:DiffResult", handler=diff,
         ),
         FunctionSpec(
             id="directory::kits::discard",
             description="Discard a pending kit plan.",
-            request=PlanIdRequest, response=DiscardResult, handler=discard,
+            request=PlanIdRequest, response=f"{RECORDS}:DiscardResult", handler=discard,
             metadata=tool_label("Discard kit plan"),
         ),
         FunctionSpec(
@@ -320,7 +323,7 @@ SURFACE = Surface(
                 "its workers as Compose has them, and with registry=true the installed version's "
                 "detail and README."
             ),
-            request=GetRequest, response=GetResult, handler=get,
+            request=GetRequest, response=f"{RECORDS}:GetResult", handler=get,
         ),
         FunctionSpec(
             id="directory::kits::ignore",
@@ -328,7 +331,7 @@ SURFACE = Surface(
                 "Skip (or, with ignore=false, stop skipping) one version of an installed kit in "
                 "update checks; recorded in kits.lock ignored_versions."
             ),
-            request=IgnoreRequest, response=IgnoreResult, handler=ignore,
+            request=IgnoreRequest, response=f"{RECORDS}:IgnoreResult", handler=ignore,
             metadata=tool_label("Ignore kit version"),
         ),
         FunctionSpec(
@@ -337,7 +340,7 @@ SURFACE = Surface(
                 "Installed kits (version, file states, worker ranges, available update) and the "
                 "plans waiting for review. `attention` counts both."
             ),
-            request=Empty, response=ListResult, handler=list_kits,
+            request=Empty, response=f"{RECORDS}:ListResult", handler=list_kits,
         ),
         FunctionSpec(
             id="directory::kits::plan",
@@ -345,7 +348,7 @@ SURFACE = Surface(
                 "Read a pending kit plan, with contents=true the file bodies it refers to (kit "
                 "blobs by sha256, local files and merge results by install path)."
             ),
-            request=PlanRequest, response=PlanResult, handler=plan,
+            request=PlanRequest, response=f"{RECORDS}:PlanResult", handler=plan,
         ),
         FunctionSpec(
             id="directory::kits::plan-update",
@@ -354,7 +357,7 @@ SURFACE = Surface(
                 "matching what it was installed with). Files you edited are merged three-way; "
                 "conflicts need a decision before directory::kits::apply."
             ),
-            request=PlanUpdateRequest, response=FlowResult, handler=plan_update,
+            request=PlanUpdateRequest, response=f"{RECORDS}:FlowResult", handler=plan_update,
             metadata=tool_label("Plan kit update"),
         ),
         FunctionSpec(
@@ -364,7 +367,7 @@ SURFACE = Surface(
                 "chosen) and, only if ticked in apply's remove_workers, its workers. Apply with "
                 "directory::kits::apply."
             ),
-            request=KitRequest, response=FlowResult, handler=remove,
+            request=KitRequest, response=f"{RECORDS}:FlowResult", handler=remove,
             metadata=tool_label("Plan kit removal"),
         ),
     ),

@@ -5,20 +5,26 @@ model loading). The pipeline itself lives in `iii_directory.search`."""
 from __future__ import annotations
 
 import logging
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
 from ..context import Context
 from ..runtime import Runtime
 from ..errors import DirectoryError
+from ..lazy import LazyModule
 from ..models import Request, Response
 from ..request_bounds import LABEL_CHARS
 from ..search import preload
-from ..search.catalog import CatalogFetchError
-from ..search.service import SearchService
-from ..sources.registry import RegistryClient
 from ..table import BindingSpec, FunctionSpec, Surface
+
+if TYPE_CHECKING:
+    from ..search import catalog, service
+    from ..sources import registry
+else:  # the search stack loads with the start hook or the first call, not to register (lazy.py)
+    catalog = LazyModule("iii_directory.search.catalog")
+    service = LazyModule("iii_directory.search.service")
+    registry = LazyModule("iii_directory.sources.registry")
 
 log = logging.getLogger(__name__)
 
@@ -151,17 +157,17 @@ class AckResponse(Response):
 
 
 async def search_functions(ctx: Context, req: SearchFunctionsRequest) -> SearchFunctionsResponse:
-    service = ctx.directory.service(SearchService)
-    result = await service.search(ctx, req.capabilities)
+    searcher = ctx.directory.service(service.SearchService)
+    result = await searcher.search(ctx, req.capabilities)
     return SearchFunctionsResponse.model_validate(result)
 
 
 async def on_functions_change(ctx: Context, req: OnFunctionsChangeEvent) -> AckResponse:
     """Re-fetch the catalog; on failure the previous catalog stays active."""
-    service = ctx.directory.service(SearchService)
+    searcher = ctx.directory.service(service.SearchService)
     try:
-        await service.refresh()
-    except CatalogFetchError as exc:
+        await searcher.refresh()
+    except catalog.CatalogFetchError as exc:
         raise DirectoryError("catalog_fetch_failed", f"catalog_fetch_failed: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - the refresh task itself failed
         log.exception("catalog refresh failed")
@@ -176,24 +182,24 @@ async def start_search(directory: Runtime) -> None:
     runs in native code without the GIL, so the two overlap and the first hybrid answer comes
     as soon as the encoder and the on-disk vector cache are open. With `registry_search` on,
     the registry client is warmed (httpx imported, TLS context built) in the background too."""
-    service = directory.service(SearchService)
+    searcher = directory.service(service.SearchService)
     if directory.settings.function_search_mode == "lexical":
         preload.discard()  # a speculative `serve` preload (search/preload.py) is not needed
-    service.start_model()
+    searcher.start_model()
     if directory.settings.registry_search:  # the first search's registry calls find it ready
-        service.spawn(_warm_registry(directory))
-    await service.boot()
+        searcher.spawn(_warm_registry(directory))
+    await searcher.boot()
 
 
 async def _warm_registry(directory: Runtime) -> None:
     try:
-        await directory.service(RegistryClient).warm()
+        await directory.service(registry.RegistryClient).warm()
     except Exception as exc:  # noqa: BLE001 - the first request does the same work again
         log.debug("registry client warm-up failed: %s", exc)
 
 
 async def stop_search(directory: Runtime) -> None:
-    await directory.service(SearchService).stop()
+    await directory.service(service.SearchService).stop()
 
 
 SURFACE = Surface(

@@ -16,21 +16,24 @@ from pydantic import Field
 
 from ..content.files import modified_at
 from ..content.ids import SkillIdText, normalize_skill_id
-from ..content.skills_index import render_index
 from ..content.stale import EXPECTED_SHA256_TEXT
 from ..content.visibility import InstalledWorkers
-from ..content.watch import start_watcher, stop_watcher
 from ..context import Context
 from ..models import DigestText, Empty, OptionalText, Request, Response
 from ..request_bounds import ID_CHARS, LABEL_CHARS
 from ..table import FunctionSpec, Surface, TriggerTypeSpec, tool_label
 from ..lazy import LazyModule
-from ..content import skills
 
 if TYPE_CHECKING:
-    from ..content import skill_writes
-else:  # imported by the first skill write, not to register (src/iii_directory/lazy.py)
+    from ..content import skill_writes, skills, watch
+    from ..content import skills_index as index_text
+    from ..runtime import Runtime
+else:  # imported by the first skills call (writes: the first write; the watcher: `serve`'s start
+    # hook), not to register or for `call` (lazy.py)
+    skills = LazyModule("iii_directory.content.skills")
+    index_text = LazyModule("iii_directory.content.skills_index")
     skill_writes = LazyModule("iii_directory.content.skill_writes")
+    watch = LazyModule("iii_directory.content.watch")
 
 SKILLS_ON_CHANGE = "directory::skills::on-change"
 PROMPTS_ON_CHANGE = "directory::system-prompts::on-change"
@@ -360,12 +363,22 @@ async def skills_index(ctx: Context, req: Empty) -> SkillsIndexOutput:
             skills.list_row(view, file) for file in view.files if view.in_agent_root(file) is None
         ]
 
-    rendered = render_index(await anyio.to_thread.run_sync(rows))
+    rendered = index_text.render_index(await anyio.to_thread.run_sync(rows))
     return SkillsIndexOutput(body=rendered.body, workers_count=rendered.workers_count)
 
 
 # --- the table ------------------------------------------------------------------------------
 
+
+
+async def start_watching(runtime: Runtime) -> None:
+    """Start hook: `content.watch.start_watcher` (staging sweep, then the file watcher)."""
+    await watch.start_watcher(runtime)
+
+
+async def stop_watching(runtime: Runtime) -> None:
+    """Stop hook: `content.watch.stop_watcher`."""
+    await watch.stop_watcher(runtime)
 
 
 SURFACE = Surface(
@@ -473,6 +486,6 @@ SURFACE = Surface(
             ),
         ),
     ),
-    on_start=(start_watcher,),
-    on_stop=(stop_watcher,),
+    on_start=(start_watching,),
+    on_stop=(stop_watching,),
 )

@@ -33,12 +33,9 @@ from functools import lru_cache
 
 import _rank
 
-try:
-    import snowballstemmer
+from .stemming import english_stemmer
 
-    _STEMMER = snowballstemmer.stemmer("english")
-except ImportError:  # pragma: no cover - a broken install: index the words as they are
-    _STEMMER = None
+_STEMMER = english_stemmer()  # None on a broken install: the words are indexed as they are
 
 
 @lru_cache(maxsize=65536)

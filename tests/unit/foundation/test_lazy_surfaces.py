@@ -21,6 +21,15 @@ DEFERRED = (
     "iii_directory.sources.bundle",
     "iii_directory.sources.git",
     "httpx",
+    "iii_directory.content.skills",
+    "iii_directory.content.skills_index",
+    "iii_directory.kits.records",
+    "iii_directory.kits.shapes",
+    "iii_directory.search.service",
+    "iii_directory.search.catalog",
+    "iii_directory.search.vocabulary",
+    "snowballstemmer",
+    "websockets",
 )
 
 
