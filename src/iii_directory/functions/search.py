@@ -15,6 +15,7 @@ from ..errors import DirectoryError
 from ..models import Request, Response
 from ..search import preload
 from ..search.catalog import CatalogFetchError
+from ..search.request_limits import capabilities_schema
 from ..search.service import SearchService
 from ..sources.registry import RegistryClient
 from ..table import BindingSpec, FunctionSpec, Surface
@@ -48,8 +49,7 @@ SLIM_DESCRIPTION = "First description sentence, capped at 160 bytes."
 class SearchFunctionsRequest(Request):
     capabilities: list[str] = Field(
         description=CAPABILITIES_DESCRIPTION,
-        json_schema_extra={"minItems": 1, "uniqueItems": True,
-                           "items": {"type": "string", "minLength": 1}},
+        json_schema_extra=capabilities_schema(),
     )
 
 

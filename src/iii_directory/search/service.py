@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ..errors import DirectoryError
 from ..timeslice import TimeSlice
 from .answerability import Screening, answerable_lanes, informative_terms, screen
 from .call import SearchCall, best_tier
@@ -39,10 +38,11 @@ from .lanes import (CATALOG, Ranking, action_agreement, answered_tail, bm25_tail
 from .memory import PREAMBLE_GUIDANCE, PREAMBLE_INSTALL, SessionMemory
 from .query import Query, make_query
 from .registry_lane import INSTALL_FUNCTION, merge_installables, search_registry
+from .request_limits import validate_capabilities
 from .rerank import RERANK_TIMEOUT_S, Reranker, apply_scores, load_reranker, rerank_head
 from .slots import SearchSlots, configured_slots
 from .second_query import SECOND_QUERY_CAPABILITIES
-from .select import BATCH_SIZE, MAX_CAPABILITIES, batches, concatenate, group_by_namespace, select_batch
+from .select import BATCH_SIZE, batches, concatenate, group_by_namespace, select_batch
 from .side_lanes import SideResult, fetch_skills, fetch_triggers, rank_skills, rank_triggers
 from .static_lane import StaticLane
 from .vocabulary import request_actions
@@ -53,21 +53,6 @@ if TYPE_CHECKING:
     from ..runtime import Runtime as Directory
 
 log = logging.getLogger(__name__)
-
-EMPTY_MESSAGE = "provide at least one capability"
-BLANK_MESSAGE = "capabilities must not be blank"
-
-
-def validate_capabilities(capabilities: Sequence[str]) -> tuple[list[str], list[str]]:
-    """The kept (first 18) and dropped capabilities; bare errors for an empty list or a blank
-    kept entry."""
-    if not capabilities:
-        raise DirectoryError.plain(EMPTY_MESSAGE)
-    kept, dropped = list(capabilities[:MAX_CAPABILITIES]), list(capabilities[MAX_CAPABILITIES:])
-    if any(not c.strip() for c in kept):
-        raise DirectoryError.plain(BLANK_MESSAGE)
-    return kept, dropped
-
 
 @dataclass
 class BatchResult:
