@@ -11,13 +11,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
 import _rank
 
+from ..timeslice import TimeSlice
+from .answerability import screen
 from .corpus import DocumentSet
 from .lanes import Ranking, exact_lane, hybrid_lane, lexical_ranking, raw_bm25, weighted_rrf
 from .second_query import second_query
 from .text import compact_capability, dense_query, is_control_plane, is_intrinsic
 from .vocabulary import rewrite_request
+
+if TYPE_CHECKING:
+    from .answerability import Screening
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,25 @@ def make_query(capability: str) -> Query | None:
         terms = tuple(_rank.tokenize_query(rewritten))
     dense_text = dense_query(rewritten)
     return Query(text, terms, dense_text=dense_text, second_text=second_query(dense_text))
+
+
+async def prepare_queries(capabilities: Sequence[str], documents: DocumentSet, tick: TimeSlice,
+                          ) -> tuple[list[Query | None], dict[str, Screening]]:
+    """Each capability's `make_query` (None when it is not searched: intrinsic, control-plane
+    or refused by `answerability.screen`) and the screening of each searched text, giving the
+    loop way (`tick`) after every capability's query and every screening: together they cost
+    about as much as the capability's ranking, and a whole call's worth of them at the maximum
+    length held the loop for milliseconds at a time."""
+    made: list[Query | None] = []
+    for capability in capabilities:
+        made.append(make_query(capability))
+        await tick.pause()
+    screened: dict[str, Screening] = {}
+    for query in made:
+        if query is not None and query.text not in screened:
+            screened[query.text] = screen(query.text, query.terms, documents)
+            await tick.pause()
+    return [None if q is None or screened[q.text].refused else q for q in made], screened
 
 
 def local_lanes(documents: DocumentSet, queries: Sequence[Query],

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..timeslice import TimeSlice
-from .answerability import Screening, answerable_lanes, informative_terms, screen
+from .answerability import Screening, answerable_lanes, informative_terms
 from .call import SearchCall, best_tier
 from .catalog import CatalogFetchError, fetch_corpus
 from .corpus import Corpus
@@ -36,7 +36,7 @@ from .judge import FUNCTION_DEPTH, JUDGE_EVALUATE, Candidate, Judge, JudgeFailur
 from .lanes import (CATALOG, Ranking, action_agreement, answered_tail, bm25_tail, exact_lane,
                     lexical_lane, ranking_tail, weighted_rrf)
 from .memory import PREAMBLE_GUIDANCE, PREAMBLE_INSTALL, SessionMemory
-from .query import Query, make_query
+from .query import Query, prepare_queries
 from .registry_lane import INSTALL_FUNCTION, merge_installables, search_registry
 from .request_limits import validate_capabilities
 from .rerank import RERANK_TIMEOUT_S, Reranker, apply_scores, load_reranker, rerank_head
@@ -243,11 +243,7 @@ class SearchService:
         await self.ensure_ready(ctx)
         settings = ctx.settings
         corpus = self.corpus
-        per_capability = [make_query(c) for c in kept]
-        screened = {q.text: screen(q.text, q.terms, corpus.documents)
-                    for q in per_capability if q is not None}
-        per_capability = [None if q is None or screened[q.text].refused else q
-                          for q in per_capability]
+        per_capability, screened = await prepare_queries(kept, corpus.documents, TimeSlice())
         call = SearchCall(
             ctx=ctx, settings=settings, corpus=corpus, dense=self.dense, judge=self.judge,
             judge_active=(settings.function_search_mode == "judge" and not self.judge.paused()
