@@ -43,7 +43,7 @@ from functools import lru_cache
 
 import _rank
 
-from . import concept_coverage
+from . import concept_coverage, text_memo as memos
 from .corpus import FILLER_TERMS, DocumentSet, index_terms, query_terms
 from ..exclusions import is_excluded_id
 from .lanes import catalog_admitted, corroborated
@@ -80,7 +80,7 @@ ORDINARY_RANK = 2400
 `long`, `once`, `water`): a catalog that shares one of them with a request has shown nothing."""
 
 
-@lru_cache(maxsize=4096)
+@memos.text_memo(share=0.04)
 def ordinary_terms(text: str) -> frozenset[str]:
     """The normal terms of a request that come only from ordinary English words."""
     vocabulary = tokenizer_words()
@@ -95,7 +95,7 @@ def ordinary_terms(text: str) -> frozenset[str]:
     return frozenset(term for term, ordinary in ranks.items() if ordinary)
 
 
-@lru_cache(maxsize=4096)
+@memos.text_memo(share=0.04)
 def concept_words(text: str) -> tuple[str, ...]:
     """The content concepts of a request (`concept_coverage`): its prose words
     (`request_words`, first occurrence each) that are neither ordinary English
@@ -124,7 +124,7 @@ def request_words(text: str) -> list[str]:
     return list(_request_words(text))
 
 
-@lru_cache(maxsize=4096)
+@memos.text_memo(share=0.06)
 def _request_words(text: str) -> tuple[str, ...]:
     """`request_words`, remembered per text: the decision reads them twice (`known_share`,
     `concept_words`) and agents repeat capabilities."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import _rank
@@ -20,6 +19,7 @@ from .answerability import screen
 from .corpus import DocumentSet
 from .lanes import Ranking, exact_lane, hybrid_lane, lexical_ranking, raw_bm25, weighted_rrf
 from .second_query import second_query
+from .text_memo import text_memo
 from .text import compact_capability, dense_query, is_control_plane, is_intrinsic
 from .vocabulary import rewrite_request
 
@@ -51,13 +51,14 @@ class Query:
         return Query(self.text, self.terms, row, self.dense_text, self.second_text, second)
 
 
-@lru_cache(maxsize=4096)
+@text_memo(share=0.22)
 def make_query(capability: str) -> Query | None:
     """The query of one capability, or None for an intrinsic (summarize-provided-text) or a
-    control-plane request (`text.is_control_plane`). A pure function of the text, so the last
-    4,096 are remembered: agents repeat their capabilities, and compacting, tokenising and
-    rewriting one took a tenth of a short call's ranking time. A `Query` is immutable
-    (`with_vector` makes a new one), so calls can share it."""
+    control-plane request (`text.is_control_plane`). A pure function of the text, so it is
+    remembered within its share of the text-memo budget (`text_memo.py`): agents repeat their
+    capabilities, and compacting, tokenising and rewriting one took a tenth of a short call's
+    ranking time. A `Query` is immutable (`with_vector` makes a new one), so calls can share
+    it."""
     text = compact_capability(capability)
     terms = tuple(_rank.tokenize_query(text))
     if is_intrinsic(terms) or is_control_plane(terms, text):

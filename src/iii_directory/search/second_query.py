@@ -22,12 +22,11 @@ tried".
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import _rank
 
 from .answerability import concept_words, request_words
 from .corpus import FILLER_TERMS
+from .text_memo import text_memo
 from .vocabulary import ACTIONS, LEADING_VERB_WINDOW, normal_term
 
 
@@ -35,7 +34,7 @@ SECOND_QUERY_CAPABILITIES = 6
 """A call embeds second texts only when it embeds at most this many capabilities."""
 
 
-@lru_cache(maxsize=4096)
+@text_memo(share=0.04)
 def second_query(dense_text: str) -> str:
     """The action-and-object text of a capability's dense query (see the module docstring);
     the dense query itself when no word is left."""

@@ -45,6 +45,7 @@ from .second_query import SECOND_QUERY_CAPABILITIES
 from .select import BATCH_SIZE, batches, concatenate, group_by_namespace, select_batch
 from .side_lanes import SideResult, fetch_skills, fetch_triggers, rank_skills, rank_triggers
 from .static_lane import StaticLane
+from .text_memo import BUDGET as MEMO_BUDGET, MIB
 from .vocabulary import request_actions
 
 if TYPE_CHECKING:
@@ -81,6 +82,7 @@ class SearchService:
         self.in_flight = 0
         """Search calls running now (waiting for a slot included)."""
         self.slots = SearchSlots(configured_slots())
+        MEMO_BUDGET.set_limit(directory.settings.function_search_text_cache_mib * MIB)
         directory.settings_listeners.append(self._on_settings)
 
     def _busy(self) -> bool:
@@ -88,7 +90,9 @@ class SearchService:
         return self.directory.calls_in_flight > 1
 
     def _on_settings(self, old: Settings, new: Settings) -> None:
-        """A switch to a model-backed mode starts the model (it loads only when needed)."""
+        """A switch to a model-backed mode starts the model (it loads only when needed); a new
+        text-memo budget applies at once."""
+        MEMO_BUDGET.set_limit(new.function_search_text_cache_mib * MIB)
         if new.function_search_mode != "lexical" and self.loaded:
             try:
                 self.start_model()
