@@ -139,7 +139,7 @@ FILLER_TERMS = frozenset(normal_terms((
 """Words of a request that say how or when, not what (chosen for this project)."""
 
 
-@text_memo(share=0.08)
+@text_memo(share=0.08, hot=True)
 def _query_terms(terms: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(query_terms(terms))
 

@@ -20,12 +20,12 @@ move-to-end that tolerates a concurrent eviction); stores and evictions take the
 from __future__ import annotations
 
 import dataclasses
-import sys
 import threading
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable
 from functools import update_wrapper
+from sys import getsizeof
 from typing import Any, Generic, TypeVar
 
 R = TypeVar("R")
@@ -35,18 +35,26 @@ DEFAULT_BUDGET_MIB = 32
 """Bytes (MiB) all text memos of one worker may hold together, by default."""
 ENTRY_OVERHEAD = 120
 """Bytes of one ordered-map node and its key tuple, beyond the arguments and result."""
-_SCALARS = (str, bytes, int, float, bool, type(None), array)
+HOT_ENTRY_OVERHEAD = 160
+"""Bytes of one `HotMemo` entry beyond its key and value: a slot in two dictionaries and a
+size."""
+_SCALARS = frozenset({str, bytes, int, float, bool, type(None), array})
+_FLAT = frozenset({str, bytes, int, float})
 
 
 def approx_bytes(value: object, depth: int = 0) -> int:
     """`sys.getsizeof` of `value` plus, for containers, dataclass instances and objects with
     attributes, that of what they hold (three levels deep); shared objects are counted at each
     reference."""
-    size = sys.getsizeof(value)
-    if isinstance(value, _SCALARS) or depth >= 3:
-        return size
-    if isinstance(value, (tuple, list, frozenset, set)):
-        return size + sum(approx_bytes(item, depth + 1) for item in value)
+    kind = type(value)
+    if kind is str or kind in _SCALARS or depth >= 3:
+        return getsizeof(value)
+    if kind is tuple or kind is frozenset or kind is list or kind is set:
+        items: Any = value
+        if set(map(type, items)) <= _FLAT:  # the common case, counted without a Python frame per item
+            return getsizeof(value) + sum(map(getsizeof, items))
+        return getsizeof(value) + sum(approx_bytes(item, depth + 1) for item in items)
+    size = getsizeof(value)
     if isinstance(value, dict):
         return size + sum(approx_bytes(k, depth + 1) + approx_bytes(v, depth + 1)
                           for k, v in value.items())
@@ -63,7 +71,7 @@ class MemoBudget:
 
     def __init__(self, limit_bytes: int) -> None:
         self.limit_bytes = limit_bytes
-        self.memos: list[TextMemo[Any]] = []
+        self.memos: list[TextMemo[Any] | HotMemo] = []
 
     def set_limit(self, limit_bytes: int) -> None:
         """A new limit, applied at once (memos over their new share drop entries now)."""
@@ -168,11 +176,71 @@ class TextMemo(Generic[R]):
         return len(self._data)
 
 
-def text_memo(share: float, budget: MemoBudget = BUDGET, arity: int = 1
+class HotMemo(dict):  # type: ignore[type-arg]
+    """A memo of a one-argument `function` called thousands of times per search (stems,
+    normal terms, query terms): a hit is a plain dictionary subscript, with no Python frame;
+    a miss (`__missing__`) computes, counts and stores the entry, then drops the oldest
+    entries while the memo holds more than its share. Oldest first rather than least recently
+    used: recency would cost a Python call on every hit, and dropping a hot word costs one
+    recomputation."""
+
+    def __init__(self, function: Callable[[Any], Any], share: float, budget: MemoBudget) -> None:
+        super().__init__()
+        self.function = function
+        self.share = share
+        self.budget = budget
+        self.bytes = 0
+        self._sizes: dict[Any, int] = {}
+        self._lock = threading.Lock()
+        budget.memos.append(self)
+
+    @property
+    def limit_bytes(self) -> int:
+        return int(self.budget.limit_bytes * self.share)
+
+    def __missing__(self, key: Any) -> Any:
+        value = self.function(key)
+        if type(key) is str and type(value) is str:
+            size = HOT_ENTRY_OVERHEAD + getsizeof(key) + getsizeof(value)
+        else:
+            size = HOT_ENTRY_OVERHEAD + approx_bytes(key) + approx_bytes(value)
+        if size > self.limit_bytes:
+            return value
+        with self._lock:
+            if key not in self._sizes:
+                self[key] = value
+                self._sizes[key] = size
+                self.bytes += size
+                self._evict()
+        return value
+
+    def _evict(self) -> None:
+        limit, sizes = self.limit_bytes, self._sizes
+        while self.bytes > limit and sizes:
+            oldest = next(iter(sizes))
+            self.bytes -= sizes.pop(oldest)
+            del self[oldest]
+
+    def trim(self) -> None:
+        with self._lock:
+            self._evict()
+
+    def cache_clear(self) -> None:
+        with self._lock:
+            self.clear()
+            self._sizes.clear()
+            self.bytes = 0
+
+
+def text_memo(share: float, budget: MemoBudget = BUDGET, arity: int = 1, hot: bool = False
               ) -> Callable[[Callable[..., R]], Callable[..., R]]:
     """Decorator: remember `function` (of `arity` positional arguments) in a `TextMemo` holding
-    at most `share` of `budget`; the memo is the result's `memo`, and `cache_clear` empties it."""
+    at most `share` of `budget` (the result's `memo`; `cache_clear` empties it) — or, `hot`,
+    in a `HotMemo` whose bound `__getitem__` is the result (the memo is its `__self__`)."""
     def wrap(function: Callable[..., R]) -> Callable[..., R]:
+        if hot:
+            assert arity == 1
+            return HotMemo(function, share, budget).__getitem__
         memo = TextMemo(function, share, budget, arity)
         lookup = memo.lookup
         update_wrapper(lookup, function)

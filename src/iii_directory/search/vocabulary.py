@@ -43,7 +43,7 @@ except ImportError:  # pragma: no cover - a broken install: index the words as t
     _STEMMER = None
 
 
-@text_memo(share=0.07)
+@text_memo(share=0.07, hot=True)
 def stem(term: str) -> str:
     """The Snowball English stem of one lowercase term; digits and one-letter terms unchanged."""
     if _STEMMER is None or len(term) < 3 or not term.isalpha():
@@ -115,7 +115,7 @@ def _concept_table(groups: Iterable[Sequence[str]]) -> dict[str, str]:
 CONCEPTS: dict[str, str] = _concept_table(CONCEPT_GROUPS)
 
 
-@text_memo(share=0.07)
+@text_memo(share=0.07, hot=True)
 def normal_term(term: str) -> str:
     """The term BM25 indexes and matches for one token: its stem, or its concept's head."""
     stemmed = stem(term)

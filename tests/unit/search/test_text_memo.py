@@ -19,7 +19,7 @@ from iii_directory.search import answerability, query, second_query
 from iii_directory.search.corpus import Corpus
 from iii_directory.search.request_limits import CAPABILITY_MAX_CHARS
 from iii_directory.search.service import SearchService
-from iii_directory.search.text_memo import BUDGET, MIB, MemoBudget, TextMemo, approx_bytes, text_memo
+from iii_directory.search.text_memo import BUDGET, MIB, HotMemo, MemoBudget, TextMemo, approx_bytes, text_memo
 from iii_directory.timeslice import TimeSlice
 
 
@@ -40,9 +40,11 @@ def distinct_capability(n: int, length: int = CAPABILITY_MAX_CHARS) -> str:
     return " ".join(words)[:length]
 
 
-def memo_of(function: object) -> TextMemo[object]:
-    memo = getattr(function, "memo")
-    assert isinstance(memo, TextMemo)
+def memo_of(function: object) -> TextMemo[object] | HotMemo:
+    memo = getattr(function, "memo", None)
+    if memo is None:
+        memo = getattr(function, "__self__")
+    assert isinstance(memo, (TextMemo, HotMemo))
     return memo
 
 
@@ -67,6 +69,27 @@ def test_a_memo_keeps_its_share_and_drops_the_least_recently_used() -> None:
     upper(texts[1])
     assert calls == [texts[1]]  # the first stayed; an early one was dropped
     assert 0 < len(memo) < 200
+
+
+def test_a_hot_memo_is_a_plain_subscript_and_drops_its_oldest() -> None:
+    budget = MemoBudget(16 * 1024)
+    calls: list[str] = []
+
+    @text_memo(share=1.0, budget=budget, hot=True)
+    def stemmed(word: str) -> str:
+        calls.append(word)
+        return word[:-1]
+
+    memo = memo_of(stemmed)
+    words = [f"word{n:04d}" * 3 for n in range(200)]
+    assert [stemmed(w) for w in words[:3]] == [w[:-1] for w in words[:3]]
+    assert stemmed(words[0]) == words[0][:-1] and calls.count(words[0]) == 1  # a hit
+    for word in words:
+        stemmed(word)
+    assert memo.bytes <= memo.limit_bytes and 0 < len(memo) < 200
+    assert words[0] not in memo and words[-1] in memo  # the oldest went first
+    memo.cache_clear()
+    assert len(memo) == 0 and memo.bytes == 0
 
 
 def test_a_result_larger_than_the_share_is_returned_and_not_kept() -> None:
@@ -94,10 +117,11 @@ def test_a_smaller_limit_applies_at_once() -> None:
     assert budget.held_bytes() <= 256 * 1024
 
 
-def test_the_count_is_not_below_what_the_entries_hold() -> None:
+@pytest.mark.parametrize("hot", [False, True])
+def test_the_count_is_not_below_what_the_entries_hold(hot: bool) -> None:
     budget = MemoBudget(64 * MIB)  # nothing is evicted: every entry stays alive
 
-    @text_memo(share=1.0, budget=budget)
+    @text_memo(share=1.0, budget=budget, hot=hot)
     def derived(text: str) -> tuple[tuple[str, ...], frozenset[str], str]:
         words = text.split()
         return tuple(words), frozenset(w.upper() for w in words), text.lower()
