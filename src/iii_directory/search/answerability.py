@@ -47,6 +47,7 @@ from . import concept_coverage, text_memo as memos
 from .corpus import FILLER_TERMS, DocumentSet, index_terms, query_terms
 from ..exclusions import is_excluded_id
 from .lanes import catalog_admitted, corroborated
+from .text import mask_non_prose
 from .static_evidence import VOUCH_HEAD, VOUCH_SCORE, head_share_of, static_cosine
 from .vocabulary import ACTIONS, ID_WORD, LEADING_VERB_WINDOW, function_actions, normal_term, normal_terms, request_actions
 
@@ -113,11 +114,6 @@ def informative_terms(text: str, terms: Sequence[str]) -> list[str]:
     return [term for term in terms if normal_term(term.lower()) not in ordinary]
 
 
-_MASKED = re.compile(r"(?:https?|ftp)://\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|`[^`]*`"
-                     r"|\S*::\S*|\S+\.\w{1,5}\b", re.IGNORECASE)
-"""Spans that are not prose: URLs, e-mail addresses, code spans, ids, file names."""
-
-
 def request_words(text: str) -> list[str]:
     """The prose words of a request, lowercase, two letters or more (camelCase split; URLs,
     addresses, code spans, ids and file names left out)."""
@@ -128,7 +124,7 @@ def request_words(text: str) -> list[str]:
 def _request_words(text: str) -> tuple[str, ...]:
     """`request_words`, remembered per text: the decision reads them twice (`known_share`,
     `concept_words`) and agents repeat capabilities."""
-    prose = _MASKED.sub(" ", text)
+    prose = mask_non_prose(text)
     return tuple(word.lower() for word in ID_WORD.findall(prose)
                  if word.isalpha() and len(word) >= 2)
 
