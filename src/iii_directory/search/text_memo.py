@@ -3,18 +3,20 @@
 Search remembers what it derives from a request's text (its query, second query, prose and
 concept words, ordinary terms, query terms, stems, word vectors): agents repeat their
 capabilities, and deriving them again costs as much as ranking. A memo bounded only by its
-number of entries holds as much memory as callers send — a 4,096-entry memo of 2,000-character
-capabilities and what is derived from them is tens of MiB. Here each `TextMemo` counts the
-approximate bytes of every entry it keeps (`approx_bytes` of the arguments and the result,
-plus `ENTRY_OVERHEAD` for the map's own node) and drops its least recently used entries
-while it holds more than its `share` of `BUDGET`, the worker's one budget for all of them
-(`Settings.function_search_text_cache_mib`, default `DEFAULT_BUDGET_MIB`). A result larger
-than the memo's whole share is returned and not kept. Figures: docs/performance.md, "Text
-memos".
+number of entries holds as much memory as callers send. Here every memo counts the approximate
+bytes of each entry it keeps (`approx_bytes` of the arguments and the result, plus the map's own
+overhead) and drops entries while it holds more than its `share` of `BUDGET`, the worker's one
+budget for all of them (`Settings.function_search_text_cache_mib`, default
+`DEFAULT_BUDGET_MIB`); a result larger than the memo's whole share is returned and not kept.
 
-Sizes over-count what entries share (a term string held by two entries is counted twice), so
-the real total stays under the budget. Hits take no lock (a dictionary read, then a
-move-to-end that tolerates a concurrent eviction); stores and evictions take the memo's lock.
+* `TextMemo` drops its least recently used entries; a hit takes no lock (a dictionary read,
+  then a move-to-end that tolerates a concurrent eviction).
+* `HotMemo`, for functions called thousands of times per search, is a dictionary whose hit is a
+  plain subscript and whose miss drops the oldest entries.
+
+Stores and evictions take the memo's lock. Sizes over-count what entries share (a string held by
+two entries is counted twice), so the real total stays under the budget. Figures:
+docs/performance.md, "Bounded by size".
 """
 
 from __future__ import annotations
