@@ -148,13 +148,15 @@ class TextMemo(Generic[R]):
 
     def _store(self, key: Any, value: R) -> R:
         size = ENTRY_OVERHEAD + approx_bytes(key) + approx_bytes(value)
-        if size > self.limit_bytes:
+        limit = int(self.budget.limit_bytes * self.share)
+        if size > limit:
             return value
         with self._lock:
             if key not in self._data:
                 self._data[key] = (value, size)
                 self.bytes += size
-                self._evict()
+                if self.bytes > limit:
+                    self._evict()
         return value
 
     def _evict(self) -> None:
@@ -192,7 +194,7 @@ class HotMemo(dict):  # type: ignore[type-arg]
         self.share = share
         self.budget = budget
         self.bytes = 0
-        self._sizes: dict[Any, int] = {}
+        self._sizes: OrderedDict[Any, int] = OrderedDict()  # oldest first, popped in O(1)
         self._lock = threading.Lock()
         budget.memos.append(self)
 
@@ -206,21 +208,23 @@ class HotMemo(dict):  # type: ignore[type-arg]
             size = HOT_ENTRY_OVERHEAD + getsizeof(key) + getsizeof(value)
         else:
             size = HOT_ENTRY_OVERHEAD + approx_bytes(key) + approx_bytes(value)
-        if size > self.limit_bytes:
+        limit = int(self.budget.limit_bytes * self.share)
+        if size > limit:
             return value
         with self._lock:
             if key not in self._sizes:
                 self[key] = value
                 self._sizes[key] = size
                 self.bytes += size
-                self._evict()
+                if self.bytes > limit:
+                    self._evict()
         return value
 
     def _evict(self) -> None:
         limit, sizes = self.limit_bytes, self._sizes
         while self.bytes > limit and sizes:
-            oldest = next(iter(sizes))
-            self.bytes -= sizes.pop(oldest)
+            oldest, size = sizes.popitem(last=False)
+            self.bytes -= size
             del self[oldest]
 
     def trim(self) -> None:
