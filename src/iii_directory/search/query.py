@@ -75,8 +75,8 @@ async def prepare_queries(capabilities: Sequence[str], documents: DocumentSet, t
     """Each capability's `make_query` (None when it is not searched: intrinsic, control-plane
     or refused by `answerability.screen`) and the screening of each searched text, giving the
     loop way (`tick`) after every capability's query and every screening: together they cost
-    about as much as the capability's ranking, and a whole call's worth of them at the maximum
-    length held the loop for milliseconds at a time."""
+    about as much as the capability's ranking, milliseconds for a call of 18 at the maximum
+    length."""
     made: list[Query | None] = []
     for capability in capabilities:
         made.append(make_query(capability))
