@@ -60,11 +60,12 @@ def approx_bytes(value: object, depth: int = 0) -> int:
     if isinstance(value, dict):
         return size + sum(approx_bytes(k, depth + 1) + approx_bytes(v, depth + 1)
                           for k, v in value.items())
+    attributes = getattr(value, "__dict__", None)
+    if attributes is not None:  # objects and most dataclasses: their fields are in __dict__
+        return size + sum(approx_bytes(v, depth + 1) for v in attributes.values())
     if dataclasses.is_dataclass(value):
         return size + sum(approx_bytes(getattr(value, f.name), depth + 1)
                           for f in dataclasses.fields(value))
-    if hasattr(value, "__dict__"):
-        return size + sum(approx_bytes(v, depth + 1) for v in vars(value).values())
     return size
 
 
