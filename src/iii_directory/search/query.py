@@ -51,7 +51,7 @@ class Query:
         return Query(self.text, self.terms, row, self.dense_text, self.second_text, second)
 
 
-@text_memo(share=0.22)
+@text_memo(share=0.26)
 def make_query(capability: str) -> Query | None:
     """The query of one capability, or None for an intrinsic (summarize-provided-text) or a
     control-plane request (`text.is_control_plane`). A pure function of the text, so it is

@@ -26,7 +26,6 @@ import _rank
 
 from .answerability import concept_words, request_words
 from .corpus import FILLER_TERMS
-from .text_memo import text_memo
 from .vocabulary import ACTIONS, LEADING_VERB_WINDOW, normal_term
 
 
@@ -34,7 +33,6 @@ SECOND_QUERY_CAPABILITIES = 6
 """A call embeds second texts only when it embeds at most this many capabilities."""
 
 
-@text_memo(share=0.04)
 def second_query(dense_text: str) -> str:
     """The action-and-object text of a capability's dense query (see the module docstring);
     the dense query itself when no word is left."""

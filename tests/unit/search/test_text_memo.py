@@ -15,7 +15,7 @@ from search_fakes import CATALOG, PeerEngine
 
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
-from iii_directory.search import answerability, query, second_query
+from iii_directory.search import answerability, query
 from iii_directory.search.corpus import Corpus
 from iii_directory.search.request_limits import CAPABILITY_MAX_CHARS
 from iii_directory.search.service import SearchService
@@ -158,7 +158,7 @@ async def test_many_long_capabilities_leave_every_memo_within_its_share() -> Non
     for memo in BUDGET.memos:
         assert memo.bytes <= memo.limit_bytes, memo.function
     assert BUDGET.held_bytes() <= BUDGET.limit_bytes
-    for function in (query.make_query, second_query.second_query, answerability.concept_words):
+    for function in (query.make_query, answerability._request_words, answerability.concept_words):
         assert len(memo_of(function)) > 0  # still remembering recent texts
     assert len(memo_of(query.make_query)) < len(capabilities)
 
