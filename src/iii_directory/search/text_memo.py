@@ -1,6 +1,6 @@
 """Memos of pure functions of text, bounded by the bytes they hold under one worker budget.
 
-Search remembers what it derives from a request's text (its query, second query, prose and
+Search remembers what it derives from a request's text (its query with its second query, prose and
 concept words, ordinary terms, query terms, stems, word vectors): agents repeat their
 capabilities, and deriving them again costs as much as ranking. A memo bounded only by its
 number of entries holds as much memory as callers send. Here every memo counts the approximate
