@@ -5,6 +5,7 @@ Run::
     python benchmarks/soak.py                       # 50 callers for 60 s, the installed default mode
     python benchmarks/soak.py --mode both           # lexical, then hybrid, same machine, same run
     python benchmarks/soak.py --seconds 10 --callers 20 --in-process
+    python benchmarks/soak.py --capabilities both   # ordinary, then half the callers sending long ones
 
 What runs: a `TestEngine` on a loopback port serving a 56-function peer catalog
 (`iii_directory/data/example_catalog.json`), a `MockRegistry` with a few installable workers,
@@ -29,12 +30,18 @@ seconds' latencies instead; their errors count either way). A cold-start phase r
 the table: calls/s, search p50 / p99, other functions' p99, errors and RSS per phase
 (`--phase-seconds`, default 10).
 
-Printed: calls, throughput, p50 / p99 / max per function, errors (must be 0) and the worker's
-RSS after boot, after warm-up (`--rss-warm-at`, default 10 % of the run, at least 1 s) and at the
-end; the run fails (exit 1) on any error or when RSS grows by more than the stated bound after
-warm-up (`--rss-bound-mib`, default 64 MiB). It also reports how many search answers were hybrid
-and when the first one came (a cold hybrid worker answers lexical until its catalog index is
-published).
+`--capabilities long` makes half the callers (0, 2, 4, …) send, in every search, 18 capabilities
+of the maximum length (`request_limits.CAPABILITY_MAX_CHARS`), each one new; `both` runs the
+ordinary soak, then that one, and prints their ratios against the issue-33 floors.
+
+Printed: calls, throughput, p50 / p99 / max per function, errors (must be 0), how many search
+answers were hybrid, lexical or judge (and when the first hybrid one came), and the worker's RSS
+after boot, at the growth baseline and at the end. The baseline is read an event after the
+worker is ready — `RSS_SETTLE_S` after its first search answer and, in hybrid, after its log
+says the encoder is loaded — not at a share of the run, so a loaded host that loads the model
+late moves the baseline instead of failing a healthy run; when the encoder never loaded,
+growth is not judged (and the report says so). The run fails (exit 1) on any error or when RSS
+grows by more than the stated bound after the baseline (`--rss-bound-mib`, default 64 MiB).
 
 `SoakSession` is also the engine of the short load test and the reconnect fault test
 (`tests/reliability/`), which import this file by path.
@@ -52,6 +59,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -63,6 +71,8 @@ import anyio
 
 from iii_directory.config import Settings, config_id
 from iii_directory.port import EngineCallError
+from iii_directory.search.request_limits import CAPABILITY_MAX_CHARS
+from iii_directory.search.select import MAX_CAPABILITIES
 from iii_directory.testing.client import TestClient
 from iii_directory.testing.engine import TestEngine
 from iii_directory.testing.registry import MockRegistry
@@ -70,6 +80,10 @@ from iii_directory.testing.registry import MockRegistry
 WORKER_NAME = "iii-directory"
 SEARCH = "directory::search_functions"
 DEFAULT_RSS_BOUND_MIB = 64
+RSS_SETTLE_S = 1.0
+"""Seconds after the worker is ready (see `SoakSession.load`) before the growth baseline is read."""
+ENCODER_READY = b"dense lane ready"
+"""The worker's log line once its encoder is loaded (`search/dense_lane.py`)."""
 CALL_TIMEOUT_S = 30.0
 RETRY_CODES = frozenset({"invocation_stopped", "function_not_found"})
 """Answers meaning "the worker was not there" (dropped mid-call or not yet re-registered)."""
@@ -98,6 +112,18 @@ WRITE_STEPS = ("directory::skills::create", "directory::skills::update", "direct
 CALLED_FUNCTIONS = frozenset({"directory::kits::list", *(fid for fid, _ in WEIGHTS if fid != "write"), *WRITE_STEPS})
 """Every function the soak calls: boot waits until the engine holds all of them (they are
 registered one frame at a time, in id order, so one being there does not mean the rest are)."""
+
+
+def long_capability(serial: int) -> str:
+    """A capability of exactly `CAPABILITY_MAX_CHARS` characters, distinct for every `serial`:
+    an ordinary request followed by the kind of detail agents paste (ids, names, values)."""
+    words = [CAPABILITIES[serial % len(CAPABILITIES)], "for"]
+    n = 0
+    while len(" ".join(words)) < CAPABILITY_MAX_CHARS:
+        words += [f"account{serial}-{n}", "in", f"region{n % 7}", "with", f"note{serial * 31 + n}"]
+        n += 1
+    text = " ".join(words)[:CAPABILITY_MAX_CHARS]
+    return text[:-1] + "x" if text.endswith(" ") else text
 
 
 def percentile(sorted_values: list[float], q: float) -> float:
@@ -132,6 +158,26 @@ def cpu_of(pid: int) -> float | None:
 
 
 # ----------------------------------------------------------------------------------- report
+
+
+def ready_moment(mode: str, first_answer_at: float | None, encoder_at: float | None) -> float | None:
+    """When the worker is ready to be measured: its first search answer (registration, boot
+    snapshot and first-call imports are behind it), and in a model-backed mode not before its
+    encoder is loaded; None until then."""
+    if first_answer_at is None or (mode != "lexical" and encoder_at is None):
+        return None
+    return first_answer_at if mode == "lexical" else max(first_answer_at, encoder_at)  # type: ignore[type-var]
+
+
+def baseline_due(now: float, start: float, ready_at: float | None, warmup: float,
+                 rss_warm_at: float | None, settle: float = RSS_SETTLE_S) -> bool:
+    """Whether the RSS growth baseline is read now: `rss_warm_at` seconds after the start when
+    given; else `settle` seconds after the worker is ready, and not before the warm-up ends —
+    an event, not a share of the run, so a slow host delays the baseline instead of reading
+    it in the middle of the model load."""
+    if rss_warm_at is not None:
+        return now >= start + rss_warm_at
+    return ready_at is not None and now >= max(ready_at + settle, start + warmup)
 
 
 @dataclass
@@ -175,14 +221,13 @@ class SoakReport:
     origin: float = 0.0
     """When the measured window began (monotonic): `tail` times are seconds after it."""
     search_modes: dict[str, int] = field(default_factory=dict)
-    """`search_mode` of every search answer of the run (warm-up included) → count."""
-    first_hybrid_s: float | None = None
-    """Seconds after the callers started when the first hybrid answer arrived."""
-
-    @property
-    def hybrid_share(self) -> float | None:
-        answers = sum(self.search_modes.values())
-        return self.search_modes.get("hybrid", 0) / answers if answers else None
+    """Measured search answers by their `search_mode`."""
+    ready_after: float | None = None
+    """Seconds after the callers started when the worker was ready (hybrid: encoder loaded)."""
+    first_hybrid_after: float | None = None
+    """Seconds after the callers started of the first hybrid search answer."""
+    long_callers: int = 0
+    """Callers whose searches send 18 distinct maximum-length capabilities."""
 
     def tail(self, name: str, share: float = 0.01) -> list[tuple[float, float]]:
         """The slowest `share` of `name`'s calls (at least one) as (seconds after the start of
@@ -211,6 +256,19 @@ class SoakReport:
         return sum(s.retries for s in self.functions.values())
 
     @property
+    def hybrid_share(self) -> float | None:
+        """Share of measured search answers given in hybrid (None without search answers)."""
+        answered = sum(self.search_modes.values())
+        return None if not answered else self.search_modes.get("hybrid", 0) / answered
+
+    def modes_line(self) -> str:
+        answered = sum(self.search_modes.values())
+        parts = [f"{mode} {self.search_modes.get(mode, 0)} ({self.search_modes.get(mode, 0) / max(answered, 1):.0%})"
+                 for mode in ("hybrid", "lexical", "judge") if mode in self.search_modes or mode != "judge"]
+        first = "never" if self.first_hybrid_after is None else f"{self.first_hybrid_after:.1f} s"
+        return f"search answers: {', '.join(parts)}; first hybrid answer after {first}"
+
+    @property
     def rss_growth(self) -> int | None:
         if self.rss_warm is None or self.rss_end is None:
             return None
@@ -226,6 +284,8 @@ class SoakReport:
         lines = [
             f"soak ({self.mode}): {self.callers} callers × {self.seconds:.0f} s measured, worker "
             f"{'in-process' if self.in_process else 'subprocess'}"
+            + (f", {self.long_callers} callers sending {MAX_CAPABILITIES} × {CAPABILITY_MAX_CHARS}-character "
+               "capabilities" if self.long_callers else "")
             + (f", {self.drops} connection drops" if self.drops else ""),
             f"{'function':<30} {'calls':>8} {'calls/s':>9} {'p50 ms':>9} {'p99 ms':>9} {'max ms':>9} {'errors':>7}",
         ]
@@ -248,20 +308,17 @@ class SoakReport:
             return "n/a" if value is None else f"{value / mib:.1f} MiB"
 
         growth = self.rss_growth
+        ready = "never ready" if self.ready_after is None else f"ready after {self.ready_after:.1f} s"
         lines.append(
-            f"worker RSS: boot {fmt(self.rss_boot)}, after warm-up {fmt(self.rss_warm)}, end {fmt(self.rss_end)}"
-            f" (growth {fmt(growth)}; bound {self.rss_bound / mib:.0f} MiB after warm-up)")
+            f"worker RSS: boot {fmt(self.rss_boot)}, baseline {fmt(self.rss_warm)} ({ready}), end "
+            f"{fmt(self.rss_end)} (growth {fmt(growth)}; bound {self.rss_bound / mib:.0f} MiB after the baseline"
+            + ("; not judged: no baseline" if growth is None else "") + ")")
+        lines.append(self.modes_line())
         if self.cpu_seconds is not None and not self.in_process:
             lines.append(f"worker CPU: {self.cpu_seconds:.1f} s over {self.seconds:.0f} s "
                          f"({self.cpu_seconds / self.seconds:.2f} cores), "
                          f"{self.cpu_ms_per_call:.2f} ms per call")
         lines.append(f"errors: {len(self.errors)}" + ("" if not self.errors else f" — first: {self.errors[0]}"))
-        if self.search_modes:
-            share = self.hybrid_share or 0.0
-            first = "none" if self.first_hybrid_s is None else f"{self.first_hybrid_s:.1f} s"
-            lines.append(f"search answers: {self.search_modes.get('hybrid', 0)} hybrid of "
-                         f"{sum(self.search_modes.values())} ({share:.0%}); first hybrid answer "
-                         f"{first} after the callers started")
         if self.phases:
             lines.append("cold-start phases (seconds after the callers started):")
             lines.append(f"  {'phase':<12} {'calls/s':>8} {'search p50':>11} {'search p99':>11} "
@@ -298,7 +355,8 @@ class SoakReport:
                 "rss_boot": self.rss_boot, "rss_warm": self.rss_warm, "rss_end": self.rss_end,
                 "rss_bound": self.rss_bound, "drops": self.drops, "ok": self.ok, "phases": phases,
                 "cpu_seconds": self.cpu_seconds, "search_modes": self.search_modes,
-                "hybrid_share": self.hybrid_share, "first_hybrid_s": self.first_hybrid_s}
+                "hybrid_share": self.hybrid_share, "ready_after": self.ready_after,
+                "first_hybrid_after": self.first_hybrid_after, "long_callers": self.long_callers}
 
 
 # ---------------------------------------------------------------------------------- project
@@ -402,6 +460,8 @@ class SubprocessWorker:
     def __init__(self, url: str, project: Project, log_path: Path, *, preload: bool = True) -> None:
         self.url, self.project, self.log_path, self.preload = url, project, log_path, preload
         self.process: subprocess.Popen[bytes] | None = None
+        self._log_read = 0
+        self._encoder_loaded = False
 
     @property
     def pid(self) -> int:
@@ -421,6 +481,21 @@ class SubprocessWorker:
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
+
+    def encoder_loaded(self) -> bool:
+        """The worker's log says its encoder is loaded (`ENCODER_READY`); reads only what the
+        log gained since the last look."""
+        if not self._encoder_loaded:
+            try:
+                with self.log_path.open("rb") as handle:
+                    start = max(0, self._log_read - len(ENCODER_READY))  # a line cut at the last look
+                    handle.seek(start)
+                    chunk = handle.read()
+            except OSError:
+                return False
+            self._log_read = start + len(chunk)
+            self._encoder_loaded = ENCODER_READY in chunk
+        return self._encoder_loaded
 
     async def stop(self) -> None:
         if self.process is None or self.process.poll() is not None:
@@ -453,6 +528,12 @@ class InProcessWorker:
 
     def alive(self) -> bool:
         return True
+
+    def encoder_loaded(self) -> bool:
+        from iii_directory.search.service import SearchService
+
+        directory = self.worker.directory
+        return directory is not None and directory.service(SearchService).dense.ready
 
     async def stop(self) -> None:
         self.worker.stop()
@@ -491,9 +572,15 @@ class SoakSession:
 
     def __init__(self, workdir: Path, *, in_process: bool = False, seed: int = 0,
                  keep_frames: bool = False, rss_bound_mib: int = DEFAULT_RSS_BOUND_MIB,
-                 mode: str = "lexical") -> None:
+                 mode: str = "lexical", long_callers: int = 0) -> None:
         self.project = Project(workdir)
         self.mode = mode
+        self.long_callers = long_callers
+        """Callers 0, 2, 4, … below twice this send 18 distinct maximum-length capabilities."""
+        self.search_modes: Counter[str] = Counter()
+        self.first_answer_at: float | None = None
+        self.first_hybrid_at: float | None = None
+        self._long_serial = 0
         self.in_process = in_process
         self.rng = random.Random(seed)
         self.keep_frames = keep_frames
@@ -505,9 +592,6 @@ class SoakSession:
         self.worker: SubprocessWorker | InProcessWorker | None = None
         self.functions: dict[str, FunctionStats] = {}
         self.drops = 0
-        self.search_modes: dict[str, int] = {}
-        self.first_hybrid: float | None = None
-        """When the first hybrid search answer arrived (monotonic)."""
         self._stack: AsyncExitStack | None = None
         self._measuring = False
 
@@ -592,19 +676,34 @@ class SoakSession:
         stats.errors.append(f"{function_id}: {message}")
         stats.failed_at.append(time.monotonic())
 
+    def _capabilities(self, caller: int) -> list[str]:
+        """A search's capabilities: 18 new maximum-length ones for a long caller, else 1–18
+        ordinary ones."""
+        if caller % 2 == 0 and caller < 2 * self.long_callers:
+            self._long_serial += MAX_CAPABILITIES
+            return [long_capability(self._long_serial - n) for n in range(MAX_CAPABILITIES)]
+        return self.rng.sample(CAPABILITIES, self.rng.randint(1, MAX_CAPABILITIES))
+
+    def _answered(self, result: dict[str, Any]) -> None:
+        """Count a search answer by its mode; note the first answer and the first hybrid one."""
+        now = time.monotonic()
+        mode = str(result.get("search_mode"))
+        if self._measuring:
+            self.search_modes[mode] += 1
+        if self.first_answer_at is None:
+            self.first_answer_at = now
+        if mode == "hybrid" and self.first_hybrid_at is None:
+            self.first_hybrid_at = now
+
     async def _one(self, lane: WriteLane, retry_dropped: bool, deadline: float) -> None:
         kind = self.rng.choices([w[0] for w in WEIGHTS], weights=[w[1] for w in WEIGHTS])[0]
         if kind == "directory::search_functions":
-            count = self.rng.randint(1, 18)
-            data: dict[str, Any] = {"capabilities": self.rng.sample(CAPABILITIES, count)}
+            data: dict[str, Any] = {"capabilities": self._capabilities(lane.caller)}
             result, error, _ = await self.call(kind, data, retry_dropped=retry_dropped, deadline=deadline)
             if error is None and not isinstance(result, dict):
                 self._fail(kind, f"answer is not an object: {result!r:.80}")
             elif error is None:
-                mode = str(result.get("search_mode"))
-                self.search_modes[mode] = self.search_modes.get(mode, 0) + 1
-                if mode == "hybrid" and self.first_hybrid is None:
-                    self.first_hybrid = time.monotonic()
+                self._answered(result)
         elif kind == "directory::skills::get":
             skill_id = self.rng.choice(self.skill_ids)
             result, error, _ = await self.call(kind, {"id": skill_id}, retry_dropped=retry_dropped, deadline=deadline)
@@ -676,19 +775,20 @@ class SoakSession:
                    drop_every: float | None = None, on_tick: Callable[[], None] | None = None,
                    rss_warm_at: float | None = None, phase_seconds: float = 10.0) -> SoakReport:
         """Run `callers` concurrent callers for `warmup` + `seconds`; measure the last `seconds`
-        (`warmup` defaults to 0: the cold start is measured). RSS is sampled at the start, at
-        `rss_warm_at` seconds (default: the end of the warm-up, else 10 % of the run, ≥ 1 s),
-        at every phase boundary and at the end. With `drop_every`, the engine aborts the
-        worker's socket about that often (±30 %) and callers re-send calls the drop
-        interrupted."""
+        (`warmup` defaults to 0: the cold start is measured). RSS is sampled at the start, for
+        the growth baseline (`baseline_due`: after the worker is ready — its first search
+        answer and, in a model-backed mode, its encoder loaded — or at `rss_warm_at` seconds
+        when given), at every phase boundary and at the end; without a baseline (the encoder
+        never loaded) growth is not judged. With `drop_every`, the engine aborts the worker's
+        socket about that often (±30 %) and callers re-send calls the drop interrupted."""
         warmup = 0.0 if warmup is None else warmup
-        if rss_warm_at is None:
-            rss_warm_at = warmup if warmup > 0 else max(1.0, seconds * 0.1)
         retry = drop_every is not None
         start = time.monotonic()
         deadline = start + warmup + seconds
         rss_boot = rss_of(self.worker_pid)
         rss_warm: int | None = None
+        encoder_at: float | None = None
+        ready_at: float | None = None
         boundaries: list[tuple[float, int | None]] = []
         async with anyio.create_task_group() as tg:
             for index in range(callers):
@@ -706,7 +806,11 @@ class SoakSession:
             while time.monotonic() < deadline:
                 await anyio.sleep(min(0.25, max(0.0, deadline - time.monotonic())))
                 now = time.monotonic()
-                if rss_warm is None and now >= start + rss_warm_at:
+                if encoder_at is None and self.mode != "lexical" and self.worker.encoder_loaded():  # type: ignore[union-attr]
+                    encoder_at = now
+                if ready_at is None:
+                    ready_at = ready_moment(self.mode, self.first_answer_at, encoder_at)
+                if rss_warm is None and baseline_due(now, start, ready_at, warmup, rss_warm_at):
                     rss_warm = rss_of(self.worker_pid)
                 if now >= next_phase and now < deadline:
                     boundaries.append((now, rss_of(self.worker_pid)))
@@ -719,15 +823,15 @@ class SoakSession:
         rss_end = rss_of(self.worker_pid)
         cpu_to = cpu_of(self.worker_pid)
         cpu = None if cpu_from is None or cpu_to is None else cpu_to - cpu_from
-        if rss_warm is None:
-            rss_warm = rss_end
         boundaries.append((ended, rss_end))
         return SoakReport(seconds=measured, callers=callers, functions=self.functions, rss_boot=rss_boot,
                           rss_warm=rss_warm, rss_end=rss_end, rss_bound=self.rss_bound,
                           in_process=self.in_process, drops=self.drops, mode=self.mode,
                           phases=self._phases(measured_from, boundaries), cpu_seconds=cpu,
                           origin=measured_from, search_modes=dict(self.search_modes),
-                          first_hybrid_s=None if self.first_hybrid is None else self.first_hybrid - start)
+                          ready_after=None if ready_at is None else ready_at - start,
+                          first_hybrid_after=None if self.first_hybrid_at is None else self.first_hybrid_at - start,
+                          long_callers=self.long_callers)
 
     def _phases(self, origin: float, boundaries: list[tuple[float, int | None]]) -> list[Phase]:
         phases = []
@@ -749,7 +853,7 @@ class SoakSession:
 
 async def run_soak(seconds: float, callers: int, workdir: Path, **options: Any) -> SoakReport:
     """One soak run in `workdir` (see `SoakSession` and `SoakSession.load`)."""
-    session_options = {k: options.pop(k) for k in ("in_process", "seed", "rss_bound_mib", "mode")
+    session_options = {k: options.pop(k) for k in ("in_process", "seed", "rss_bound_mib", "mode", "long_callers")
                        if k in options}
     async with SoakSession(workdir, **session_options) as session:
         return await session.load(seconds, callers, **options)
@@ -776,6 +880,20 @@ def compare(lexical: SoakReport, hybrid: SoakReport) -> str:
     return "\n".join(lines)
 
 
+def compare_long(ordinary: SoakReport, long: SoakReport) -> str:
+    """The issue-33 floors of a soak whose half of the callers send maximum-length
+    capabilities against the ordinary soak of the same mode and run."""
+    rate, long_rate = ordinary.calls / ordinary.seconds, long.calls / long.seconds
+    get = percentile(sorted(long.functions.get("directory::skills::get", FunctionStats()).latencies), 0.99)
+    lines = [f"{long.mode}, long / ordinary capabilities (same run): calls/s {long_rate:.1f} / {rate:.1f} = "
+             f"{long_rate / max(rate, 1e-9):.0%} (floor ≥ 50 %)",
+             f"  skills::get p99 with long capabilities {get * 1e3:.0f} ms (floor ≤ 1000 ms)"]
+    if ordinary.rss_end and long.rss_end:
+        lines.append(f"  worker RSS at the end {long.rss_end / 2**20:.1f} / {ordinary.rss_end / 2**20:.1f} MiB = "
+                     f"{long.rss_end / ordinary.rss_end:.2f}× (floor ≤ 1.3×)")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=60.0, help="measured duration (default 60)")
@@ -787,7 +905,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="unmeasured seconds at the start (default 0: the cold start is measured)")
     parser.add_argument("--rss-warm-at", type=float, default=None,
                         help="seconds after the start of the RSS sample growth is counted from "
-                             "(default 10%% of the run, ≥ 1 s)")
+                             f"(default: {RSS_SETTLE_S:.0f} s after the worker is ready — its first search "
+                             "answer and, in hybrid, its encoder loaded)")
+    parser.add_argument("--capabilities", choices=("ordinary", "long", "both"), default="ordinary",
+                        help="long: half the callers send 18 distinct maximum-length capabilities per "
+                             "search; both = ordinary then long, with their ratios")
     parser.add_argument("--phase-seconds", type=float, default=10.0, help="cold-start phase length")
     parser.add_argument("--in-process", action="store_true", help="run the worker in this process")
     parser.add_argument("--rss-bound-mib", type=int, default=DEFAULT_RSS_BOUND_MIB,
@@ -799,20 +921,28 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     mode = args.mode or installed_default_mode()
     modes = ["lexical", "hybrid"] if mode == "both" else [mode]
+    kinds = ["ordinary", "long"] if args.capabilities == "both" else [args.capabilities]
     reports: dict[str, SoakReport] = {}
     with tempfile.TemporaryDirectory(prefix="iii-soak-") as tmp:
         base = Path(args.workdir) if args.workdir else Path(tmp)
         for name in modes:
-            workdir = base / name
-            workdir.mkdir(parents=True, exist_ok=True)
-            reports[name] = anyio.run(lambda: run_soak(
-                args.seconds, args.callers, workdir, in_process=args.in_process, seed=args.seed,
-                rss_bound_mib=args.rss_bound_mib, warmup=args.warmup, drop_every=args.drop_every,
-                mode=name, rss_warm_at=args.rss_warm_at, phase_seconds=args.phase_seconds))
-            print(reports[name].table())
-            print()
-    if len(reports) == 2:
+            for kind in kinds:
+                key = name if kind == "ordinary" else f"{name}/long"
+                workdir = base / key.replace("/", "-")
+                workdir.mkdir(parents=True, exist_ok=True)
+                long_callers = args.callers // 2 if kind == "long" else 0
+                reports[key] = anyio.run(lambda: run_soak(
+                    args.seconds, args.callers, workdir, in_process=args.in_process, seed=args.seed,
+                    rss_bound_mib=args.rss_bound_mib, warmup=args.warmup, drop_every=args.drop_every,
+                    mode=name, rss_warm_at=args.rss_warm_at, phase_seconds=args.phase_seconds,
+                    long_callers=long_callers))
+                print(reports[key].table())
+                print()
+    if "lexical" in reports and "hybrid" in reports:
         print(compare(reports["lexical"], reports["hybrid"]))
+    for name in modes:
+        if name in reports and f"{name}/long" in reports:
+            print(compare_long(reports[name], reports[f"{name}/long"]))
     if args.json:
         payload = {name: report.to_json() for name, report in reports.items()}
         Path(args.json).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")

@@ -130,6 +130,10 @@ class Settings(BaseModel):
     function_search_reranker_path: str | None = Field(
         default=None, description="Optional cross-encoder reranker directory; null = off. (topology)"
     )
+    function_search_text_cache_mib: int = Field(
+        default=32, ge=1, le=4096,
+        description="MiB that search's memos of request text (queries, terms, words) may hold together.",
+    )
 
     @field_validator("registry_url")
     @classmethod

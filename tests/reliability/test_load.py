@@ -25,6 +25,9 @@ async def test_short_soak_has_no_errors_and_bounded_memory(tmp_path: Path) -> No
     assert report.calls >= 30
     assert {"directory::search_functions", "directory::skills::get", "directory::skills::list",
             "directory::agents::get", "directory::skills::create"} <= set(report.functions)
+    searches = report.functions["directory::search_functions"].latencies
+    assert report.search_modes == {"lexical": len(searches)}  # every measured answer counted by mode
+    assert report.ready_after is not None and report.rss_warm is not None
     if report.rss_growth is not None:
         assert report.rss_growth <= report.rss_bound, report.table()
     assert not list((tmp_path / "skills").rglob("*.tmp"))

@@ -2,8 +2,12 @@
 
 `atomic_write` stages `<name>.tmp` next to its target and renames it into place; a writer
 killed between the two leaves the staging file behind, and nothing else would ever remove it
-(the next write of the same file reuses it). At start the worker sweeps its writable roots
-(`skills_folder`, `local_skills_folder`, `agents_folder`):
+(the next write of the same file reuses it). At start the worker sweeps every root a write can
+land in (`sweep_targets`): the skill roots and `agents_folder` in full; `global_agents_folder`
+(an update writes a global profile in place) only at its top level, where profiles live; and
+the agent-skills roots (`.agents/skills`, `~/.agents/skills`, shared with their owning tools)
+only at their `<dir>/` level, where `SKILL.md` lives — a depth limit keeps a sweep of a folder
+in the user's home from walking whatever else is stored under it:
 
 * a candidate is a regular file (never a symlink, never followed) named `<stem>.<ext>.tmp`,
   the staging name of a file with an extension (`doc.md.tmp`, `.dl-marker.json.tmp`); a bare
@@ -27,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..config import Settings
-from .roots import dedupe_paths, local_skills_root, skills_root
+from .roots import agent_skills_roots, dedupe_paths, local_skills_root, same_path, skills_root
 
 try:
     import fcntl
@@ -89,14 +93,18 @@ def _remove_if_stale(path: Path, now: float, older_than_s: float) -> bool:
 
 
 def sweep_stale_staging(root: Path, *, now: Clock = time.time,
-                        older_than_s: float = STALE_STAGING_S) -> list[Path]:
-    """Remove the stale, unlocked staging files under `root` (symlinks never followed);
+                        older_than_s: float = STALE_STAGING_S,
+                        max_depth: int | None = None) -> list[Path]:
+    """Remove the stale, unlocked staging files under `root` (symlinks never followed), no
+    deeper than `max_depth` folders below it (`None`: any depth; 0: the root's own files);
     returns the removed paths. Never raises for I/O problems."""
     removed: list[Path] = []
     if not root.is_dir():
         return removed
     moment = now()
     for folder, dirs, files in os.walk(root, followlinks=False):
+        if max_depth is not None and _depth(root, folder) >= max_depth:
+            dirs.clear()
         for name in files:
             if not is_staging_name(name):
                 continue
@@ -114,15 +122,34 @@ def sweep_stale_staging(root: Path, *, now: Clock = time.time,
     return removed
 
 
+def _depth(root: Path, folder: str) -> int:
+    """How many folders `folder` lies below `root` (0 for the root itself)."""
+    rel = os.path.relpath(folder, root)
+    return 0 if rel == os.curdir else rel.count(os.sep) + 1
+
+
 def writable_roots(settings: Settings) -> list[Path]:
     """The roots this worker writes through staging files."""
     return dedupe_paths([skills_root(settings), local_skills_root(settings), settings.path("agents_folder")])
 
 
+def sweep_targets(settings: Settings) -> list[tuple[Path, int | None]]:
+    """Every root a staging file can be left in, with how deep to look (`None`: any depth):
+    the writable roots in full, `global_agents_folder` at its top level (profiles are direct
+    `<id>.md` children) and each agent-skills root one folder down (`<dir>/SKILL.md`)."""
+    targets: list[tuple[Path, int | None]] = [(root, None) for root in writable_roots(settings)]
+    shallow = [(settings.path("global_agents_folder"), 0)]
+    shallow += [(root, 1) for root in agent_skills_roots(settings)]
+    for root, depth in shallow:
+        if not any(same_path(root, seen) for seen, _ in targets):
+            targets.append((root, depth))
+    return targets
+
+
 def sweep_roots(settings: Settings, *, now: Clock = time.time,
                 older_than_s: float = STALE_STAGING_S) -> list[Path]:
-    """`sweep_stale_staging` over every writable root."""
+    """`sweep_stale_staging` over every root of `sweep_targets`."""
     removed: list[Path] = []
-    for root in writable_roots(settings):
-        removed.extend(sweep_stale_staging(root, now=now, older_than_s=older_than_s))
+    for root, depth in sweep_targets(settings):
+        removed.extend(sweep_stale_staging(root, now=now, older_than_s=older_than_s, max_depth=depth))
     return removed

@@ -16,6 +16,7 @@ from ..lazy import LazyModule
 from ..models import Request, Response
 from ..request_bounds import LABEL_CHARS
 from ..search import preload
+from ..search.request_limits import capabilities_schema
 from ..table import BindingSpec, FunctionSpec, Surface
 
 if TYPE_CHECKING:
@@ -61,8 +62,7 @@ CONFIDENCE_DESCRIPTION = (
 class SearchFunctionsRequest(Request):
     capabilities: list[str] = Field(
         description=CAPABILITIES_DESCRIPTION,
-        json_schema_extra={"minItems": 1, "uniqueItems": True,
-                           "items": {"type": "string", "minLength": 1}},
+        json_schema_extra=capabilities_schema(),
     )
 
 

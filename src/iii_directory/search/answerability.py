@@ -44,10 +44,11 @@ from functools import lru_cache
 
 import _rank
 
-from . import concept_coverage
+from . import concept_coverage, text_memo as memos
 from .corpus import FILLER_TERMS, DocumentSet, index_terms, query_terms
 from ..exclusions import is_excluded_id
 from .lanes import catalog_admitted, corroborated
+from .text import mask_non_prose
 from .static_evidence import VOUCH_HEAD, VOUCH_SCORE, head_share_of, static_cosine
 from .vocabulary import ACTIONS, ID_WORD, LEADING_VERB_WINDOW, function_actions, normal_term, normal_terms, request_actions
 
@@ -81,7 +82,7 @@ ORDINARY_RANK = 2400
 `long`, `once`, `water`): a catalog that shares one of them with a request has shown nothing."""
 
 
-@lru_cache(maxsize=4096)
+@memos.text_memo(share=0.04)
 def ordinary_terms(text: str) -> frozenset[str]:
     """The normal terms of a request that come only from ordinary English words."""
     vocabulary = tokenizer_words()
@@ -96,7 +97,7 @@ def ordinary_terms(text: str) -> frozenset[str]:
     return frozenset(term for term, ordinary in ranks.items() if ordinary)
 
 
-@lru_cache(maxsize=4096)
+@memos.text_memo(share=0.04)
 def concept_words(text: str) -> tuple[str, ...]:
     """The content concepts of a request (`concept_coverage`): its prose words
     (`request_words`, first occurrence each) that are neither ordinary English
@@ -114,22 +115,17 @@ def informative_terms(text: str, terms: Sequence[str]) -> list[str]:
     return [term for term in terms if normal_term(term.lower()) not in ordinary]
 
 
-_MASKED = re.compile(r"(?:https?|ftp)://\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|`[^`]*`"
-                     r"|\S*::\S*|\S+\.\w{1,5}\b", re.IGNORECASE)
-"""Spans that are not prose: URLs, e-mail addresses, code spans, ids, file names."""
-
-
 def request_words(text: str) -> list[str]:
     """The prose words of a request, lowercase, two letters or more (camelCase split; URLs,
     addresses, code spans, ids and file names left out)."""
     return list(_request_words(text))
 
 
-@lru_cache(maxsize=4096)
+@memos.text_memo(share=0.06)
 def _request_words(text: str) -> tuple[str, ...]:
     """`request_words`, remembered per text: the decision reads them twice (`known_share`,
     `concept_words`) and agents repeat capabilities."""
-    prose = _MASKED.sub(" ", text)
+    prose = mask_non_prose(text)
     return tuple(word.lower() for word in ID_WORD.findall(prose)
                  if word.isalpha() and len(word) >= 2)
 

@@ -17,9 +17,10 @@ and the signal is the best, over the lane's first `DEPTH` (3) candidates, of the
 
 A near miss shares one concept with a function and not another (`record a voice memo from the
 laptop microphone` → `audio::transcribe`); a paraphrased match has counterparts for most of its
-words. Word vectors are computed once per word and remembered (`WORDS_KEPT`), a document's word
-matrix once per document text (`DOCUMENTS_KEPT`) and a concept's match in a document once per
-pair (`MATCHES_KEPT`); an unseen pair costs one compiled cosine scan of the document's words.
+words. Word vectors are computed once per word and remembered, a document's word matrix once
+per document text and a concept's match in a document once per pair, each memo within its
+share of the worker's text-memo budget (`text_memo.py`); an unseen pair costs one compiled
+cosine scan of the document's words.
 Figures, variants tried (minimum, IDF-weighted mean or share, rarest concept, top 1, verbs left
 out, MiniLM word and token vectors, hybrid and static families): docs/record/search-quality.md, "Answerability",
 "Concept coverage".
@@ -30,20 +31,14 @@ from __future__ import annotations
 import threading
 from array import array
 from collections.abc import Sequence
-from functools import lru_cache
 
 import _rank
 from _rank.static import StaticEncoder, StaticIndex, default_encoder
 
 from .corpus import DocumentSet
+from .text_memo import text_memo
 
 DEPTH = 3
-WORDS_KEPT = 16384
-"""Word vectors remembered (1 KiB each: 16 MiB at most)."""
-DOCUMENTS_KEPT = 1024
-"""Document word matrices remembered (~30 KiB for a 30-word document: ~30 MiB at most; only
-documents that reach a lane's first three are made)."""
-MATCHES_KEPT = 65536
 
 _ENCODER_LOCK = threading.Lock()
 _ENCODER: list[StaticEncoder | None] = []
@@ -61,7 +56,7 @@ def _encoder() -> StaticEncoder | None:
         return _ENCODER[0]
 
 
-@lru_cache(maxsize=WORDS_KEPT)
+@text_memo(share=0.14)
 def word_vector(word: str) -> array:
     """The static vector of one word (unit, or zero when no piece has a row)."""
     encoder = _encoder()
@@ -69,7 +64,7 @@ def word_vector(word: str) -> array:
     return encoder.encode_one(word)
 
 
-@lru_cache(maxsize=DOCUMENTS_KEPT)
+@text_memo(share=0.12)
 def document_words(lexical: str) -> tuple[StaticIndex, frozenset[str]]:
     """A `StaticIndex` of the distinct alphabetic words of one BM25 document, and the words."""
     words = sorted({word for word in _rank.tokenize(lexical) if word.isalpha()})
@@ -78,7 +73,7 @@ def document_words(lexical: str) -> tuple[StaticIndex, frozenset[str]]:
     return index, frozenset(words)
 
 
-@lru_cache(maxsize=MATCHES_KEPT)
+@text_memo(share=0.06, arity=2)
 def match(concept: str, lexical: str) -> float:
     """`m(c, d)`: the best cosine of the concept's vector to a word of document text `lexical`,
     clipped to [0, 1]; 1 when the document uses the word itself."""

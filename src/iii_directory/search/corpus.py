@@ -21,6 +21,7 @@ import _rank
 
 from ..exclusions import is_excluded
 from .text import bm25_document, searchable_text, slim_description
+from .text_memo import text_memo
 from .views import ViewVectors
 from .vocabulary import normal_terms
 
@@ -138,7 +139,7 @@ FILLER_TERMS = frozenset(normal_terms((
 """Words of a request that say how or when, not what (chosen for this project)."""
 
 
-@functools.lru_cache(maxsize=16384)
+@text_memo(share=0.08, hot=True)
 def _query_terms(terms: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(query_terms(terms))
 

@@ -22,8 +22,6 @@ tried".
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import _rank
 
 from .answerability import concept_words, request_words
@@ -35,7 +33,6 @@ SECOND_QUERY_CAPABILITIES = 6
 """A call embeds second texts only when it embeds at most this many capabilities."""
 
 
-@lru_cache(maxsize=4096)
 def second_query(dense_text: str) -> str:
     """The action-and-object text of a capability's dense query (see the module docstring);
     the dense query itself when no word is left."""

@@ -25,9 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ..errors import DirectoryError
 from ..timeslice import TimeSlice
-from .answerability import Screening, informative_terms, screen
+from .answerability import Screening, informative_terms
 from .call import SearchCall
 from .catalog import CatalogFetchError, fetch_corpus
 from .confidence import HIGH, LOW, Confidence, fallback_lanes, graded_lanes, id_confidence
@@ -39,15 +38,17 @@ from .lanes import (CATALOG, Ranking, action_agreement, answered_tail, bm25_tail
                     lexical_lane, ranking_tail, weighted_rrf)
 from .memory import SessionMemory
 from .needs import expand_needs, regroup
-from .query import Query, make_query
+from .query import Query, make_queries, screen_queries
 from .registry_lane import search_registry
+from .request_limits import validate_capabilities
 from .response import BatchResult, respond
 from .rerank import RERANK_TIMEOUT_S, Reranker, apply_scores, load_reranker, rerank_head
 from .slots import SearchSlots, configured_slots
 from .second_query import SECOND_QUERY_CAPABILITIES
-from .select import BATCH_SIZE, MAX_CAPABILITIES, batches, select_batch
+from .select import BATCH_SIZE, batches, select_batch
 from .side_lanes import SideResult, fetch_skills, fetch_triggers, rank_skills, rank_triggers
 from .static_lane import StaticLane
+from .text_memo import BUDGET as MEMO_BUDGET, MIB
 from .vocabulary import request_actions
 
 if TYPE_CHECKING:
@@ -57,19 +58,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-EMPTY_MESSAGE = "provide at least one capability"
-BLANK_MESSAGE = "capabilities must not be blank"
-
-
-def validate_capabilities(capabilities: Sequence[str]) -> tuple[list[str], list[str]]:
-    """The kept (first 18) and dropped capabilities; bare errors for an empty list or a blank
-    kept entry."""
-    if not capabilities:
-        raise DirectoryError.plain(EMPTY_MESSAGE)
-    kept, dropped = list(capabilities[:MAX_CAPABILITIES]), list(capabilities[MAX_CAPABILITIES:])
-    if any(not c.strip() for c in kept):
-        raise DirectoryError.plain(BLANK_MESSAGE)
-    return kept, dropped
 
 
 class SearchService:
@@ -92,6 +80,7 @@ class SearchService:
         self.in_flight = 0
         """Search calls running now (waiting for a slot included)."""
         self.slots = SearchSlots(configured_slots())
+        MEMO_BUDGET.set_limit(directory.settings.function_search_text_cache_mib * MIB)
         directory.settings_listeners.append(self._on_settings)
 
     def _busy(self) -> bool:
@@ -99,7 +88,9 @@ class SearchService:
         return self.directory.calls_in_flight > 1
 
     def _on_settings(self, old: Settings, new: Settings) -> None:
-        """A switch to a model-backed mode starts the model (it loads only when needed)."""
+        """A switch to a model-backed mode starts the model (it loads only when needed); a new
+        text-memo budget applies at once."""
+        MEMO_BUDGET.set_limit(new.function_search_text_cache_mib * MIB)
         if new.function_search_mode != "lexical" and self.loaded:
             try:
                 self.start_model()
@@ -254,11 +245,9 @@ class SearchService:
         await self.ensure_ready(ctx)
         settings = ctx.settings
         corpus = self.corpus
-        per_capability, owners = expand_needs([make_query(c) for c in kept])
-        screened = {q.text: screen(q.text, q.terms, corpus.documents)
-                    for q in per_capability if q is not None}
-        per_capability = [None if q is None or screened[q.text].refused else q
-                          for q in per_capability]
+        tick = TimeSlice()
+        per_capability, owners = expand_needs(await make_queries(kept, tick))
+        per_capability, screened = await screen_queries(per_capability, corpus.documents, tick)
         call = SearchCall(
             ctx=ctx, settings=settings, corpus=corpus, dense=self.dense, judge=self.judge,
             judge_active=(settings.function_search_mode == "judge" and not self.judge.paused()

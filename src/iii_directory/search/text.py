@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 import _rank
 
@@ -26,6 +27,32 @@ _SENTENCE_END = re.compile(r"[.?!](?=\s|$)")
 
 _URL = re.compile(r"\b(?:https?|ftp)://\S+", re.IGNORECASE)
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
+
+_NON_PROSE: tuple[tuple[str, str], ...] = (
+    ("://", r"(?:https?|ftp)://\S+"),
+    ("@", r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
+    ("`", r"`[^`]*`"),
+    ("::", r"\S*::\S*"),
+    (".", r"\S+\.\w{1,5}\b"),
+)
+"""Spans that are not prose — URLs, e-mail addresses, code spans, ids, file names — each with a
+substring it cannot match without, in the order the alternation tries them."""
+
+
+@lru_cache(maxsize=32)
+def _non_prose_pattern(present: tuple[bool, ...]) -> re.Pattern[str] | None:
+    alternatives = [pattern for (_, pattern), there in zip(_NON_PROSE, present) if there]
+    return re.compile("|".join(alternatives), re.IGNORECASE) if alternatives else None
+
+
+def mask_non_prose(text: str) -> str:
+    """`text` with every non-prose span (`_NON_PROSE`) replaced by a space. The alternation holds
+    only the alternatives whose required substring occurs in `text`: one that cannot match
+    anywhere changes no match but is still tried at every position (the five together took
+    about 0.3 ms on a 512-character request, the e-mail one half of it)."""
+    pattern = _non_prose_pattern(tuple(needle in text for needle, _ in _NON_PROSE))
+    return text if pattern is None else pattern.sub(" ", text)
+
 
 SUMMARY_TERMS = frozenset({"summarize", "summarise", "summary", "summarization"})
 PROVIDED_TERMS = frozenset({"provided", "text", "content"})
@@ -122,6 +149,8 @@ def dense_query(capability: str) -> str:
     terms, judge questions, registry queries and exact-id matching keep the capability as
     written."""
     text = _rank.strip_json_keys(capability)
-    text = _URL.sub("URL", text)
-    text = _EMAIL.sub("email address", text)
+    if "://" in text:  # neither pattern matches without its marker; scanning for it costs
+        text = _URL.sub("URL", text)
+    if "@" in text:
+        text = _EMAIL.sub("email address", text)
     return " ".join(text.split())

@@ -147,25 +147,33 @@ class VectorCache:
             log.warning("vector cache %s not written: %s", self.path, exc)
 
 
+def short_key(text: str) -> bytes:
+    """A 16-byte BLAKE2b digest of `text`: what an in-memory map keeps instead of the text."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
 class LruVectors:
-    """A bounded text → vector map for ad-hoc documents (registry contracts, skills, triggers)."""
+    """A bounded text → vector map (capabilities, ad-hoc documents), keyed by `short_key`, so
+    an entry holds the same bytes however long its text is."""
 
     def __init__(self, capacity: int = 4096) -> None:
         self.capacity = capacity
-        self._items: OrderedDict[str, Any] = OrderedDict()
+        self._items: OrderedDict[bytes, Any] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, text: str) -> Any:
+        key = short_key(text)
         with self._lock:
-            vector = self._items.get(text)
+            vector = self._items.get(key)
             if vector is not None:
-                self._items.move_to_end(text)
+                self._items.move_to_end(key)
             return vector
 
     def put(self, text: str, vector: Any) -> None:
+        key = short_key(text)
         with self._lock:
-            self._items[text] = vector
-            self._items.move_to_end(text)
+            self._items[key] = vector
+            self._items.move_to_end(key)
             while len(self._items) > self.capacity:
                 self._items.popitem(last=False)
 

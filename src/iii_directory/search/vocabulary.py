@@ -31,6 +31,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .text_memo import text_memo
+
 import _rank
 
 from .stemming import english_stemmer
@@ -38,7 +40,7 @@ from .stemming import english_stemmer
 _STEMMER = english_stemmer()  # None on a broken install: the words are indexed as they are
 
 
-@lru_cache(maxsize=65536)
+@text_memo(share=0.07, hot=True)
 def stem(term: str) -> str:
     """The Snowball English stem of one lowercase term; digits and one-letter terms unchanged."""
     if _STEMMER is None or len(term) < 3 or not term.isalpha():
@@ -110,7 +112,7 @@ def _concept_table(groups: Iterable[Sequence[str]]) -> dict[str, str]:
 CONCEPTS: dict[str, str] = _concept_table(CONCEPT_GROUPS)
 
 
-@lru_cache(maxsize=65536)
+@text_memo(share=0.07, hot=True)
 def normal_term(term: str) -> str:
     """The term BM25 indexes and matches for one token: its stem, or its concept's head."""
     stemmed = stem(term)

@@ -24,7 +24,8 @@ def test_search_function_schema_keeps_the_tuned_prompt() -> None:
     assert search.metadata == {}
     capabilities = search.request_schema()["properties"]["capabilities"]
     assert capabilities["minItems"] == 1 and capabilities["uniqueItems"] is True
-    assert capabilities["items"] == {"type": "string", "minLength": 1}
+    assert capabilities["maxItems"] == 64
+    assert capabilities["items"] == {"type": "string", "minLength": 1, "maxLength": 512}
     text = capabilities["description"]
     for phrase in ("one search at each decision point", "all unmet external capabilities",
                    "intrinsic reasoning, summarization, planning, or formatting",

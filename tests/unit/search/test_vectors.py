@@ -132,3 +132,11 @@ def test_reranker_output_rules() -> None:
     reordered = apply_scores(retrieval, head, [0.0, 5.0, 4.0])
     assert reordered is not None
     assert [i for i, _ in reordered] == ["b", "a", "c"]
+
+
+def test_lru_keeps_a_short_digest_not_the_text() -> None:
+    lru = LruVectors(capacity=8)
+    long = "send an invoice to the customer " * 16
+    lru.put(long, 1)
+    assert lru.get(long) == 1 and lru.get(long + " ") is None
+    assert all(isinstance(key, bytes) and len(key) == 16 for key in lru._items)

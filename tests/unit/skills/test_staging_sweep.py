@@ -93,3 +93,45 @@ async def test_the_worker_sweeps_its_roots_at_start(directory: Directory, roots:
         assert fresh.exists()
     finally:
         await directory.stop()
+
+
+def test_sweep_roots_covers_the_global_agents_folder_at_its_top_level(
+        settings: Settings, roots: dict[str, Path]) -> None:
+    profile = staged(roots["global_agents"] / "helper.md.tmp", STALE_STAGING_S * 2)
+    nested = staged(roots["global_agents"] / "archive" / "old.md.tmp", STALE_STAGING_S * 2)
+    removed = sweep_roots(settings, now=lambda: NOW)
+    assert removed == [profile]
+    assert not profile.exists() and nested.exists()
+
+
+def test_sweep_roots_covers_both_agent_skills_roots_one_folder_down(
+        settings: Settings, roots: dict[str, Path]) -> None:
+    project = staged(roots["agents_skills"] / "pdf" / "SKILL.md.tmp", STALE_STAGING_S * 2)
+    user = staged(roots["global_agents_skills"] / "git" / "SKILL.md.tmp", STALE_STAGING_S * 2)
+    fresh = staged(roots["agents_skills"] / "csv" / "SKILL.md.tmp", STALE_STAGING_S - 1)
+    deep = staged(roots["global_agents_skills"] / "git" / "vendor" / "x" / "a.md.tmp", STALE_STAGING_S * 2)
+    removed = sweep_roots(settings, now=lambda: NOW)
+    assert sorted(removed) == sorted([project, user])
+    assert fresh.exists() and deep.exists()
+
+
+def test_a_root_named_twice_is_swept_once_in_full(settings: Settings, roots: dict[str, Path]) -> None:
+    same = settings.model_copy(update={"global_agents_folder": str(roots["agents"])})
+    nested = staged(roots["agents"] / "team" / "helper.md.tmp", STALE_STAGING_S * 2)
+    assert sweep_roots(same, now=lambda: NOW) == [nested]
+
+
+@pytest.mark.anyio
+async def test_the_worker_sweeps_a_killed_global_profile_update_at_start(
+        directory: Directory, roots: dict[str, Path]) -> None:
+    leftover = roots["global_agents"] / "helper.md.tmp"
+    skill_leftover = roots["agents_skills"] / "pdf" / "SKILL.md.tmp"
+    for path in (leftover, skill_leftover):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("torn")
+        os.utime(path, (1_000_000.0, 1_000_000.0))  # the real clock runs here: 1970 is old
+    await directory.start()
+    try:
+        assert not leftover.exists() and not skill_leftover.exists()
+    finally:
+        await directory.stop()
