@@ -28,7 +28,7 @@ from ..errors import DirectoryError, invalid_input
 from ..lazy import LazyModule
 from ..models import Empty
 from ..table import FunctionSpec, Surface, tool_label
-from .agent_models import (
+from .agents_models import (
     AgentCreateInput,
     AgentDeleteInput,
     AgentDeleteOutput,
