@@ -22,6 +22,7 @@ from ._protobuf import LENGTH, Field, ProtobufError, bytes_field, fields, int_fi
 # ONNX field numbers (onnx.proto) and enum values used here
 _MODEL_GRAPH = 7
 _GRAPH_NODE, _GRAPH_INITIALIZER, _GRAPH_OUTPUT = 1, 5, 12
+_VALUE_NAME = 1
 _NODE_INPUT, _NODE_OUTPUT, _NODE_NAME, _NODE_OP, _NODE_ATTRIBUTE, _NODE_DOMAIN = 1, 2, 3, 4, 5, 7
 _ATTR_NAME, _ATTR_I, _ATTR_TYPE, _ATTR_INT = 1, 3, 20, 2
 _TENSOR_DIMS, _TENSOR_TYPE, _TENSOR_NAME, _TENSOR_LOCATION = 1, 2, 8, 14
@@ -44,8 +45,14 @@ class _Tensor(NamedTuple):
     external: bool
 
 
+def _payload(field: Field) -> bytes:
+    if not isinstance(field.value, bytes):
+        raise ProtobufError(f"field {field.number} is not length-delimited")
+    return field.value
+
+
 def _text(field: Field) -> str:
-    return bytes(field.value).decode("utf-8")  # type: ignore[arg-type]
+    return _payload(field).decode("utf-8")
 
 
 def _node(payload: bytes) -> _Node:
@@ -63,7 +70,7 @@ def _node(payload: bytes) -> _Node:
         elif f.number == _NODE_DOMAIN:
             domain = _text(f)
         elif f.number == _NODE_ATTRIBUTE:
-            parts = {a.number: a for a in fields(bytes(f.value))}  # type: ignore[arg-type]
+            parts = {a.number: a for a in fields(_payload(f))}
             if _ATTR_NAME in parts and _ATTR_I in parts:
                 attributes[_text(parts[_ATTR_NAME])] = int(parts[_ATTR_I].value)
     return _Node(inputs, outputs, name, op_type, domain, attributes)
@@ -105,7 +112,7 @@ def keep_int8_rows(model: bytes) -> bytes | None:
         graphs = [f for f in top if f.number == _MODEL_GRAPH and f.wire_type == LENGTH]
         if len(graphs) != 1:
             return None
-        graph = _rewrite_graph(bytes(graphs[0].value))  # type: ignore[arg-type]
+        graph = _rewrite_graph(_payload(graphs[0]))
     except (ProtobufError, UnicodeDecodeError):
         return None
     if graph is None:
@@ -115,12 +122,12 @@ def keep_int8_rows(model: bytes) -> bytes | None:
 
 def _rewrite_graph(payload: bytes) -> bytes | None:
     entries = list(fields(payload))
-    nodes = {i: _node(bytes(f.value)) for i, f in enumerate(entries) if f.number == _GRAPH_NODE}  # type: ignore[arg-type]
-    tensors = dict(_tensor(bytes(f.value)) for f in entries if f.number == _GRAPH_INITIALIZER)  # type: ignore[arg-type]
+    nodes = {i: _node(_payload(f)) for i, f in enumerate(entries) if f.number == _GRAPH_NODE}
+    tensors = dict(_tensor(_payload(f)) for f in entries if f.number == _GRAPH_INITIALIZER)
     if any(t.external for t in tensors.values()) or any(n.op_type in _SUBGRAPH_OPS for n in nodes.values()):
         return None
-    graph_outputs = {_text(next(iter(fields(bytes(f.value)))))  # type: ignore[arg-type]
-                     for f in entries if f.number == _GRAPH_OUTPUT}
+    graph_outputs = {_text(part) for f in entries if f.number == _GRAPH_OUTPUT
+                     for part in fields(_payload(f)) if part.number == _VALUE_NAME}
     uses = Counter(name for n in nodes.values() for name in n.inputs) + Counter(graph_outputs)
     producer = {out: i for i, n in nodes.items() for out in n.outputs}
     names = set(producer) | set(tensors) | set(uses)

@@ -96,7 +96,9 @@ def ints(field: Field) -> list[int]:
         return [int(field.value)]
     if field.wire_type != LENGTH:
         raise ProtobufError(f"field {field.number} is not an integer field")
-    payload = bytes(field.value)  # type: ignore[arg-type]
+    payload = field.value
+    if not isinstance(payload, bytes):  # pragma: no cover - a LENGTH field always holds bytes
+        raise ProtobufError(f"field {field.number} has no payload")
     out, at = [], 0
     while at < len(payload):
         value, at = read_varint(payload, at)

@@ -121,15 +121,16 @@ class Encoder:
       after the session is built (constant folding leaves ~60 MiB of freed pages) and after
       any `encode` whose largest batch reached 256 padded tokens.
     * `optimized_dir`: the model stores int8 weights dequantized by Cast + Mul nodes, and
-      onnxruntime's constant folding turns them into ~90 MB of float32 while the session is
-      built: a fresh process peaks at 267 MiB (56 MiB before; `ru_maxrss`). No session option
+      onnxruntime's constant folding turns the matrices into ~43 MB of float32 while the
+      session is built (the embedding tables stay int8, `model_source`): a fresh process
+      peaks at 218 MiB (56 MiB before; `ru_maxrss`; 267 MiB with float tables). No session option
       keeps the int8 weights without a cost (fresh process each, 2 Dec 00:41 UTC, load 6–8;
       single short text, median of 6): ORT_ENABLE_EXTENDED 267 MiB / 44 ms, ORT_ENABLE_BASIC
       272 MiB / 63 ms, `session.disable_prepacking=1` 268 MiB / 105 ms (against ALL 268 MiB /
       44 ms); ORT_DISABLE_ALL or `disabled_optimizers=["ConstantFolding"]` build at 98–99 MiB
       but dequantize every weight on every run (769 / 260 ms per text, 208 MiB after one
       16-text batch). So the optimized graph is built once and saved to `optimized_dir` (graph
-      + ~90 MB external weights file, ORT_ENABLE_EXTENDED so it holds no CPU-specific layout;
+      + ~55 MB external weights file, ORT_ENABLE_EXTENDED so it holds no CPU-specific layout;
       keyed by model file and onnxruntime version, published by an atomic directory rename);
       every process then loads it with no optimization (the one that saved it too: the saving
       session stays ~40 MiB larger): 114 MiB after the build and 141 MiB peak after five
