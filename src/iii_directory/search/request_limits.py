@@ -19,10 +19,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import DirectoryError, invalid_input
-from .select import MAX_CAPABILITIES
 
 CAPABILITY_MAX_CHARS = 512
 """Longest accepted capability, in Unicode code points (the schema's `items.maxLength`)."""
+MAX_CAPABILITIES = 18
+"""How many capabilities one call searches (docs/rules/search.md §7); the rest are named back."""
 REQUEST_MAX_CAPABILITIES = 64
 """Most capabilities one request may send (the schema's `maxItems`); 18 are searched."""
 SIZE_CODE = "D610"

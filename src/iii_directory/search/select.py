@@ -15,7 +15,6 @@ from .corpus import namespace_of
 from .lanes import Ranking
 
 BATCH_SIZE = 6
-MAX_CAPABILITIES = 18
 SELECTION_BUDGET = 12
 NAMESPACE_FLOOR = 0.4
 MIN_WORKER_CAP = 6
