@@ -106,6 +106,7 @@ def extensions() -> list[Extension]:
     ext = Extension(
         "_rank._core",
         sources=["src/_rank/_core.pyx"],
+        depends=["src/_rank/_bm25.pxi", "src/_rank/_topk.h"],
         define_macros=[("Py_LIMITED_API", LIMITED_API_HEX), ("CYTHON_LIMITED_API", "1")],
         py_limited_api=True,
         extra_compile_args=compile_args,
