@@ -106,7 +106,7 @@ def extensions() -> list[Extension]:
     ext = Extension(
         "_rank._core",
         sources=["src/_rank/_core.pyx"],
-        depends=["src/_rank/_bm25.pxi", "src/_rank/_topk.h"],
+        depends=["src/_rank/_bm25.pxi", "src/_rank/_topk.h", "src/_rank/_bounds.h", "src/_rank/_maxscore.h"],
         define_macros=[("Py_LIMITED_API", LIMITED_API_HEX), ("CYTHON_LIMITED_API", "1")],
         py_limited_api=True,
         extra_compile_args=compile_args,

@@ -1,12 +1,12 @@
 # BM25 and BM25F of `_rank._core` (included by _core.pyx): the index build and the search entry.
-# The query kernels are portable C in _topk.h; the layout and the pruning are in
-# docs/rank-at-scale.md.
+# The kernels are portable C: _topk.h (weights, top-k selection, exhaustive scoring),
+# _maxscore.h (pruned top-k), _bounds.h (tiers, blocks, depth bounds); the layout and the
+# pruning are described in docs/rank-at-scale.md.
 
 from libc.stdint cimport uint16_t
 from libc.stdlib cimport realloc
 
-cdef extern from "_topk.h" nogil:
-    enum: RK_BLOCK
+cdef extern from "_maxscore.h" nogil:
     ctypedef struct RkHit:
         double score
         int32_t doc
@@ -19,16 +19,31 @@ cdef extern from "_topk.h" nogil:
         const double* idf
         const double* knorm
         double k1p1
-        const int64_t* blk_off
+        const int64_t* seg_off
+        const int64_t* seg_start
+        const int64_t* seg_blk
+        const double* seg_max
         const int32_t* blk_last
         const double* blk_max
         const double* term_max
+        const int64_t* kth_off
+        const double* kth
     double rk_weight(const RkIndex* ix, int32_t term, int64_t p)
     Py_ssize_t rk_score_all(const RkIndex* ix, const int32_t* qterms, Py_ssize_t nq,
                             int32_t min_matched, Py_ssize_t k, double* scores, int32_t* matched,
                             int32_t* touched, RkHit* hits)
     Py_ssize_t rk_top_k(const RkIndex* ix, const int32_t* qterms, Py_ssize_t nq, int32_t mm,
                         Py_ssize_t k, RkHit* hits)
+
+cdef extern from "_bounds.h" nogil:
+    ctypedef struct RkBounds:
+        int64_t* seg_off
+        int64_t* seg_start
+        int64_t* seg_blk
+        int64_t* kth_off
+    void rk_bounds_free(RkBounds* b)
+    int rk_build_bounds(RkIndex* ix, int64_t n_terms, int32_t* docs, uint16_t* tf,
+                        double* weights, RkBounds* b)
 
 # A top-k query is pruned (rk_top_k) when k is at most PRUNE_MAX_K and its terms hold at least
 # `_prune_postings` postings; a shorter walk is summed exhaustively, which is cheaper there.
@@ -138,10 +153,7 @@ cdef class BM25Index:
     cdef uint16_t* _tf
     cdef double* _idf
     cdef double* _knorm
-    cdef int64_t* _blk_off
-    cdef int32_t* _blk_last
-    cdef double* _blk_max
-    cdef double* _term_max
+    cdef RkBounds _bounds
     # the exhaustive path's scratch (n entries each), allocated by its first query
     cdef double* _scores
     cdef int32_t* _matched
@@ -167,10 +179,7 @@ cdef class BM25Index:
         self._tf = NULL
         self._idf = NULL
         self._knorm = NULL
-        self._blk_off = NULL
-        self._blk_last = NULL
-        self._blk_max = NULL
-        self._term_max = NULL
+        memset(&self._bounds, 0, sizeof(RkBounds))
         self._scores = NULL
         self._matched = NULL
         self._touched = NULL
@@ -184,10 +193,7 @@ cdef class BM25Index:
         free(self._tf)
         free(self._idf)
         free(self._knorm)
-        free(self._blk_off)
-        free(self._blk_last)
-        free(self._blk_max)
-        free(self._term_max)
+        rk_bounds_free(&self._bounds)
         free(self._scores)
         free(self._matched)
         free(self._touched)
@@ -317,23 +323,9 @@ cdef class BM25Index:
         return 0
 
     cdef int _bound_blocks(self) except -1:
-        """Blocks of RK_BLOCK postings per term: each block's last document and largest weight,
-        and each term's largest weight (the bounds rk_top_k prunes with)."""
-        cdef Py_ssize_t n_terms = self._n_terms, t
-        cdef int64_t p, blk, n_blocks = 0
-        cdef double w
-        self._blk_off = <int64_t*>malloc(<size_t>(n_terms + 1) * sizeof(int64_t))
-        self._term_max = <double*>calloc(<size_t>max(n_terms, 1), sizeof(double))
-        if self._blk_off == NULL or self._term_max == NULL:
-            raise MemoryError()
-        for t in range(n_terms):
-            self._blk_off[t] = n_blocks
-            n_blocks += (self._offsets[t + 1] - self._offsets[t] + RK_BLOCK - 1) // RK_BLOCK
-        self._blk_off[n_terms] = n_blocks
-        self._blk_last = <int32_t*>malloc(<size_t>max(n_blocks, 1) * sizeof(int32_t))
-        self._blk_max = <double*>calloc(<size_t>max(n_blocks, 1), sizeof(double))
-        if self._blk_last == NULL or self._blk_max == NULL:
-            raise MemoryError()
+        """The pruned path's bounds (_bounds.h): impact tiers (which reorder each term's
+        postings), blocks and depth bounds."""
+        cdef int failed
         self._ix.offsets = self._offsets
         self._ix.docs = self._docs
         self._ix.weights = self._weights
@@ -341,20 +333,11 @@ cdef class BM25Index:
         self._ix.idf = self._idf
         self._ix.knorm = self._knorm
         self._ix.k1p1 = self.k1 + 1.0
-        self._ix.blk_off = self._blk_off
-        self._ix.blk_last = self._blk_last
-        self._ix.blk_max = self._blk_max
-        self._ix.term_max = self._term_max
         with nogil:
-            for t in range(n_terms):
-                for p in range(self._offsets[t], self._offsets[t + 1]):
-                    blk = self._blk_off[t] + (p - self._offsets[t]) // RK_BLOCK
-                    w = rk_weight(&self._ix, <int32_t>t, p)
-                    self._blk_last[blk] = self._docs[p]
-                    if w > self._blk_max[blk]:
-                        self._blk_max[blk] = w
-                    if w > self._term_max[t]:
-                        self._term_max[t] = w
+            failed = rk_build_bounds(&self._ix, self._n_terms, self._docs, self._tf,
+                                     self._weights, &self._bounds)
+        if failed:
+            raise MemoryError()
         return 0
 
     def __len__(self):
@@ -370,9 +353,14 @@ cdef class BM25Index:
         bounds, per-term and per-document arrays, the exhaustive path's scratch once allocated);
         the vocabulary dict is not counted} — for benchmarks."""
         cdef int64_t total = self._offsets[self._n_terms] if self._offsets != NULL else 0
-        cdef int64_t blocks = self._blk_off[self._n_terms] if self._blk_off != NULL else 0
-        cdef int64_t size = total * (4 + (8 if self._weights != NULL else 2))
-        size += blocks * 12 + (self._n_terms + 1) * 8 * 2 + self._n_terms * 16
+        cdef int64_t segments = 0, blocks = 0, levels = 0, size
+        if self._bounds.seg_off != NULL:
+            segments = self._bounds.seg_off[self._n_terms]
+            blocks = self._bounds.seg_blk[segments]
+            levels = self._bounds.kth_off[self._n_terms]
+        size = total * (4 + (8 if self._weights != NULL else 2))  # docs, tf or weights
+        size += (self._n_terms + 1) * 8 * 5  # offsets, idf, seg_off, term_max, kth_off
+        size += segments * 24 + blocks * 12 + levels * 8
         if self._knorm != NULL:
             size += self._n * 8
         if self._scores != NULL:
@@ -652,3 +640,5 @@ cdef class BM25FIndex(BM25Index):
             free(doc_start)
             free(gain)
         self._vocab = vocab  # set last: an index whose build failed answers nothing
+
+

@@ -15,6 +15,8 @@
 
 /* postings per block; a block keeps its last document and its largest weight */
 #define RK_BLOCK 64
+/* depth bounds: each term keeps its 2nd, 4th, ... RK_DEPTH-th largest weight */
+#define RK_DEPTH 64
 /* a bound prunes only when bound * RK_MARGIN < threshold: a float sum in another order can
  * exceed the exact sum by a few ulps, never by a relative 1e-9 */
 #define RK_MARGIN (1.0 + 1e-9)
@@ -25,7 +27,8 @@ typedef struct {
     int32_t matched;
 } RkHit;
 
-/* A built index. Postings of term t are [offsets[t], offsets[t+1]) in document order. Weights
+/* A built index. Postings of term t are [offsets[t], offsets[t+1]), in document order within
+ * each of its segments. Weights
  * are stored (`weights`, BM25F and any term frequency above 65535) or computed from a 16-bit
  * term frequency: idf[t] * (tf * k1p1) / (tf + knorm[doc]), the reference's `term_weight`. */
 typedef struct {
@@ -36,10 +39,18 @@ typedef struct {
     const double *idf;
     const double *knorm;
     double k1p1;
-    const int64_t *blk_off; /* the blocks of term t are [blk_off[t], blk_off[t+1]) */
+    /* the pruning bounds (_bounds.h): term t's postings form the segments [seg_off[t],
+     * seg_off[t+1]), segment g the postings [seg_start[g], seg_start[g+1]) in document order
+     * and the blocks [seg_blk[g], seg_blk[g+1]) */
+    const int64_t *seg_off;
+    const int64_t *seg_start;
+    const int64_t *seg_blk;
+    const double *seg_max;
     const int32_t *blk_last;
     const double *blk_max;
     const double *term_max;
+    const int64_t *kth_off; /* depth bounds of term t: kth[kth_off[t] .. kth_off[t+1]) */
+    const double *kth;
 } RkIndex;
 
 static inline double rk_weight(const RkIndex *ix, int32_t term, int64_t p)
@@ -163,203 +174,6 @@ static ptrdiff_t rk_score_all(const RkIndex *ix, const int32_t *qterms, ptrdiff_
         scores[d] = 0.0;
         matched[d] = 0;
     }
-    return nh;
-}
-
-/* ------------------------------------------------------------------ pruned top-k (MaxScore) */
-
-typedef struct {
-    int64_t pos, end, base;  /* current posting, end of the list, first posting */
-    int64_t blk, blk_first, blk_end;
-    int32_t term;
-    ptrdiff_t slot;          /* position of the term in the query */
-    double ub;               /* the term's largest weight */
-} RkCursor;
-
-static inline int32_t rk_doc(const RkIndex *ix, const RkCursor *c, int32_t none)
-{
-    return c->pos < c->end ? ix->docs[c->pos] : none;
-}
-
-/* move the block of c to the first one whose last document is >= target; 0 when none is */
-static inline int rk_seek_block(const RkIndex *ix, RkCursor *c, int32_t target)
-{
-    while (c->blk < c->blk_end && ix->blk_last[c->blk] < target)
-        c->blk++;
-    return c->blk < c->blk_end;
-}
-
-/* move c to its first posting with a document >= target */
-static inline void rk_advance(const RkIndex *ix, RkCursor *c, int32_t target)
-{
-    int64_t start;
-    if (c->pos >= c->end || ix->docs[c->pos] >= target)
-        return;
-    if (!rk_seek_block(ix, c, target)) {
-        c->pos = c->end;
-        return;
-    }
-    start = c->base + (c->blk - c->blk_first) * RK_BLOCK;
-    if (c->pos < start)
-        c->pos = start;
-    while (ix->docs[c->pos] < target)  /* stops inside the block: its last doc is >= target */
-        c->pos++;
-}
-
-/* Upper bound of every document in [d, *end] from the block maxima of all lists, with *end the
- * nearest block end at or after d (so each list has one block over the interval). */
-static double rk_interval_bound(const RkIndex *ix, RkCursor *cur, ptrdiff_t nq, int32_t d,
-                                int32_t *end)
-{
-    double bound = 0.0;
-    ptrdiff_t j;
-    *end = INT32_MAX - 1;
-    for (j = 0; j < nq; j++) {
-        RkCursor *c = &cur[j];
-        if (c->pos >= c->end || !rk_seek_block(ix, c, d))
-            continue;
-        bound += ix->blk_max[c->blk];
-        if (ix->blk_last[c->blk] < *end)
-            *end = ix->blk_last[c->blk];
-    }
-    return bound;
-}
-
-typedef struct {
-    RkCursor *cur;    /* sorted by ub ascending */
-    double *prefix;   /* prefix[j] = ub of cur[0..j], summed */
-    double *contrib;  /* per query slot: this document's weight, 0 when absent */
-    ptrdiff_t nq;
-    ptrdiff_t ne;     /* cur[0..ne) are non-essential: together they cannot reach the heap */
-} RkQuery;
-
-static void rk_update_essential(RkQuery *q, double theta)
-{
-    while (q->ne < q->nq && q->prefix[q->ne] * RK_MARGIN < theta)
-        q->ne++;
-}
-
-/* Score document d (the smallest current document of the essential lists): the essential lists
- * that hold it, then the non-essential ones from the largest bound down, stopping as soon as
- * the bound falls under theta or min_matched cannot be met. 1 when fully scored into *hit. */
-static int rk_score_candidate(const RkIndex *ix, RkQuery *q, int32_t d, int32_t mm, int full,
-                              double theta, RkHit *hit)
-{
-    ptrdiff_t j, i;
-    int32_t matched = 0;
-    double partial = 0.0, w, s;
-    int ok = 1;
-    for (j = q->ne; j < q->nq; j++) {
-        RkCursor *c = &q->cur[j];
-        if (c->pos < c->end && ix->docs[c->pos] == d) {
-            w = rk_weight(ix, c->term, c->pos);
-            q->contrib[c->slot] = w;
-            partial += w;
-            matched++;
-            c->pos++;
-        }
-    }
-    for (j = q->ne - 1; j >= 0; j--) {
-        RkCursor *c = &q->cur[j];
-        if ((full && (partial + q->prefix[j]) * RK_MARGIN < theta) || matched + j + 1 < mm) {
-            ok = 0;
-            break;
-        }
-        rk_advance(ix, c, d);
-        if (c->pos < c->end && ix->docs[c->pos] == d) {
-            w = rk_weight(ix, c->term, c->pos);
-            q->contrib[c->slot] = w;
-            partial += w;
-            matched++;
-        }
-    }
-    if (ok && matched >= mm) {
-        s = 0.0;
-        for (i = 0; i < q->nq; i++)  /* query order, as the reference sums */
-            s += q->contrib[i];
-        hit->score = s;
-        hit->doc = d;
-        hit->matched = matched;
-    } else {
-        ok = 0;
-    }
-    for (i = 0; i < q->nq; i++)
-        q->contrib[i] = 0.0;
-    return ok;
-}
-
-static void rk_sort_cursors(RkCursor *cur, ptrdiff_t n)
-{
-    ptrdiff_t i, j;
-    RkCursor tmp;
-    for (i = 1; i < n; i++) {
-        tmp = cur[i];
-        for (j = i - 1; j >= 0 && (cur[j].ub > tmp.ub || (cur[j].ub == tmp.ub && cur[j].slot > tmp.slot)); j--)
-            cur[j + 1] = cur[j];
-        cur[j + 1] = tmp;
-    }
-}
-
-/* Top k (k >= 1) by document-at-a-time MaxScore with block-max interval skipping; the same
- * hits, scores and order as rk_score_all. Returns the number of hits, -1 when out of memory. */
-static ptrdiff_t rk_top_k(const RkIndex *ix, const int32_t *qterms, ptrdiff_t nq,
-                          int32_t mm, ptrdiff_t k, RkHit *hits)
-{
-    const int32_t none = INT32_MAX;
-    RkQuery q;
-    RkHit hit;
-    ptrdiff_t j, nh = 0;
-    int32_t d, end, checked_end = -1;
-    double theta = -1.0;
-    void *mem = malloc((size_t)nq * (sizeof(RkCursor) + 2 * sizeof(double)));
-    if (mem == NULL)
-        return -1;
-    q.cur = (RkCursor *)mem;
-    q.prefix = (double *)(q.cur + nq);
-    q.contrib = q.prefix + nq;
-    q.nq = nq;
-    q.ne = 0;
-    for (j = 0; j < nq; j++) {
-        RkCursor *c = &q.cur[j];
-        c->term = qterms[j];
-        c->slot = j;
-        c->pos = c->base = ix->offsets[qterms[j]];
-        c->end = ix->offsets[qterms[j] + 1];
-        c->blk = c->blk_first = ix->blk_off[qterms[j]];
-        c->blk_end = ix->blk_off[qterms[j] + 1];
-        c->ub = ix->term_max[qterms[j]];
-        q.contrib[j] = 0.0;
-    }
-    rk_sort_cursors(q.cur, nq);
-    for (j = 0; j < nq; j++)
-        q.prefix[j] = (j ? q.prefix[j - 1] : 0.0) + q.cur[j].ub;
-    while (q.ne < nq) {
-        d = none;
-        for (j = q.ne; j < nq; j++) {
-            int32_t cd = rk_doc(ix, &q.cur[j], none);
-            if (cd < d)
-                d = cd;
-        }
-        if (d == none)
-            break;
-        if (nh == k && d > checked_end) {
-            if (rk_interval_bound(ix, q.cur, nq, d, &end) * RK_MARGIN < theta) {
-                for (j = q.ne; j < nq; j++)
-                    rk_advance(ix, &q.cur[j], end + 1);
-                continue;
-            }
-            checked_end = end;
-        }
-        if (rk_score_candidate(ix, &q, d, mm, nh == k, theta, &hit)) {
-            nh = rk_offer(hits, nh, k, &hit);
-            if (nh == k) {
-                theta = hits[0].score;
-                rk_update_essential(&q, theta);
-            }
-        }
-    }
-    free(mem);
-    rk_sort_hits(hits, nh, nh == k);
     return nh;
 }
 
