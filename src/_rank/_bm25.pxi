@@ -19,10 +19,7 @@ cdef extern from "_maxscore.h" nogil:
         const double* idf
         const double* knorm
         double k1p1
-        const int64_t* seg_off
-        const int64_t* seg_start
-        const int64_t* seg_blk
-        const double* seg_max
+        const int64_t* blk_off
         const int32_t* blk_last
         const double* blk_max
         const double* term_max
@@ -37,13 +34,10 @@ cdef extern from "_maxscore.h" nogil:
 
 cdef extern from "_bounds.h" nogil:
     ctypedef struct RkBounds:
-        int64_t* seg_off
-        int64_t* seg_start
-        int64_t* seg_blk
+        int64_t* blk_off
         int64_t* kth_off
     void rk_bounds_free(RkBounds* b)
-    int rk_build_bounds(RkIndex* ix, int64_t n_terms, int32_t* docs, uint16_t* tf,
-                        double* weights, RkBounds* b)
+    int rk_build_bounds(RkIndex* ix, int64_t n_terms, RkBounds* b)
 
 # A top-k query is pruned (rk_top_k) when k is at most PRUNE_MAX_K and its terms hold at least
 # `_prune_postings` postings; a shorter walk is summed exhaustively, which is cheaper there.
@@ -323,8 +317,7 @@ cdef class BM25Index:
         return 0
 
     cdef int _bound_blocks(self) except -1:
-        """The pruned path's bounds (_bounds.h): impact tiers (which reorder each term's
-        postings), blocks and depth bounds."""
+        """The pruned path's bounds (_bounds.h): blocks, term maxima and depth bounds."""
         cdef int failed
         self._ix.offsets = self._offsets
         self._ix.docs = self._docs
@@ -334,8 +327,7 @@ cdef class BM25Index:
         self._ix.knorm = self._knorm
         self._ix.k1p1 = self.k1 + 1.0
         with nogil:
-            failed = rk_build_bounds(&self._ix, self._n_terms, self._docs, self._tf,
-                                     self._weights, &self._bounds)
+            failed = rk_build_bounds(&self._ix, self._n_terms, &self._bounds)
         if failed:
             raise MemoryError()
         return 0
@@ -353,14 +345,13 @@ cdef class BM25Index:
         bounds, per-term and per-document arrays, the exhaustive path's scratch once allocated);
         the vocabulary dict is not counted} — for benchmarks."""
         cdef int64_t total = self._offsets[self._n_terms] if self._offsets != NULL else 0
-        cdef int64_t segments = 0, blocks = 0, levels = 0, size
-        if self._bounds.seg_off != NULL:
-            segments = self._bounds.seg_off[self._n_terms]
-            blocks = self._bounds.seg_blk[segments]
+        cdef int64_t blocks = 0, levels = 0, size
+        if self._bounds.blk_off != NULL:
+            blocks = self._bounds.blk_off[self._n_terms]
             levels = self._bounds.kth_off[self._n_terms]
         size = total * (4 + (8 if self._weights != NULL else 2))  # docs, tf or weights
-        size += (self._n_terms + 1) * 8 * 5  # offsets, idf, seg_off, term_max, kth_off
-        size += segments * 24 + blocks * 12 + levels * 8
+        size += (self._n_terms + 1) * 8 * 5  # offsets, idf, blk_off, term_max, kth_off
+        size += blocks * 12 + levels * 8
         if self._knorm != NULL:
             size += self._n * 8
         if self._scores != NULL:

@@ -1,4 +1,4 @@
-/* Pruned top-k of `_rank._core`: document-at-a-time MaxScore over the segments of the query
+/* Pruned top-k of `_rank._core`: document-at-a-time MaxScore over the postings of the query
  * terms, with block-max interval skipping and a depth bound that sets the threshold before the
  * first document (docs/rank-at-scale.md). Portable C99, malloc/free only.
  *
@@ -13,12 +13,12 @@
 #define RK_NONE INT32_MAX
 
 typedef struct {
-    int64_t pos, end, base;       /* current posting, end of the segment, its first posting */
+    int64_t pos, end, base;       /* current posting, end of the list, its first posting */
     int64_t blk, blk_first, blk_end;
     int32_t doc;                  /* docs[pos], RK_NONE once exhausted */
     int32_t term;
     ptrdiff_t slot;               /* position of the term in the query */
-    double ub;                    /* the segment's largest weight */
+    double ub;                    /* the term's largest weight */
 } RkCursor;
 
 static inline void rk_next(const RkIndex *ix, RkCursor *c)
@@ -74,7 +74,7 @@ static inline void rk_advance(const RkIndex *ix, RkCursor *c, int32_t target)
         hi = c->end;
     hi--;  /* docs[hi] >= target: the block's last document */
     while (lo < hi) {
-        mid = lo + (hi - lo) / 2;
+        mid = (lo + hi) >> 1;
         if (ix->docs[mid] < target)
             lo = mid + 1;
         else
@@ -100,13 +100,11 @@ static inline int rk_below(const RkBar *bar, double bound)
 
 typedef struct {
     RkCursor *cur;      /* sorted by ub ascending */
-    double *prefix;     /* prefix[j]: bound of a document found in cur[0..j] only: per term, the
-                           largest ub of its cursors among them, summed over terms */
+    double *prefix;     /* prefix[j]: bound of a document found in cur[0..j] only */
     double *contrib;    /* per query slot: the candidate's weight, valid where mark == stamp */
-    double *per_slot;   /* scratch per query slot, kept zeroed */
     int32_t *mark;      /* per query slot: stamp of the last candidate holding the term */
     ptrdiff_t slots;    /* query terms */
-    ptrdiff_t nq;       /* cursors: one per segment of each query term */
+    ptrdiff_t nq;       /* cursors: one per query term */
     ptrdiff_t ne;       /* cur[0..ne) are non-essential: together they cannot reach the bar */
 } RkQuery;
 
@@ -118,8 +116,7 @@ static void rk_update_essential(RkQuery *q, const RkBar *bar)
 
 /* Upper bound of every document in [d, *end] from block maxima, with *end the nearest block end
  * at or after d over all cursors (so each has one block over the interval); a cursor whose next
- * document lies past *end adds nothing, and a term adds the largest bound of its segments (a
- * document is in one of them). Moves every cursor to its first document >= d. */
+ * document lies past *end adds nothing. Moves every cursor to its first document >= d. */
 static double rk_interval_bound(const RkIndex *ix, RkQuery *q, int32_t d, int32_t *end)
 {
     double bound = 0.0;
@@ -134,15 +131,9 @@ static double rk_interval_bound(const RkIndex *ix, RkQuery *q, int32_t d, int32_
         if (ix->blk_last[c->blk] < *end)
             *end = ix->blk_last[c->blk];
     }
-    for (j = 0; j < q->nq; j++) {
-        RkCursor *c = &q->cur[j];
-        if (c->doc <= *end && ix->blk_max[c->blk] > q->per_slot[c->slot])
-            q->per_slot[c->slot] = ix->blk_max[c->blk];
-    }
-    for (j = 0; j < q->slots; j++) {
-        bound += q->per_slot[j];
-        q->per_slot[j] = 0.0;
-    }
+    for (j = 0; j < q->nq; j++)
+        if (q->cur[j].doc <= *end)
+            bound += ix->blk_max[q->cur[j].blk];
     return bound;
 }
 
@@ -169,8 +160,6 @@ static int rk_score_candidate(const RkIndex *ix, RkQuery *q, int32_t d, int32_t 
     }
     for (j = q->ne - 1; j >= 0; j--) {
         RkCursor *c = &q->cur[j];
-        if (q->mark[c->slot] == stamp)  /* the term's other segments cannot hold d */
-            continue;
         if (rk_below(bar, partial + q->prefix[j]) || matched + j + 1 < mm)
             return 0;
         rk_advance(ix, c, d);
@@ -223,58 +212,43 @@ static double rk_depth_bound(const RkIndex *ix, const int32_t *qterms, ptrdiff_t
     return best;
 }
 
-/* One cursor per segment of each query term, sorted by bound ascending, with the prefix
- * bounds; q's arrays live in one allocation (*mem, freed by the caller). 0, -1 when out of
- * memory. */
+/* One cursor per query term, sorted by bound ascending, with the prefix bounds; q's arrays live
+ * in one allocation (*mem, freed by the caller). 0, -1 when out of memory. */
 static int rk_open_cursors(const RkIndex *ix, const int32_t *qterms, ptrdiff_t nq, RkQuery *q,
                            void **mem)
 {
-    ptrdiff_t j, i, n = 0, width = 0;
-    int64_t g;
+    ptrdiff_t j, i;
     RkCursor tmp;
-    for (j = 0; j < nq; j++)
-        width += ix->seg_off[qterms[j] + 1] - ix->seg_off[qterms[j]];
-    *mem = malloc((size_t)width * (sizeof(RkCursor) + sizeof(double))
-                  + (size_t)nq * (2 * sizeof(double) + sizeof(int32_t)));
+    *mem = malloc((size_t)nq * (sizeof(RkCursor) + 2 * sizeof(double) + sizeof(int32_t)));
     if (*mem == NULL)
         return -1;
     q->cur = (RkCursor *)*mem;
-    q->prefix = (double *)(q->cur + width);
-    q->contrib = q->prefix + width;
-    q->per_slot = q->contrib + nq;
-    q->mark = (int32_t *)(q->per_slot + nq);
-    q->slots = nq;
+    q->prefix = (double *)(q->cur + nq);
+    q->contrib = q->prefix + nq;
+    q->mark = (int32_t *)(q->contrib + nq);
+    q->nq = q->slots = nq;
     q->ne = 0;
     for (j = 0; j < nq; j++) {
-        q->per_slot[j] = 0.0;
+        RkCursor *c = &q->cur[j];
+        int32_t t = qterms[j];
         q->mark[j] = -1;
-        for (g = ix->seg_off[qterms[j]]; g < ix->seg_off[qterms[j] + 1]; g++) {
-            RkCursor *c = &q->cur[n++];
-            c->term = qterms[j];
-            c->slot = j;
-            c->pos = c->base = ix->seg_start[g];
-            c->end = ix->seg_start[g + 1];
-            c->doc = c->pos < c->end ? ix->docs[c->pos] : RK_NONE;
-            c->blk = c->blk_first = ix->seg_blk[g];
-            c->blk_end = ix->seg_blk[g + 1];
-            c->ub = ix->seg_max[g];
-        }
+        c->term = t;
+        c->slot = j;
+        c->pos = c->base = ix->offsets[t];
+        c->end = ix->offsets[t + 1];
+        c->doc = c->pos < c->end ? ix->docs[c->pos] : RK_NONE;
+        c->blk = c->blk_first = ix->blk_off[t];
+        c->blk_end = ix->blk_off[t + 1];
+        c->ub = ix->term_max[t];
     }
-    q->nq = n;
-    for (i = 1; i < n; i++) {  /* insertion sort: a query has few cursors */
+    for (i = 1; i < nq; i++) {  /* insertion sort: a query has few terms */
         tmp = q->cur[i];
         for (j = i - 1; j >= 0 && q->cur[j].ub > tmp.ub; j--)
             q->cur[j + 1] = q->cur[j];
         q->cur[j + 1] = tmp;
     }
-    for (j = 0; j < n; j++) {  /* ub ascending: a cursor's ub is its term's largest so far */
-        q->per_slot[q->cur[j].slot] = q->cur[j].ub;
-        q->prefix[j] = 0.0;
-        for (i = 0; i < nq; i++)
-            q->prefix[j] += q->per_slot[i];
-    }
     for (j = 0; j < nq; j++)
-        q->per_slot[j] = 0.0;
+        q->prefix[j] = (j ? q->prefix[j - 1] : 0.0) + q->cur[j].ub;
     return 0;
 }
 
@@ -296,10 +270,20 @@ static ptrdiff_t rk_top_k(const RkIndex *ix, const int32_t *qterms, ptrdiff_t nq
     bar.tie = 0;
     rk_update_essential(&q, &bar);
     while (q.ne < q.nq) {
-        d = RK_NONE;
-        for (j = q.ne; j < q.nq; j++)
-            if (q.cur[j].doc < d)
-                d = q.cur[j].doc;
+        if (q.ne == q.nq - 1 && bar.theta >= 0.0) {
+            /* one essential list: step over its postings whose weight cannot lift their document
+             * over the bar, within the interval already checked */
+            RkCursor *e = &q.cur[q.ne];
+            double rest = q.ne ? q.prefix[q.ne - 1] : 0.0;
+            while (e->doc <= checked_end && rk_below(&bar, rk_weight(ix, e->term, e->pos) + rest))
+                rk_next(ix, e);
+            d = e->doc;
+        } else {
+            d = RK_NONE;
+            for (j = q.ne; j < q.nq; j++)
+                if (q.cur[j].doc < d)
+                    d = q.cur[j].doc;
+        }
         if (d == RK_NONE)
             break;
         if (bar.theta >= 0.0 && d > checked_end) {

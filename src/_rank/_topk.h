@@ -27,8 +27,7 @@ typedef struct {
     int32_t matched;
 } RkHit;
 
-/* A built index. Postings of term t are [offsets[t], offsets[t+1]), in document order within
- * each of its segments. Weights
+/* A built index. Postings of term t are [offsets[t], offsets[t+1]) in document order. Weights
  * are stored (`weights`, BM25F and any term frequency above 65535) or computed from a 16-bit
  * term frequency: idf[t] * (tf * k1p1) / (tf + knorm[doc]), the reference's `term_weight`. */
 typedef struct {
@@ -39,13 +38,9 @@ typedef struct {
     const double *idf;
     const double *knorm;
     double k1p1;
-    /* the pruning bounds (_bounds.h): term t's postings form the segments [seg_off[t],
-     * seg_off[t+1]), segment g the postings [seg_start[g], seg_start[g+1]) in document order
-     * and the blocks [seg_blk[g], seg_blk[g+1]) */
-    const int64_t *seg_off;
-    const int64_t *seg_start;
-    const int64_t *seg_blk;
-    const double *seg_max;
+    /* the pruning bounds (_bounds.h): the postings of term t form the blocks [blk_off[t],
+     * blk_off[t+1]) of RK_BLOCK postings (the last one shorter) */
+    const int64_t *blk_off;
     const int32_t *blk_last;
     const double *blk_max;
     const double *term_max;
