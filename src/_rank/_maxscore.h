@@ -101,6 +101,7 @@ static inline int rk_below(const RkBar *bar, double bound)
 typedef struct {
     RkCursor *cur;      /* sorted by ub ascending */
     double *prefix;     /* prefix[j]: bound of a document found in cur[0..j] only */
+    double *iprefix;    /* the same from block maxima, for the documents of the checked interval */
     double *contrib;    /* per query slot: the candidate's weight, valid where mark == stamp */
     int32_t *mark;      /* per query slot: stamp of the last candidate holding the term */
     ptrdiff_t slots;    /* query terms */
@@ -116,7 +117,8 @@ static void rk_update_essential(RkQuery *q, const RkBar *bar)
 
 /* Upper bound of every document in [d, *end] from block maxima, with *end the nearest block end
  * at or after d over all cursors (so each has one block over the interval); a cursor whose next
- * document lies past *end adds nothing. Moves every cursor to its first document >= d. */
+ * document lies past *end adds nothing. Sets q->iprefix for the interval and moves every cursor
+ * to its first document >= d. */
 static double rk_interval_bound(const RkIndex *ix, RkQuery *q, int32_t d, int32_t *end)
 {
     double bound = 0.0;
@@ -131,9 +133,11 @@ static double rk_interval_bound(const RkIndex *ix, RkQuery *q, int32_t d, int32_
         if (ix->blk_last[c->blk] < *end)
             *end = ix->blk_last[c->blk];
     }
-    for (j = 0; j < q->nq; j++)
+    for (j = 0; j < q->nq; j++) {
         if (q->cur[j].doc <= *end)
             bound += ix->blk_max[q->cur[j].blk];
+        q->iprefix[j] = bound;
+    }
     return bound;
 }
 
@@ -160,7 +164,7 @@ static int rk_score_candidate(const RkIndex *ix, RkQuery *q, int32_t d, int32_t 
     }
     for (j = q->ne - 1; j >= 0; j--) {
         RkCursor *c = &q->cur[j];
-        if (rk_below(bar, partial + q->prefix[j]) || matched + j + 1 < mm)
+        if (rk_below(bar, partial + q->iprefix[j]) || matched + j + 1 < mm)
             return 0;
         rk_advance(ix, c, d);
         if (c->doc == d) {
@@ -219,12 +223,13 @@ static int rk_open_cursors(const RkIndex *ix, const int32_t *qterms, ptrdiff_t n
 {
     ptrdiff_t j, i;
     RkCursor tmp;
-    *mem = malloc((size_t)nq * (sizeof(RkCursor) + 2 * sizeof(double) + sizeof(int32_t)));
+    *mem = malloc((size_t)nq * (sizeof(RkCursor) + 3 * sizeof(double) + sizeof(int32_t)));
     if (*mem == NULL)
         return -1;
     q->cur = (RkCursor *)*mem;
     q->prefix = (double *)(q->cur + nq);
-    q->contrib = q->prefix + nq;
+    q->iprefix = q->prefix + nq;
+    q->contrib = q->iprefix + nq;
     q->mark = (int32_t *)(q->contrib + nq);
     q->nq = q->slots = nq;
     q->ne = 0;
@@ -248,7 +253,7 @@ static int rk_open_cursors(const RkIndex *ix, const int32_t *qterms, ptrdiff_t n
         q->cur[j + 1] = tmp;
     }
     for (j = 0; j < nq; j++)
-        q->prefix[j] = (j ? q->prefix[j - 1] : 0.0) + q->cur[j].ub;
+        q->iprefix[j] = q->prefix[j] = (j ? q->prefix[j - 1] : 0.0) + q->cur[j].ub;
     return 0;
 }
 
@@ -274,7 +279,7 @@ static ptrdiff_t rk_top_k(const RkIndex *ix, const int32_t *qterms, ptrdiff_t nq
             /* one essential list: step over its postings whose weight cannot lift their document
              * over the bar, within the interval already checked */
             RkCursor *e = &q.cur[q.ne];
-            double rest = q.ne ? q.prefix[q.ne - 1] : 0.0;
+            double rest = q.ne ? q.iprefix[q.ne - 1] : 0.0;
             while (e->doc <= checked_end && rk_below(&bar, rk_weight(ix, e->term, e->pos) + rest))
                 rk_next(ix, e);
             d = e->doc;
