@@ -126,8 +126,11 @@ def docstring_corpus(n_queries: int = 200, seed: int = 7) -> Corpus:
                     doc = ast.get_docstring(node)
                     texts.extend(p for p in (doc or "").split("\n\n") if len(p.split()) >= 5)
     rng = random.Random(seed)
-    query_texts = [re.split(r"(?<=[.?!])\s", rng.choice(texts), maxsplit=1)[0]
-                   for _ in range(n_queries)]
+    query_texts: list[str] = []
+    while len(query_texts) < n_queries:
+        sentence = re.split(r"(?<=[.?!])\s", rng.choice(texts), maxsplit=1)[0]
+        if _rank.tokenize_query(sentence):
+            query_texts.append(sentence)
     return Corpus(
         name="docstrings",
         documents=[_rank.tokenize(t) for t in texts],
