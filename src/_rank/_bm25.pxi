@@ -42,9 +42,21 @@ cdef extern from "_bounds.h" nogil:
 # A top-k query is pruned (rk_top_k) when k is at most PRUNE_MAX_K and its terms hold at least
 # `_prune_postings` postings; a shorter walk is summed exhaustively, which is cheaper there.
 cdef Py_ssize_t PRUNE_MAX_K = 1024
-cdef Py_ssize_t _prune_postings = 4096
-# A 16-bit term frequency keeps postings compact; a larger one stores every weight instead.
+cdef Py_ssize_t _prune_postings = 16384
+# Postings store a 16-bit term frequency (6 bytes with the document id; the weight is formed at
+# query time) from `_compact_postings` postings on, where memory counts; below, and for a
+# frequency past 16 bits, every weight is stored (12 bytes), which is faster to sum.
 cdef uint16_t TF_MAX = 65535
+cdef int64_t _compact_postings = 1 << 22
+
+
+def _set_compact_postings(int64_t postings):
+    """Set the postings count from which an index stores compact term frequencies; returns the
+    previous value (tests use 0 to build every index compact)."""
+    global _compact_postings
+    previous = _compact_postings
+    _compact_postings = max(0, postings)
+    return previous
 
 
 def _set_prune_postings(Py_ssize_t postings):
@@ -258,14 +270,14 @@ cdef class BM25Index:
             self._docs = <int32_t*>malloc(<size_t>max(total, 1) * sizeof(int32_t))
             if self._docs == NULL:
                 raise MemoryError()
-            if gain == NULL:
+            if gain == NULL and total >= _compact_postings:
                 self._tf = <uint16_t*>calloc(<size_t>max(total, 1), sizeof(uint16_t))
                 if self._tf == NULL:
                     raise MemoryError()
                 with nogil:
                     overflow = _fill_counts(terms, doc_start, n, n_terms, self._offsets,
                                             self._docs, self._tf, last, fill)
-            if gain != NULL or overflow:
+            if self._tf == NULL or overflow:
                 free(self._tf)
                 self._tf = NULL
                 tfs = <double*>calloc(<size_t>max(total, 1), sizeof(double))

@@ -159,6 +159,8 @@ static ptrdiff_t rk_score_all(const RkIndex *ix, const int32_t *qterms, ptrdiff_
         if (matched[d] < min_matched)
             continue;
         c.score = scores[d];
+        if (nh == k && (c.score < hits[0].score || (c.score == hits[0].score && d > hits[0].doc)))
+            continue;  /* worse than the worst kept hit: the common case, decided here */
         c.doc = d;
         c.matched = matched[d];
         nh = rk_offer(hits, nh, k, &c);

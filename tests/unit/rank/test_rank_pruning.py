@@ -27,11 +27,14 @@ CORPUS = st.lists(DOCUMENT, max_size=300)
 QUERY = st.lists(st.sampled_from(["a", "b", "c", "d", "e", "f", "g", "zz"]), max_size=8)
 
 
-@pytest.fixture(autouse=True)
-def always_prune() -> Iterator[None]:
+@pytest.fixture(autouse=True, params=["stored", "compact"])
+def always_prune(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every test runs on both postings layouts: stored weights and 16-bit term counts."""
     previous = COMPILED._set_prune_postings(0)
+    compact = COMPILED._set_compact_postings(0 if request.param == "compact" else 1 << 62)
     yield
     COMPILED._set_prune_postings(previous)
+    COMPILED._set_compact_postings(compact)
 
 
 def _same(expected: list[tuple[int, float, int]], actual: list[tuple[int, float, int]]) -> None:
@@ -124,10 +127,12 @@ def test_term_frequency_past_16_bits_stores_weights() -> None:
               COMPILED.BM25Index(corpus).search(["a", "b"], k=k))
 
 
-def test_footprint_counts_compact_postings() -> None:
+def test_footprint_counts_the_postings_layout(request: pytest.FixtureRequest) -> None:
     corpus = _zipf_corpus(2_000, 300, seed=2)
     footprint = COMPILED.BM25Index(corpus)._footprint()
     postings = sum(len(set(d)) for d in corpus)
     assert footprint["postings"] == postings
-    # 4-byte document ids and 2-byte counts, plus bounds and per-term and per-document arrays
-    assert 6 * postings < footprint["bytes"] < 6 * postings + 80 * 300 + 8 * 2_000 + 4 * postings
+    # 4-byte document ids with 2-byte counts or 8-byte weights, plus bounds and the per-term and
+    # per-document arrays
+    per = 6 if "compact" in request.node.name else 12
+    assert per * postings < footprint["bytes"] < per * postings + 80 * 300 + 8 * 2_000 + 4 * postings
