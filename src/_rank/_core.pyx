@@ -3,7 +3,7 @@
 
 Built for the CPython stable ABI (Py_LIMITED_API 3.11). Postings live in C arrays (malloc), not
 numpy, so the core builds where numpy does not exist; the query kernels are portable C headers
-(_topk.h, _maxscore.h, _bounds.h) included by _bm25.pxi. The maths mirror `_rank._reference`
+(_topk.h, _maxscore.h, _bounds.h) included by _bm25.pxi and _postings.pxi. The maths mirror `_rank._reference`
 exactly (same formulas, same summation order), and tests hold the two to the same answers
 (docs/rank-at-scale.md).
 """
