@@ -2,10 +2,10 @@
 """Compiled core of `_rank`: the term pipeline, BM25 and BM25F with pruned top-k, weighted RRF.
 
 Built for the CPython stable ABI (Py_LIMITED_API 3.11). Postings live in C arrays (malloc), not
-numpy, so the core builds where numpy does not exist; the query kernels are portable C headers
-(_topk.h, _maxscore.h, _bounds.h) included by _bm25.pxi and _postings.pxi. The maths mirror `_rank._reference`
-exactly (same formulas, same summation order), and tests hold the two to the same answers
-(docs/rank-at-scale.md).
+numpy, so the core builds where numpy does not exist; BM25 is in _bm25.pxi and _postings.pxi,
+its kernels in portable C headers (_topk.h, _maxscore.h, _bounds.h). The maths mirror
+`_rank._reference` exactly (same formulas, same summation order), and tests hold the two to the
+same answers (docs/rank-at-scale.md).
 """
 
 from libc.math cimport log
