@@ -23,7 +23,7 @@ static void rk_bounds_free(RkBounds *b)
     memset(b, 0, sizeof(*b));
 }
 
-/* The depth bounds of term t into out (as many levels as the list is deep: depth 2^(i+1) <=
+/* The depth bounds of term t into out (as many levels as the list is deep: each depth <=
  * df); heap is scratch of RK_DEPTH doubles. Returns the number of levels written. */
 static ptrdiff_t rk_term_depths(const RkIndex *ix, int32_t t, double *heap, double *out)
 {
@@ -56,7 +56,7 @@ static ptrdiff_t rk_term_depths(const RkIndex *ix, int32_t t, double *heap, doub
             heap[child + 1] = heap[child];
         heap[child + 1] = tmp;
     }
-    for (depth = 2; depth <= size; depth *= 2)
+    for (depth = 2; depth <= size; depth = rk_next_depth(depth))
         out[levels++] = heap[depth - 1];
     return levels;
 }
@@ -82,7 +82,7 @@ static int rk_build_bounds(RkIndex *ix, int64_t n_terms, RkBounds *b)
         b->blk_off[t] = n_blk;
         n_blk += (df + RK_BLOCK - 1) / RK_BLOCK;
         b->kth_off[t] = n_levels;
-        for (depth = 2; depth <= df && depth <= RK_DEPTH; depth *= 2)
+        for (depth = 2; depth <= df && depth <= RK_DEPTH; depth = rk_next_depth(depth))
             n_levels++;
     }
     b->blk_off[n_terms] = n_blk;

@@ -189,8 +189,8 @@ static int rk_score_candidate(const RkIndex *ix, RkQuery *q, int32_t d, int32_t 
 
 /* A lower bound of the k-th best score, from single lists: any k documents of a list score at
  * least their weight in it (weights are >= 0), so the list's k-th largest weight bounds the
- * k-th best score from below; its (power of two >= k)-th largest, which is stored, is smaller
- * still. Valid only when every document of a list is a hit (min_matched <= 1); 0 otherwise. */
+ * k-th best score from below; the stored depth at or above k is smaller still. Valid only
+ * when every document of a list is a hit (min_matched <= 1); 0 otherwise. */
 static double rk_depth_bound(const RkIndex *ix, const int32_t *qterms, ptrdiff_t nq, ptrdiff_t k,
                              int32_t mm)
 {
@@ -199,7 +199,7 @@ static double rk_depth_bound(const RkIndex *ix, const int32_t *qterms, ptrdiff_t
     if (mm > 1 || k > RK_DEPTH)
         return 0.0;
     while (depth < k) {
-        depth *= 2;
+        depth = rk_next_depth(depth);
         level++;
     }
     for (j = 0; j < nq; j++) {

@@ -15,8 +15,15 @@
 
 /* postings per block; a block keeps its last document and its largest weight */
 #define RK_BLOCK 64
-/* depth bounds: each term keeps its 2nd, 4th, ... RK_DEPTH-th largest weight */
+/* depth bounds: each term keeps its 2nd, 3rd, ... RK_EXACT_DEPTH-th largest weight, then every
+ * power of two up to RK_DEPTH (the common k are exact, a larger k rounds up) */
+#define RK_EXACT_DEPTH 16
 #define RK_DEPTH 64
+
+static inline ptrdiff_t rk_next_depth(ptrdiff_t depth)
+{
+    return depth < RK_EXACT_DEPTH ? depth + 1 : 2 * depth;
+}
 /* a bound prunes only when bound * RK_MARGIN < threshold: a float sum in another order can
  * exceed the exact sum by a few ulps, never by a relative 1e-9 */
 #define RK_MARGIN (1.0 + 1e-9)
