@@ -71,8 +71,7 @@ import anyio
 
 from iii_directory.config import Settings, config_id
 from iii_directory.port import EngineCallError
-from iii_directory.search.request_limits import CAPABILITY_MAX_CHARS
-from iii_directory.search.select import MAX_CAPABILITIES
+from iii_directory.search.request_limits import CAPABILITY_MAX_CHARS, MAX_CAPABILITIES
 from iii_directory.testing.client import TestClient
 from iii_directory.testing.engine import TestEngine
 from iii_directory.testing.registry import MockRegistry
