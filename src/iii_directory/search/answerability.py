@@ -44,7 +44,7 @@ from functools import lru_cache
 
 import _rank
 
-from . import concept_coverage
+from . import concept_coverage, fitted
 from .corpus import FILLER_TERMS, DocumentSet, index_terms, query_terms
 from ..exclusions import is_excluded_id
 from .lanes import catalog_admitted, corroborated
@@ -432,11 +432,14 @@ def features(found: Signals, kind: str | None = None) -> tuple[float, ...]:
     return tuple(values)
 
 
+def _calibration(kind: str) -> tuple[tuple[float, ...], float, float]:
+    """Family `kind`'s fitted weights, bias and threshold (data/fitted.json)."""
+    found = fitted.entry(f"answerability.CALIBRATION.{kind}", FEATURE_NAMES[kind])
+    return tuple(float(v) for v in found["values"]), float(found["bias"]), float(found["threshold"])
+
+
 CALIBRATION: dict[str, tuple[tuple[float, ...], float, float]] = {
-    "hybrid": ((0.1905, 0.3953, -0.3831, 0.18, -0.1192, 0.9424, 0.9322), 0.8471, 1.1037),
-    "lexical": ((1.0211, 2.7917, 1.8986, 1.3833, 0.8754, 2.9256), -5.1746, -0.6749),
-    "static": ((0.7408, 2.3723, 1.4356, 1.2647, 0.8469, 5.5063, 2.0053), -6.5885, -0.7193),
-}
+    kind: _calibration(kind) for kind in ("hybrid", "lexical", "static")}
 """Per mode family: the weights of `features` (in `FEATURE_NAMES` order), the bias, and the
 threshold on the score (a log-odds) — an L2-regularised logistic regression fitted by
 `benchmarks/fit_answerability.py fit --nearmiss` on the eval catalog's sets only (dev, extra,

@@ -82,6 +82,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from . import fitted
 from .corpus import DocumentSet, namespace_of
 from .lanes import CATALOG, Ranking, fuse
 from .views import SecondCosines, ViewCosines
@@ -109,27 +110,22 @@ HEAD_SCORED_FEATURES: tuple[str, ...] = SECOND_VIEWED_FEATURES + HEAD_FEATURES
 HEAD = 3
 """How many of the lane's first candidates the head score re-sorts."""
 
-WEIGHTS: tuple[float, ...] = (0.304, 0.811, 0.780, 0.463, 0.242, 0.975, 0.152, 0.298, 0.927, 0.503,
-                             0.888, 0.402, 0.167, 0.348, 0.308, 0.340, 0.320, 0.377, 0.343, 0.340)
-"""Fitted by `benchmarks/fit_fusion.py` (see the module docstring); one weight per feature of
+WEIGHTS: tuple[float, ...] = fitted.weights("fusion.WEIGHTS", SECOND_VIEWED_FEATURES)
+"""Fitted (data/fitted.json, `benchmarks/fit_fusion.py`): one weight per feature of
 `SECOND_VIEWED_FEATURES`."""
 
-HEAD_WEIGHTS: tuple[float, ...] = (0.063, 0.239, 0.850, 0.470, 0.240, 0.877, 0.110, 0.245, 0.956,
-                                  0.182, 0.399, 0.390, 0.106, 0.061, 0.068, 0.064, 0.064, 0.094,
-                                  0.092, 0.078, 0.181, 0.305, 0.412)
-"""Fitted by `benchmarks/fit_fusion.py` over every candidate, like `WEIGHTS`; one weight per
-feature of `HEAD_SCORED_FEATURES`. They re-sort only the first `HEAD` candidates."""
+HEAD_WEIGHTS: tuple[float, ...] = fitted.weights("fusion.HEAD_WEIGHTS", HEAD_SCORED_FEATURES)
+"""Fitted (data/fitted.json, `benchmarks/fit_fusion.py`) over every candidate, like `WEIGHTS`;
+one weight per feature of `HEAD_SCORED_FEATURES`. They re-sort only the first `HEAD` candidates."""
 
-WEIGHTS_WITHOUT_SECOND: tuple[float, ...] = (0.337, 0.879, 0.781, 0.471, 0.247, 0.987, 0.159,
-                                             0.307, 0.935, 0.545, 0.952, 0.411, 0.182, 0.387,
-                                             0.337, 0.374, 0.354)
-"""The `VIEWED_FEATURES` weights of a lane whose request has no second embedding:
-`fit_fusion.py` with the three second-query features left out (`--without`) reproduces them."""
+WEIGHTS_WITHOUT_SECOND: tuple[float, ...] = fitted.weights("fusion.WEIGHTS_WITHOUT_SECOND",
+                                                           VIEWED_FEATURES)
+"""Fitted (data/fitted.json): the `VIEWED_FEATURES` weights of a lane whose request has no second
+embedding, `fit_fusion.py` with the three second-query columns zeroed."""
 
-WEIGHTS_WITHOUT_VIEWS: tuple[float, ...] = (0.394, 0.994, 0.775, 0.481, 0.249, 1.010, 0.180, 0.332,
-                                            0.948, 0.626, 1.052, 0.414, 0.192)
-"""The `FEATURES` weights of a lane whose views are not known yet: `fit_fusion.py` with the four
-view features left out (`--without`) reproduces them."""
+WEIGHTS_WITHOUT_VIEWS: tuple[float, ...] = fitted.weights("fusion.WEIGHTS_WITHOUT_VIEWS", FEATURES)
+"""Fitted (data/fitted.json): the `FEATURES` weights of a lane whose views are not known yet,
+`fit_fusion.py` with the view and second-query columns zeroed."""
 
 @lru_cache(maxsize=65536)
 def id_words(function_id: str) -> frozenset[str]:

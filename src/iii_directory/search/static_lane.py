@@ -93,7 +93,7 @@ import anyio
 import _rank
 
 from .corpus import Corpus, namespace_of
-from . import static_evidence
+from . import fitted, fusion, static_evidence
 from .lanes import ACTION_BONUS, Ranking, action_agreement, exact_lane, lexical_lane, weighted_rrf
 from .static_expansion import CatalogWords, expanded_terms
 from .static_evidence import VOUCH_HEAD
@@ -113,10 +113,9 @@ TAIL_DEPTH = 6
 LEXICAL_HEAD = 3
 LEXICAL_WINDOW = 4
 LEARNED_TEMPERATURE = 7.0
-STATIC_WEIGHTS: tuple[float, ...] = (0.224, 0.806, 0.907, 0.577, 0.254, 0.957, 0.251, 0.350,
-                                     0.968, 0.734, 0.702, 0.632, 0.311)
-"""`fusion.FEATURES` weights with the static cosine in place of MiniLM's, fitted on dev, extra
-and extra2 by `benchmarks/fit_static_fusion.py` (its last line)."""
+STATIC_WEIGHTS: tuple[float, ...] = fitted.weights("static_lane.STATIC_WEIGHTS", fusion.FEATURES)
+"""Fitted (data/fitted.json, `benchmarks/fit_static_fusion.py`): `fusion.FEATURES` weights with
+the static cosine in place of MiniLM's."""
 AWAIT_BUILD_FUNCTIONS = 2_000
 
 
@@ -172,8 +171,6 @@ def learned_order(lane: Ranking, lexical: Ranking, ranking: Ranking, request: An
     candidates a learned lane would keep. The leader carries the top score × (1 +
     `ACTION_BONUS`), so the service's agreement pass cannot move it. `request` is a
     `fusion.Request`."""
-    from . import fusion
-
     if not lane:
         return lane
     candidates, rows = fusion.features(request, documents, lexical, ranking, describe)
