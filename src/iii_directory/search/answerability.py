@@ -44,7 +44,7 @@ from functools import lru_cache
 
 import _rank
 
-from . import concept_coverage, fitted
+from . import concept_coverage, fitted, word_lists
 from .corpus import FILLER_TERMS, DocumentSet, index_terms, query_terms
 from ..exclusions import is_excluded_id
 from .lanes import catalog_admitted, corroborated
@@ -184,11 +184,9 @@ def catalog_stats(documents: DocumentSet) -> CatalogStats:
     return stats
 
 
-ACTION_NOUNS: frozenset[str] = frozenset(normal_terms((
-    "email", "message", "text", "notification", "invitation", "memory", "comment", "record",
-    "report", "query", "filter", "draft", "build", "patch", "schedule", "call", "post", "book",
-    "upload", "download", "translate", "backup")))
-"""Action words that also name a thing a function is about (`send her a welcome email`)."""
+ACTION_NOUNS: frozenset[str] = frozenset(normal_terms(word_lists.words("answerability", "action_nouns")))
+"""Action words that also name a thing a function is about (`send her a welcome email`;
+data/words/answerability.json)."""
 
 VERBS: frozenset[str] = frozenset(ACTIONS) - ACTION_NOUNS
 """Action words that are only verbs: shared with a function, they say nothing of its subject."""
@@ -218,12 +216,10 @@ def known_share(text: str, stats: CatalogStats) -> tuple[int, float]:
 
 # -- intrinsic needs --------------------------------------------------------------------------
 
-INTRINSIC_VERBS: frozenset[str] = frozenset(normal_terms((
-    "summarize", "summarise", "summary", "summarization", "recap", "condense", "tldr",
-    "paraphrase", "rephrase", "reword", "proofread", "explain", "reason", "think", "brainstorm",
-    "ponder", "reflect", "critique",
-)))
-"""Leading verbs of needs an agent serves itself (reasoning, summarising, planning, writing)."""
+INTRINSIC_VERBS: frozenset[str] = frozenset(normal_terms(word_lists.words("answerability",
+                                                                    "intrinsic_verbs")))
+"""Leading verbs of needs an agent serves itself (reasoning, summarising, planning, writing;
+data/words/answerability.json)."""
 
 _READABLE = re.compile(
     r"\b(?:human[- ]readable|(?:easy|easier|nice|nicer)\s+to\s+read|readable|for\s+(?:a\s+)?"
@@ -234,11 +230,9 @@ _READABLE = re.compile(
     re.IGNORECASE)
 """Phrases that say the work is for a reader or a line of thought, not for a system."""
 
-_WRITE_FOR_READER = frozenset(normal_terms(("write", "draft", "compose")))
-_PROSE = frozenset(normal_terms(("letter", "essay", "poem", "story", "paragraph", "bullet",
-                                 "point", "answer", "reply", "explanation", "argument")))
-_CHANNEL = frozenset(normal_terms(("email", "message", "send", "post", "ticket", "comment",
-                                   "issue", "page", "file", "document", "note")))
+_WRITE_FOR_READER = frozenset(normal_terms(word_lists.words("answerability", "write_for_reader")))
+_PROSE = frozenset(normal_terms(word_lists.words("answerability", "prose")))
+_CHANNEL = frozenset(normal_terms(word_lists.words("answerability", "channel")))
 
 
 def intrinsic_need(text: str, terms: Sequence[str], stats: CatalogStats) -> bool:

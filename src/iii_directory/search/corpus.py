@@ -20,6 +20,7 @@ from typing import Any
 import _rank
 
 from ..exclusions import is_excluded
+from . import word_lists
 from .text import bm25_document, searchable_text, slim_description
 from .views import ViewVectors
 from .vocabulary import normal_terms
@@ -131,11 +132,9 @@ def index_terms(terms: Iterable[str]) -> list[str]:
     return normal_terms(t for t in terms if len(t) > 1 or t.isdigit())
 
 
-FILLER_TERMS = frozenset(normal_terms((
-    "now", "right", "just", "please", "quick", "quickly", "again", "even", "still", "really",
-    "actually", "maybe", "also", "asap", "kindly", "somehow", "whatever", "anything", "something",
-    "stuff", "thing")))
-"""Words of a request that say how or when, not what (chosen for this project)."""
+FILLER_TERMS = frozenset(normal_terms(word_lists.words("filler")))
+"""Words of a request that say how or when, not what (chosen for this project;
+data/words/filler.json)."""
 
 
 @functools.lru_cache(maxsize=16384)
