@@ -53,8 +53,8 @@ from .vocabulary import ACTIONS, ID_WORD, LEADING_VERB_WINDOW, function_actions,
 
 Ranking = list[tuple[str, float]]
 
-MIN_KNOWN_SHARE = 0.5
-COVERAGE_DEPTH = 20
+MIN_KNOWN_SHARE = 0.5  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+COVERAGE_DEPTH = 20  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
 
 
 # -- words ------------------------------------------------------------------------------------
@@ -76,6 +76,7 @@ def tokenizer_words() -> dict[str, int]:
             if len(word) >= 2 and word.isascii() and word.isalpha() and word.islower()}
 
 
+# chosen: where the tokenizer's ids stop being everyday English, read off the vocabulary
 ORDINARY_RANK = 2400
 """Whole words with a vocabulary id below this are ordinary English (`the` … `until`, `day`,
 `long`, `once`, `water`): a catalog that shares one of them with a request has shown nothing."""
@@ -157,7 +158,7 @@ class CatalogStats:
 
 _STATS_LOCK = threading.Lock()
 _STATS: dict[int, tuple[DocumentSet, CatalogStats]] = {}
-_STATS_KEPT = 8
+_STATS_KEPT = 8  # chosen: a few catalogs (installed, registry pages) alive at once; bounds memory
 
 
 def catalog_stats(documents: DocumentSet) -> CatalogStats:
@@ -191,7 +192,7 @@ data/words/answerability.json)."""
 VERBS: frozenset[str] = frozenset(ACTIONS) - ACTION_NOUNS
 """Action words that are only verbs: shared with a function, they say nothing of its subject."""
 
-DESCRIPTION_WEIGHT = 0.5
+DESCRIPTION_WEIGHT = 0.5  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
 """What a content term matched only in a function's description or argument names counts,
 against 1 for a term of its id: a word the id names is what the function is about, a word of
 its description may be incidental (`wind` in "current conditions (temperature, wind …)")."""
@@ -396,7 +397,8 @@ FEATURE_NAMES: dict[str, tuple[str, ...]] = {
 }
 """The inputs of the calibrated decision per mode family."""
 
-CONTENT_CAP = 3.0
+CONTENT_CAP = 3.0  # chosen: past three rare terms more evidence says nothing new
+# chosen: the midpoint, so an unknown coverage neither adds nor removes evidence
 CONCEPTS_UNKNOWN = 0.5
 """The `concepts` input (lexical, static) when the static table could not be loaded."""
 
@@ -453,11 +455,11 @@ def score(found: Signals) -> float:
     return bias + sum(w * x for w, x in zip(weights, features(found)))
 
 
-COVERED = 0.4
-STRONG_CONTENT = 2.0
-FLOOR_COSINE = 0.20
-CONFIDENT_COSINE = 0.45
-SUPPORTED_COSINE = 0.32
+COVERED = 0.4  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+STRONG_CONTENT = 2.0  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+FLOOR_COSINE = 0.20  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+CONFIDENT_COSINE = 0.45  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+SUPPORTED_COSINE = 0.32  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
 
 
 def lexical_floor(found: Signals) -> bool:

@@ -37,13 +37,13 @@ from _rank.static import StaticEncoder, StaticIndex, default_encoder
 
 from .corpus import DocumentSet
 
-DEPTH = 3
-WORDS_KEPT = 16384
+DEPTH = 3  # chosen: the lane head whose coverage the decision reads (the first three)
+WORDS_KEPT = 16384  # chosen: bounds memory (16 MiB)
 """Word vectors remembered (1 KiB each: 16 MiB at most)."""
-DOCUMENTS_KEPT = 1024
+DOCUMENTS_KEPT = 1024  # chosen: bounds memory (~30 MiB)
 """Document word matrices remembered (~30 KiB for a 30-word document: ~30 MiB at most; only
 documents that reach a lane's first three are made)."""
-MATCHES_KEPT = 65536
+MATCHES_KEPT = 65536  # chosen: bounds memory of the word-pair memo
 
 _ENCODER_LOCK = threading.Lock()
 _ENCODER: list[StaticEncoder | None] = []

@@ -25,8 +25,8 @@ from .text import bm25_document, searchable_text, slim_description
 from .views import ViewVectors
 from .vocabulary import normal_terms
 
-BM25_K1 = 1.2
-BM25_B = 0.75
+BM25_K1 = 1.2  # spec: docs/rules/search.md §5.1
+BM25_B = 0.75  # spec: docs/rules/search.md §5.1
 
 
 def namespace_of(function_id: str) -> str | None:
@@ -201,7 +201,7 @@ class DocumentSet:
         return [(self.documents[i].id, score, matched) for i, score, matched in hits if score > 0.0]
 
 
-SHARED_SETS = 16
+SHARED_SETS = 16  # chosen: bounds memory; more than the document sets in use at once
 """Document sets a `DocumentSetCache` keeps (least recently used dropped first)."""
 
 

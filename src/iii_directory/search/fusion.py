@@ -88,10 +88,10 @@ from .lanes import CATALOG, Ranking, fuse
 from .views import SecondCosines, ViewCosines
 from .vocabulary import ID_WORD, function_actions, normal_term, normal_terms, request_actions
 
-DENSE_CANDIDATES = 20
-LEXICAL_CANDIDATES = 20
-LEXICAL_DEPTH = 50
-DENSE_WORKER_HEAD = 4
+DENSE_CANDIDATES = 20  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+LEXICAL_CANDIDATES = 20  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+LEXICAL_DEPTH = 50  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+DENSE_WORKER_HEAD = 4  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
 
 FEATURES: tuple[str, ...] = ("cos", "dense_rr", "bm25", "bm25_rr", "matched", "action",
                              "worker_named", "id_words", "lexical_worker", "dense_worker",
@@ -107,7 +107,7 @@ SECOND_VIEWED_FEATURES: tuple[str, ...] = VIEWED_FEATURES + SECOND_FEATURES
 HEAD_FEATURES: tuple[str, ...] = ("cos_z", "view_max_z", "second_z")
 HEAD_SCORED_FEATURES: tuple[str, ...] = SECOND_VIEWED_FEATURES + HEAD_FEATURES
 """The features the head of such a lane is re-sorted by (`head_rows`)."""
-HEAD = 3
+HEAD = 3  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
 """How many of the lane's first candidates the head score re-sorts."""
 
 WEIGHTS: tuple[float, ...] = fitted.weights("fusion.WEIGHTS", SECOND_VIEWED_FEATURES)

@@ -26,22 +26,23 @@ from .vocabulary import function_actions
 
 Ranking = list[tuple[str, float]]
 
-MIN_MATCHED_TERMS = 2
-FALLBACK_HEAD = 3
-LEXICAL_DEPTH = 100
-PRUNE_SCORE_FLOOR = 0.5
-PRUNE_CO_RELEVANT = 0.85
-ADMISSION_COSINE = 0.30
-DENSE_DEPTH = 24
-DENSE_GAP = 0.20
-DENSE_K = 64
-FUSION_WEIGHT = 1.0
-RRF_K = 60
-CONFIDENT_COSINE = 0.40
-COHERENCE_HEAD = 4
-LEXICAL_AGREEMENT_HEAD = 3
-COHERENCE_GAP = 0.06
-CORROBORATION_DEPTH = 16
+MIN_MATCHED_TERMS = 2  # spec: docs/rules/search.md §5.1
+FALLBACK_HEAD = 3  # chosen, our change (docs/rules/search.md §5.1): the single-term fallback
+LEXICAL_DEPTH = 100  # chosen: deeper than any lane's use of BM25
+PRUNE_SCORE_FLOOR = 0.5  # spec: docs/rules/search.md §5.1
+PRUNE_CO_RELEVANT = 0.85  # spec: docs/rules/search.md §5.1
+ADMISSION_COSINE = 0.30  # spec: docs/rules/search.md §5.5
+DENSE_DEPTH = 24  # spec: docs/rules/search.md §5.5
+DENSE_GAP = 0.20  # chosen (docs/rules/search.md §5.5): tuned on dev
+DENSE_K = 64  # spec: docs/rules/search.md §5.3
+FUSION_WEIGHT = 1.0  # spec: docs/rules/search.md §5.5
+RRF_K = 60  # spec: docs/rules/search.md §5.4
+CONFIDENT_COSINE = 0.40  # chosen, our change (docs/rules/search.md §5.5): coherence below it
+COHERENCE_HEAD = 4  # chosen, our change (docs/rules/search.md §5.5): the coherent dense head
+LEXICAL_AGREEMENT_HEAD = 3  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+COHERENCE_GAP = 0.06  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+CORROBORATION_DEPTH = 16  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+# chosen, our change (docs/rules/search.md §5.5): the catalog's dense weight
 CATALOG_DENSE_WEIGHT = 1.5
 
 
@@ -251,8 +252,8 @@ def fuse(lexical: Ranking, dense: Ranking, policy: FusionPolicy = AD_HOC) -> Ran
     return weighted_rrf(lexical, dense_cut(dense), weight)
 
 
-TAIL_COSINE = 0.20
-TAIL_DEPTH = 6
+TAIL_COSINE = 0.20  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+TAIL_DEPTH = 6  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
 
 
 def answered_tail(lane: Ranking, dense: Ranking) -> Ranking:
@@ -284,7 +285,7 @@ def ranking_tail(lane: Ranking, ranking: Ranking) -> Ranking:
     return [(doc_id, score) for doc_id, score in ranking if doc_id not in held]
 
 
-BM25_TAIL_DEPTH = 12
+BM25_TAIL_DEPTH = 12  # spec: docs/rules/search.md §7.2 (the budget of 12)
 
 
 def bm25_tail(lane: Ranking, documents: DocumentSet, terms: Sequence[str]) -> Ranking:
@@ -319,7 +320,7 @@ def exact_lane(capability: str, known: set[str] | dict[str, object] | DocumentSe
     return [(wanted, score)] if hit else None
 
 
-ACTION_BONUS = 0.25
+ACTION_BONUS = 0.25  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
 
 
 def action_agreement(ranking: Ranking, actions: frozenset[str],

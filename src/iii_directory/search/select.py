@@ -14,11 +14,11 @@ from typing import TypeVar
 from .corpus import namespace_of
 from .lanes import Ranking
 
-BATCH_SIZE = 6
-MAX_CAPABILITIES = 18
-SELECTION_BUDGET = 12
-NAMESPACE_FLOOR = 0.4
-MIN_WORKER_CAP = 6
+BATCH_SIZE = 6  # spec: docs/rules/search.md §7.1
+MAX_CAPABILITIES = 18  # spec: docs/rules/search.md §7.1
+SELECTION_BUDGET = 12  # spec: docs/rules/search.md §7.2
+NAMESPACE_FLOOR = 0.4  # spec: docs/rules/search.md §7.2
+MIN_WORKER_CAP = 6  # spec: docs/rules/search.md §7.2
 
 T = TypeVar("T")
 

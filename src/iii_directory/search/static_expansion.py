@@ -27,9 +27,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-MIN_LETTERS = 3
-NEIGHBOURS = 2
-NEIGHBOUR_COSINE = 0.70
+MIN_LETTERS = 3  # chosen: shorter words are abbreviations the table knows badly
+NEIGHBOURS = 2  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+NEIGHBOUR_COSINE = 0.70  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
 
 
 def informative(word: str, vocabulary: dict[str, int], ordinary_rank: int) -> bool:

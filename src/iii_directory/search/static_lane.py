@@ -101,21 +101,22 @@ from .static_evidence import VOUCH_HEAD
 log = logging.getLogger(__name__)
 
 STATIC_ENV = "IIIDIR_STATIC_LANE"
-STATIC_K = 64
-STATIC_DEPTH = 24
-STATIC_GAP = 0.20
-LEADER_HEAD = 4
-ALONE_COSINE = 0.58
-ALONE_HEAD = 4
-CORROBORATION_DEPTH = 32
-CORROBORATING_HITS = 3
-TAIL_DEPTH = 6
-LEXICAL_HEAD = 3
-LEXICAL_WINDOW = 4
-LEARNED_TEMPERATURE = 7.0
+STATIC_K = 64  # spec: docs/rules/search.md §5.3 (as the dense lane)
+STATIC_DEPTH = 24  # spec: docs/rules/search.md §5.5 (as the dense cut)
+STATIC_GAP = 0.20  # spec: docs/rules/search.md §5.5 (as the dense cut)
+LEADER_HEAD = 4  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+ALONE_COSINE = 0.58  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+ALONE_HEAD = 4  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+CORROBORATION_DEPTH = 32  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+CORROBORATING_HITS = 3  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+TAIL_DEPTH = 6  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+LEXICAL_HEAD = 3  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+LEXICAL_WINDOW = 4  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+LEARNED_TEMPERATURE = 7.0  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
 STATIC_WEIGHTS: tuple[float, ...] = fitted.weights("static_lane.STATIC_WEIGHTS", fusion.FEATURES)
 """Fitted (data/fitted.json, `benchmarks/fit_static_fusion.py`): `fusion.FEATURES` weights with
 the static cosine in place of MiniLM's."""
+# chosen: a catalog this small indexes in well under a second while the search waits
 AWAIT_BUILD_FUNCTIONS = 2_000
 
 

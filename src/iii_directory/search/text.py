@@ -15,9 +15,9 @@ from collections.abc import Iterable
 
 import _rank
 
-SLIM_DESCRIPTION_BYTES = 160
-CAPABILITY_BYTES = 2048
-SIDE_DOCUMENT_BYTES = 300
+SLIM_DESCRIPTION_BYTES = 160  # spec: docs/rules/search.md §3.4
+CAPABILITY_BYTES = 2048  # spec: docs/rules/search.md §15
+SIDE_DOCUMENT_BYTES = 300  # spec: docs/rules/search.md §3.6
 
 BROWSER_FETCH_BOOST = "default static web page webpage website RSS Atom API content scrape scraping"
 """Extra words of the `browser::fetch` BM25 document (kept for parity with the reference)."""
