@@ -27,6 +27,7 @@ _SENTENCE_END = re.compile(r"[.?!](?=\s|$)")
 _URL = re.compile(r"\b(?:https?|ftp)://\S+", re.IGNORECASE)
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
 
+# spec: docs/rules/search.md §4 (the intrinsic filter)
 SUMMARY_TERMS = frozenset({"summarize", "summarise", "summary", "summarization"})
 PROVIDED_TERMS = frozenset({"provided", "text", "content"})
 
