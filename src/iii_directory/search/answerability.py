@@ -444,9 +444,9 @@ never `test`, never the held-out catalog) over the capabilities that meet `evide
 the threshold the lowest that answers no chatter sentence and at most a tenth of the no-match
 cases and near misses. L2 0.1, hybrid 1.0: the L2 chosen by leave-one-set-out over dev,
 extra and extra2 (`fit_answerability.py fit --sweep`; docs/record/search-quality.md, "Regularisation by
-cross-validation"). The static family reads the concept coverage since issue 19's sixth
-round (docs/record/search-quality.md, "Static lane"): held-out catalog R@12 .773 → .781, MRR@1 .612 → .624 (refitted
-on the same recording without it: .777 / .616), no-match FP unchanged."""
+cross-validation"). The static family reads the concept coverage too
+(docs/record/search-quality.md, "Static lane"). The numbers are read from data/fitted.json,
+which `fit_answerability.py fit --write` writes."""
 
 
 def score(found: Signals) -> float:
