@@ -82,7 +82,8 @@ class Tool:
     def dense_text(self) -> str:
         """The document the dense lane embeds: `"{name} {slim description}"` (chosen for this
         project). Argument names stay in the BM25 document only: to a sentence encoder they are
-        noise (dev split, hybrid: recall@12 0.77 → 0.87, MRR@1 0.61 → 0.65)."""
+        noise
+        (docs/record/search-quality.md, "Figures from the search/ docstrings")."""
         return f"{self.name} {self.description}"
 
     @property
@@ -148,8 +149,7 @@ def query_terms(terms: Iterable[str]) -> list[str]:
     degrees`), not vocabulary, yet it counted toward the two-term minimum: on the dev split `3D
     print the bracket` matched `Execute a Python 3 snippet … printed output`. Filler words made
     two-term matches of their own (`start a live video call right now` → `cron::trigger`, "Run a
-    scheduled job right now"; lexical no-match false-positive rate on our extra set 0.3 → 0.2,
-    nothing else changed). Documents keep both."""
+    scheduled job right now"). Documents keep both."""
     return [t for t in index_terms(terms) if not t.isdigit() and t not in FILLER_TERMS]
 
 

@@ -117,9 +117,8 @@ def dense_query(capability: str) -> str:
 
     Opaque tokens pull a sentence encoder toward whatever their pieces resemble
     (`https://hooks.example.com/ci` toward CI functions, `"text":` toward text functions), while
-    the fact that a URL or an address is there is what matters. Dev split, dense lane alone:
-    top-1 0.516 → 0.578 on the graded capabilities, MRR 0.676 → 0.713; hybrid pipeline:
-    recall@3 0.701 → 0.715, recall@6 0.842 → 0.852, nDCG@12 0.733 → 0.736, nothing lower. BM25
+    the fact that a URL or an address is there is what matters (docs/record/search-quality.md,
+    "Figures from the search/ docstrings"). BM25
     terms, judge questions, registry queries and exact-id matching keep the capability as
     written."""
     text = _rank.strip_json_keys(capability)

@@ -1,4 +1,4 @@
-"""Extra dense views of the catalog's functions for the learned fusion (issue 18, chosen for this
+"""Extra dense views of the catalog's functions for the learned fusion (chosen for this
 project).
 
 The dense index embeds each function once, as `"{id} {slim description}"` (`Tool.dense_text`).
