@@ -103,8 +103,8 @@ def encoder_threads(environ: Mapping[str, str] | None = None) -> int:
     """`III_DIRECTORY_ENCODER_THREADS` as an int in 1..cpu_count, else 1 with a warning.
 
     One thread is the default because the worker's event loop, its file threads and the encoder
-    share a small host's cores: on a busy 2-core host one intra-op thread encoded faster than two
-    (issue 18). A host with idle cores may raise it to cut a call's encoding time (docs/operations.md,
+    share a small host's cores: on a busy 2-core host one intra-op thread encoded faster than two.
+    A host with idle cores may raise it to cut a call's encoding time (docs/operations.md,
     "Latency", figures for 1 and 2)."""
     raw = (os.environ if environ is None else environ).get(THREADS_ENV, "").strip()
     if not raw:

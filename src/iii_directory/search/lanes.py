@@ -71,7 +71,7 @@ def single_term_fallback(hits: Sequence[tuple[str, float, int]],
     the 78 relevant capability targets matched one query word: `transcribe the voice memo`,
     `translate the article`, `add the dates to my calendar`). Admitting every single-term hit
     made no-match wordings return something (`which` → `shell::which`, `set` →
-    `chat::set-status`; false-positive rate 0 → 0.44); a word that names a worker's family
+    `chat::set-status`); a word that names a worker's family
     (`translate` → `translate::*`) is evidence, a word that touches scattered documents is not.
     A head of three keeps no-match wordings out
     (figures: docs/record/search-quality.md, "Figures from the search/ docstrings")."""
