@@ -19,6 +19,7 @@ SLIM_DESCRIPTION_BYTES = 160  # spec: docs/rules/search.md §3.4
 CAPABILITY_BYTES = 2048  # spec: docs/rules/search.md §15
 SIDE_DOCUMENT_BYTES = 300  # spec: docs/rules/search.md §3.6
 
+# spec: docs/rules/search.md §3.4
 BROWSER_FETCH_BOOST = "default static web page webpage website RSS Atom API content scrape scraping"
 """Extra words of the `browser::fetch` BM25 document (kept for parity with the reference)."""
 
@@ -84,6 +85,7 @@ def is_intrinsic(terms: Iterable[str]) -> bool:
     return bool(found & SUMMARY_TERMS) and bool(found & PROVIDED_TERMS)
 
 
+# chosen, our change (docs/rules/search.md §3.2): a request about the engine itself
 PLATFORM_HOST = "engine"
 PLATFORM_OBJECTS = frozenset({"function", "worker", "trigger"})
 
