@@ -24,7 +24,7 @@ hybrid capability reaches the decision with its learned-fusion lane). Then a yes
 hand-set `evidence_floor` and a
 calibrated score of its mode family (`hybrid`, `lexical`, `static`: `features`, `CALIBRATION`)
 at or above the family's threshold — a logistic regression fitted by
-`benchmarks/fit_answerability.py` on the eval catalog's sets only. A "no" no longer empties
+`benchmarks/fit_answerability.py` on the eval catalog's sets only. A "no" does not empty
 the capability's lane: `confidence.grade` returns its candidates as `low` unless it is below
 the weak evidence floor (docs/record/search-quality.md, "Confidence instead of refusal").
 Figures (before → after, cross-checks on the held-out catalog, what was tried): docs/record/search-quality.md,
