@@ -398,7 +398,7 @@ FEATURE_NAMES: dict[str, tuple[str, ...]] = {
 """The inputs of the calibrated decision per mode family."""
 
 CONTENT_CAP = 3.0  # chosen: past three rare terms more evidence says nothing new
-# chosen: the midpoint, so an unknown coverage neither adds nor removes evidence
+# chosen: the middle of the 0–1 coverage, for want of a reading
 CONCEPTS_UNKNOWN = 0.5
 """The `concepts` input (lexical, static) when the static table could not be loaded."""
 

@@ -27,7 +27,7 @@ from ..errors import DirectoryError
 log = logging.getLogger(__name__)
 
 SLOTS_ENV = "III_DIRECTORY_SEARCH_SLOTS"
-DEFAULT_SLOTS = 4  # chosen: one search per core of a small host, with room to wait
+DEFAULT_SLOTS = 4  # chosen: a file call waits for at most four searches (module docstring)
 MAX_SLOTS = 256  # chosen: bounds a configured value
 DEFAULT_WAIT_S = 30.0  # chosen, our change (docs/rules/search.md §15): the wait for a slot
 
