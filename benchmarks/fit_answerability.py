@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/fit_answerability.py fit      # fit, cross-check, print constants
     .venv/bin/python benchmarks/fit_answerability.py fit --leave-one-out   # and: fitted on both catalogs?
     .venv/bin/python benchmarks/fit_answerability.py fit --sweep 0.01 0.1 1.0   # L2, cross-validated
+    .venv/bin/python benchmarks/fit_answerability.py fit --write | --check   # fitted.json
 
 `record` runs every case of eval `dev` (never `test`), `benchmarks/data/extra_cases.json`,
 `extra2_cases.json` and the held-out catalog's cases through the search handler, as the bench
@@ -31,7 +32,9 @@ and answers no chatter sentence. Cross-checks, both directions: fitted on the ev
 (dev, extra, extra2, chatter, near misses), scored on the held-out catalog; fitted on the
 held-out catalog (its cases and chatter), scored on the eval catalog's sets. Prints the
 constants of the eval-catalog fit, which is what ships (`answerability.CALIBRATION`): the
-held-out catalog stays untouched by the shipped fit.
+held-out catalog stays untouched by the shipped fit. `fit --write` writes them to
+`src/iii_directory/search/data/fitted.json`; `fit --check` exits 1 when that file no longer
+matches the fit (recording `--out` first when it does not exist).
 
 `fit --leave-one-out` asks whether fitting on both catalogs generalises better
 (`leave_one_out`): each of dev, extra and extra2 scored with the calibration fitted on the other
@@ -356,6 +359,13 @@ def fit(args: argparse.Namespace) -> None:
              evaluate(back, back_cut, eval_side, family, drop))
     if args.sweep:
         return
+    if args.write or args.check:
+        import _fitted_file
+
+        _fitted_file.apply({f"answerability.CALIBRATION.{family}": {
+            "values": list(weights), "bias": bias, "threshold": cut}
+            for family, (weights, bias, cut) in shipped.items()}, args)
+        return
     print("\nCALIBRATION = {  # (weights in FEATURE_NAMES order, bias, threshold), eval-catalog fit")
     for family, (weights, bias, cut) in shipped.items():
         print(f"    {family!r}: ({weights!r}, {bias!r}, {cut!r}),")
@@ -388,7 +398,19 @@ def main() -> None:
                              "chosen by cross-validation: docs/record/search-quality.md)")
     parser.add_argument("--fp-hybrid", type=float, default=0.10)
     parser.add_argument("--fp-lexical", type=float, default=0.10)
+    import _fitted_file
+
+    _fitted_file.add_arguments(parser, "CALIBRATION (with `fit`; --check records --out first "
+                                       "when it does not exist)")
     args = parser.parse_args()
+    shipped = (args.mode, args.drop, args.leave_one_out, args.sweep, args.nearmiss, args.l2,
+               args.l2_hybrid, args.fp_hybrid, args.fp_lexical) == (None, None, False, None, True,
+                                                                    0.1, 1.0, 0.10, 0.10)
+    if (args.write or args.check) and (args.action != "fit" or not shipped):
+        parser.error("--write and --check go with `fit` and fit what ships: no other option")
+    if args.check and not args.out.exists():
+        print(f"recording {args.out} first", flush=True)
+        record(args)
     record(args) if args.action == "record" else fit(args)
 
 

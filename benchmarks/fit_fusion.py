@@ -3,6 +3,7 @@
     python benchmarks/fit_fusion.py [--eval-dir ../shared/eval] [--extra PATH ...] \
         [--heldout] [--leave-one-out] [--without FEATURE ...] [--bm25f W,B W,B W,B] \
         [--sweep L2 ... [--eliminate L2]]
+    python benchmarks/fit_fusion.py --write | --check
 
 Uses the graded capabilities of the eval set's `dev` split and of our own case sets
 (`benchmarks/data/extra*_cases.json`, each file one split) — never the eval's `test` split. For every capability: the request as `directory::search_functions` sees it
@@ -14,8 +15,11 @@ each relevant candidate (grade ≥ 2) against each other candidate of the same c
 It prints the dense-only baseline, the cross-check (each set scored with weights fitted on the
 others: share of capabilities whose first candidate is relevant, share of relevant functions in
 the first twelve; each without and with the lane's first `fusion.HEAD` re-sorted by the head
-score), and the weights fitted on all sets, ready to paste into `fusion.py`: `WEIGHTS`, and
+score), and the weights fitted on all sets: `WEIGHTS`, and
 `HEAD_WEIGHTS`, fitted the same way over the rows with the head features (`fusion.head_rows`).
+`--write` writes the four shipped tables (`WEIGHTS`, `HEAD_WEIGHTS`, `WEIGHTS_WITHOUT_SECOND`,
+`WEIGHTS_WITHOUT_VIEWS`) to `src/iii_directory/search/data/fitted.json`; `--check` re-runs
+those fits and exits 1 when the file no longer matches them (tests/unit/search/test_fitted.py).
 Every lane gets the catalog's extra views (`views.py`) and the request's second embedding
 (`second_query.py`), so the features are `fusion.SECOND_VIEWED_FEATURES`; `--without cos_second
 --without second_max --without second_mean` gives `fusion.WEIGHTS_WITHOUT_SECOND` (its first
@@ -51,6 +55,7 @@ from typing import Any
 import numpy as np
 
 import _bm25f
+import _fitted_file
 from iii_directory.search.corpus import Corpus, tool_from_schema
 from iii_directory.search.fusion import (HEAD, HEAD_SCORED_FEATURES, SECOND_VIEWED_FEATURES as FEATURES,
                                          Request, features, head_rows)
@@ -313,7 +318,10 @@ def main() -> None:
                         help="with --sweep: greedy backward feature elimination at this L2")
     parser.add_argument("--bm25f", nargs=3, metavar="W,B",
                         help="BM25F weight,b of the id, description and argument fields")
+    _fitted_file.add_arguments(parser, "the four fusion tables")
     args = parser.parse_args()
+    if (args.write or args.check) and (args.without or args.bm25f or args.extra):
+        parser.error("--write and --check fit what ships: no --without, --bm25f or --extra")
     if args.bm25f:
         _bm25f.use(_bm25f.parse(args.bm25f))
     from _rank import dense
@@ -338,6 +346,9 @@ def main() -> None:
             out.append((names, rows, grades))
         return out
 
+    if args.write or args.check:
+        _fitted_file.apply(shipped_fits(sets), args)
+        return
     sets = {name: ablate(data) for name, data in sets.items()}
     dense_only = np.zeros(len(FEATURES))
     dense_only[FEATURES.index("cos")] = 1.0
@@ -377,6 +388,36 @@ def main() -> None:
     if args.leave_one_out:
         print_weights("fitted on both catalogs, ",
                       *both_fits([sample for data in sets.values() for sample in data] + heldout))
+
+
+def zeroed(data: list[Sample], names: Sequence[str]) -> list[Sample]:
+    """`data` with the columns of features `names` set to 0 (`--without`)."""
+    columns = [FEATURES.index(name) for name in names]
+    out = []
+    for sample_names, rows, grades in data:
+        rows = rows.copy()
+        rows[:, columns] = 0.0
+        out.append((sample_names, rows, grades))
+    return out
+
+
+def shipped_fits(sets: dict[str, list[Sample]]) -> dict[str, dict[str, list[float]]]:
+    """The four fusion tables fitted on every set, as `fitted.json` holds them (3 places): the
+    full fit and its head fit, then the fits with the second-query columns and with the view and
+    second-query columns zeroed, cut to the features such a lane has (a zeroed column keeps
+    weight 0, so the remaining weights are that smaller fit's)."""
+    from iii_directory.search.fusion import FEATURES as BASE, VIEWED_FEATURES
+
+    everything = [sample for data in sets.values() for sample in data]
+    weights, head_weights = both_fits(everything)
+    without_second = fit(zeroed(everything, FEATURES[len(VIEWED_FEATURES):]))
+    without_views = fit(zeroed(everything, FEATURES[len(BASE):]))
+    return {"fusion.WEIGHTS": {"values": _fitted_file.rounded(weights, 3)},
+            "fusion.HEAD_WEIGHTS": {"values": _fitted_file.rounded(head_weights, 3)},
+            "fusion.WEIGHTS_WITHOUT_SECOND": {
+                "values": _fitted_file.rounded(without_second[:len(VIEWED_FEATURES)], 3)},
+            "fusion.WEIGHTS_WITHOUT_VIEWS": {
+                "values": _fitted_file.rounded(without_views[:len(BASE)], 3)}}
 
 
 def print_weights(label: str, weights: np.ndarray, head_weights: np.ndarray) -> None:

@@ -1,13 +1,14 @@
 """Fit the learned fusion's weights with the static lane's cosine in place of MiniLM's (issue 19).
 
-    .venv/bin/python benchmarks/fit_static_fusion.py [--eval-dir ../shared/eval]
+    .venv/bin/python benchmarks/fit_static_fusion.py [--eval-dir ../shared/eval] [--write | --check]
 
 The same features (`fusion.features`), training (pairwise logistic regression) and cross-check
 as `benchmarks/fit_fusion.py`, over the same sets (eval `dev`, our `extra*` case sets; never
 `test`), but the dense ranking of each capability is its static ranking (`_rank.static`, cosine
 to `Tool.dense_text`, top 64). Prints the static-only baseline, each set scored with weights
 fitted on the others (and those weights, to score that set through the bench with them in
-`static_lane.STATIC_WEIGHTS`), and the weights fitted on all sets — what ships. Then the
+`static_lane.STATIC_WEIGHTS`), and the weights fitted on all sets — what ships: `--write` writes them to
+`src/iii_directory/search/data/fitted.json`, `--check` exits 1 when that file no longer matches. Then the
 cross-catalog check, both directions: the shipped fit scored on the held-out catalog
 (`benchmarks/data/heldout_*.json`), and weights fitted on the held-out catalog scored on each
 eval-catalog set (printed as "held-out fit").
@@ -30,6 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import _fitted_file  # noqa: E402
 import fit_fusion  # noqa: E402
 
 from iii_directory.search.corpus import Corpus, tool_from_schema  # noqa: E402
@@ -100,8 +102,16 @@ def main() -> None:
     parser.add_argument("--l2", type=float, default=fit_fusion.L2,
                         help="the ridge of the fit (chosen by cross-validation: "
                              "docs/record/search-quality.md)")
+    _fitted_file.add_arguments(parser, "STATIC_WEIGHTS")
     args = parser.parse_args()
+    if (args.write or args.check) and args.l2 != fit_fusion.L2:
+        parser.error("--write and --check fit what ships: no --l2")
     sets, held = static_sets(args.eval_dir)
+    if args.write or args.check:
+        weights = fit_fusion.fit([s for data in sets.values() for s in data], args.l2)
+        _fitted_file.apply({"static_lane.STATIC_WEIGHTS": {"values": _fitted_file.rounded(weights, 3)}},
+                           args)
+        return
     static_only = np.zeros(len(FEATURES))
     static_only[FEATURES.index("cos")] = 1.0
     for name, data in sets.items():

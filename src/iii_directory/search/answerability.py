@@ -24,7 +24,7 @@ hybrid capability reaches the decision with its learned-fusion lane). Then a yes
 hand-set `evidence_floor` and a
 calibrated score of its mode family (`hybrid`, `lexical`, `static`: `features`, `CALIBRATION`)
 at or above the family's threshold — a logistic regression fitted by
-`benchmarks/fit_answerability.py` on the eval catalog's sets only. A "no" no longer empties
+`benchmarks/fit_answerability.py` on the eval catalog's sets only. A "no" does not empty
 the capability's lane: `confidence.grade` returns its candidates as `low` unless it is below
 the weak evidence floor (docs/record/search-quality.md, "Confidence instead of refusal").
 Figures (before → after, cross-checks on the held-out catalog, what was tried): docs/record/search-quality.md,
@@ -38,24 +38,25 @@ import math
 import re
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import _rank
 
-from . import concept_coverage, text_memo as memos
+from . import concept_coverage, fitted, word_lists
+from . import text_memo as memos
 from .corpus import FILLER_TERMS, DocumentSet, index_terms, query_terms
 from ..exclusions import is_excluded_id
 from .lanes import catalog_admitted, corroborated
 from .text import mask_non_prose
-from .static_evidence import VOUCH_HEAD, VOUCH_SCORE, head_share_of, static_cosine
+from .static_evidence import VOUCH_HEAD, VOUCH_SCORE, head_share_of
 from .vocabulary import ACTIONS, ID_WORD, LEADING_VERB_WINDOW, function_actions, normal_term, normal_terms, request_actions
 
 Ranking = list[tuple[str, float]]
 
-MIN_KNOWN_SHARE = 0.5
-COVERAGE_DEPTH = 20
+MIN_KNOWN_SHARE = 0.5  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+COVERAGE_DEPTH = 20  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
 
 
 # -- words ------------------------------------------------------------------------------------
@@ -77,6 +78,7 @@ def tokenizer_words() -> dict[str, int]:
             if len(word) >= 2 and word.isascii() and word.isalpha() and word.islower()}
 
 
+# chosen: where the tokenizer's ids stop being everyday English, read off the vocabulary
 ORDINARY_RANK = 2400
 """Whole words with a vocabulary id below this are ordinary English (`the` … `until`, `day`,
 `long`, `once`, `water`): a catalog that shares one of them with a request has shown nothing."""
@@ -153,7 +155,7 @@ class CatalogStats:
 
 _STATS_LOCK = threading.Lock()
 _STATS: dict[int, tuple[DocumentSet, CatalogStats]] = {}
-_STATS_KEPT = 8
+_STATS_KEPT = 8  # chosen: a few catalogs (installed, registry pages) alive at once; bounds memory
 
 
 def catalog_stats(documents: DocumentSet) -> CatalogStats:
@@ -180,16 +182,14 @@ def catalog_stats(documents: DocumentSet) -> CatalogStats:
     return stats
 
 
-ACTION_NOUNS: frozenset[str] = frozenset(normal_terms((
-    "email", "message", "text", "notification", "invitation", "memory", "comment", "record",
-    "report", "query", "filter", "draft", "build", "patch", "schedule", "call", "post", "book",
-    "upload", "download", "translate", "backup")))
-"""Action words that also name a thing a function is about (`send her a welcome email`)."""
+ACTION_NOUNS: frozenset[str] = frozenset(normal_terms(word_lists.words("answerability", "action_nouns")))
+"""Action words that also name a thing a function is about (`send her a welcome email`;
+data/words/answerability.json)."""
 
 VERBS: frozenset[str] = frozenset(ACTIONS) - ACTION_NOUNS
 """Action words that are only verbs: shared with a function, they say nothing of its subject."""
 
-DESCRIPTION_WEIGHT = 0.5
+DESCRIPTION_WEIGHT = 0.5  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
 """What a content term matched only in a function's description or argument names counts,
 against 1 for a term of its id: a word the id names is what the function is about, a word of
 its description may be incidental (`wind` in "current conditions (temperature, wind …)")."""
@@ -214,12 +214,10 @@ def known_share(text: str, stats: CatalogStats) -> tuple[int, float]:
 
 # -- intrinsic needs --------------------------------------------------------------------------
 
-INTRINSIC_VERBS: frozenset[str] = frozenset(normal_terms((
-    "summarize", "summarise", "summary", "summarization", "recap", "condense", "tldr",
-    "paraphrase", "rephrase", "reword", "proofread", "explain", "reason", "think", "brainstorm",
-    "ponder", "reflect", "critique",
-)))
-"""Leading verbs of needs an agent serves itself (reasoning, summarising, planning, writing)."""
+INTRINSIC_VERBS: frozenset[str] = frozenset(normal_terms(word_lists.words("answerability",
+                                                                    "intrinsic_verbs")))
+"""Leading verbs of needs an agent serves itself (reasoning, summarising, planning, writing;
+data/words/answerability.json)."""
 
 _READABLE = re.compile(
     r"\b(?:human[- ]readable|(?:easy|easier|nice|nicer)\s+to\s+read|readable|for\s+(?:a\s+)?"
@@ -230,11 +228,9 @@ _READABLE = re.compile(
     re.IGNORECASE)
 """Phrases that say the work is for a reader or a line of thought, not for a system."""
 
-_WRITE_FOR_READER = frozenset(normal_terms(("write", "draft", "compose")))
-_PROSE = frozenset(normal_terms(("letter", "essay", "poem", "story", "paragraph", "bullet",
-                                 "point", "answer", "reply", "explanation", "argument")))
-_CHANNEL = frozenset(normal_terms(("email", "message", "send", "post", "ticket", "comment",
-                                   "issue", "page", "file", "document", "note")))
+_WRITE_FOR_READER = frozenset(normal_terms(word_lists.words("answerability", "write_for_reader")))
+_PROSE = frozenset(normal_terms(word_lists.words("answerability", "prose")))
+_CHANNEL = frozenset(normal_terms(word_lists.words("answerability", "channel")))
 
 
 def intrinsic_need(text: str, terms: Sequence[str], stats: CatalogStats) -> bool:
@@ -398,7 +394,8 @@ FEATURE_NAMES: dict[str, tuple[str, ...]] = {
 }
 """The inputs of the calibrated decision per mode family."""
 
-CONTENT_CAP = 3.0
+CONTENT_CAP = 3.0  # chosen: past three rare terms more evidence says nothing new
+# chosen: the middle of the 0–1 coverage, for want of a reading
 CONCEPTS_UNKNOWN = 0.5
 """The `concepts` input (lexical, static) when the static table could not be loaded."""
 
@@ -428,11 +425,14 @@ def features(found: Signals, kind: str | None = None) -> tuple[float, ...]:
     return tuple(values)
 
 
+def _calibration(kind: str) -> tuple[tuple[float, ...], float, float]:
+    """Family `kind`'s fitted weights, bias and threshold (data/fitted.json)."""
+    found = fitted.entry(f"answerability.CALIBRATION.{kind}", FEATURE_NAMES[kind])
+    return tuple(float(v) for v in found["values"]), float(found["bias"]), float(found["threshold"])
+
+
 CALIBRATION: dict[str, tuple[tuple[float, ...], float, float]] = {
-    "hybrid": ((0.1905, 0.3953, -0.3831, 0.18, -0.1192, 0.9424, 0.9322), 0.8471, 1.1037),
-    "lexical": ((1.0211, 2.7917, 1.8986, 1.3833, 0.8754, 2.9256), -5.1746, -0.6749),
-    "static": ((0.7408, 2.3723, 1.4356, 1.2647, 0.8469, 5.5063, 2.0053), -6.5885, -0.7193),
-}
+    kind: _calibration(kind) for kind in ("hybrid", "lexical", "static")}
 """Per mode family: the weights of `features` (in `FEATURE_NAMES` order), the bias, and the
 threshold on the score (a log-odds) — an L2-regularised logistic regression fitted by
 `benchmarks/fit_answerability.py fit --nearmiss` on the eval catalog's sets only (dev, extra,
@@ -441,9 +441,9 @@ never `test`, never the held-out catalog) over the capabilities that meet `evide
 the threshold the lowest that answers no chatter sentence and at most a tenth of the no-match
 cases and near misses. L2 0.1, hybrid 1.0: the L2 chosen by leave-one-set-out over dev,
 extra and extra2 (`fit_answerability.py fit --sweep`; docs/record/search-quality.md, "Regularisation by
-cross-validation"). The static family reads the concept coverage since issue 19's sixth
-round (docs/record/search-quality.md, "Static lane"): held-out catalog R@12 .773 → .781, MRR@1 .612 → .624 (refitted
-on the same recording without it: .777 / .616), no-match FP unchanged."""
+cross-validation"). The static family reads the concept coverage too
+(docs/record/search-quality.md, "Static lane"). The numbers are read from data/fitted.json,
+which `fit_answerability.py fit --write` writes."""
 
 
 def score(found: Signals) -> float:
@@ -452,11 +452,11 @@ def score(found: Signals) -> float:
     return bias + sum(w * x for w, x in zip(weights, features(found)))
 
 
-COVERED = 0.4
-STRONG_CONTENT = 2.0
-FLOOR_COSINE = 0.20
-CONFIDENT_COSINE = 0.45
-SUPPORTED_COSINE = 0.32
+COVERED = 0.4  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+STRONG_CONTENT = 2.0  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+FLOOR_COSINE = 0.20  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+CONFIDENT_COSINE = 0.45  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+SUPPORTED_COSINE = 0.32  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
 
 
 def lexical_floor(found: Signals) -> bool:

@@ -21,8 +21,8 @@ from ..exclusions import is_excluded, is_internal
 
 log = logging.getLogger(__name__)
 
-INFO_CHUNK = 32
-CALL_TIMEOUT_S = 5.0
+INFO_CHUNK = 32  # chosen: keeps each engine::functions::info call small
+CALL_TIMEOUT_S = 5.0  # spec: docs/rules/search.md §15
 
 Caller = Callable[..., Awaitable[Any]]
 """`await call(function_id, data, timeout=seconds)` — the engine port's `call`."""

@@ -1,6 +1,6 @@
 """Concept coverage: how well the best candidates cover *every* content concept of a request,
 one signal of the lexical and static families' calibrated answerability scores
-(`answerability.features`; the static family's since issue 19's sixth round).
+(`answerability.features`).
 
 A request's *concepts* (`answerability.concept_words`, which hands them in) are its prose words
 that are neither ordinary English, stop words nor filler. A candidate's words are the
@@ -38,7 +38,7 @@ from _rank.static import StaticEncoder, StaticIndex, default_encoder
 from .corpus import DocumentSet
 from .text_memo import text_memo
 
-DEPTH = 3
+DEPTH = 3  # chosen: the lane head whose coverage the decision reads (the first three)
 
 _ENCODER_LOCK = threading.Lock()
 _ENCODER: list[StaticEncoder | None] = []

@@ -83,7 +83,7 @@ def graded_lanes(queries: Sequence[object], documents: DocumentSet, lanes: Seque
     return out
 
 
-FALLBACK_DEPTH = 12
+FALLBACK_DEPTH = 12  # spec: docs/rules/search.md §7.2 (the budget of 12)
 
 
 def fallback_lanes(documents: DocumentSet, queries: Sequence[object], lanes: Sequence[Ranking],

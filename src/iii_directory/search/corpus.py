@@ -20,13 +20,14 @@ from typing import Any
 import _rank
 
 from ..exclusions import is_excluded
+from . import word_lists
 from .text import bm25_document, searchable_text, slim_description
 from .text_memo import text_memo
 from .views import ViewVectors
 from .vocabulary import normal_terms
 
-BM25_K1 = 1.2
-BM25_B = 0.75
+BM25_K1 = 1.2  # spec: docs/rules/search.md §5.1
+BM25_B = 0.75  # spec: docs/rules/search.md §5.1
 
 
 def namespace_of(function_id: str) -> str | None:
@@ -82,7 +83,8 @@ class Tool:
     def dense_text(self) -> str:
         """The document the dense lane embeds: `"{name} {slim description}"` (chosen for this
         project). Argument names stay in the BM25 document only: to a sentence encoder they are
-        noise (dev split, hybrid: recall@12 0.77 → 0.87, MRR@1 0.61 → 0.65)."""
+        noise
+        (docs/record/search-quality.md, "Figures from the search/ docstrings")."""
         return f"{self.name} {self.description}"
 
     @property
@@ -132,11 +134,9 @@ def index_terms(terms: Iterable[str]) -> list[str]:
     return normal_terms(t for t in terms if len(t) > 1 or t.isdigit())
 
 
-FILLER_TERMS = frozenset(normal_terms((
-    "now", "right", "just", "please", "quick", "quickly", "again", "even", "still", "really",
-    "actually", "maybe", "also", "asap", "kindly", "somehow", "whatever", "anything", "something",
-    "stuff", "thing")))
-"""Words of a request that say how or when, not what (chosen for this project)."""
+FILLER_TERMS = frozenset(normal_terms(word_lists.words("filler")))
+"""Words of a request that say how or when, not what (chosen for this project;
+data/words/filler.json)."""
 
 
 @text_memo(share=0.08, hot=True)
@@ -150,8 +150,7 @@ def query_terms(terms: Iterable[str]) -> list[str]:
     degrees`), not vocabulary, yet it counted toward the two-term minimum: on the dev split `3D
     print the bracket` matched `Execute a Python 3 snippet … printed output`. Filler words made
     two-term matches of their own (`start a live video call right now` → `cron::trigger`, "Run a
-    scheduled job right now"; lexical no-match false-positive rate on our extra set 0.3 → 0.2,
-    nothing else changed). Documents keep both."""
+    scheduled job right now"). Documents keep both."""
     return [t for t in index_terms(terms) if not t.isdigit() and t not in FILLER_TERMS]
 
 
@@ -203,7 +202,7 @@ class DocumentSet:
         return [(self.documents[i].id, score, matched) for i, score, matched in hits if score > 0.0]
 
 
-SHARED_SETS = 16
+SHARED_SETS = 16  # chosen: bounds memory; more than the document sets in use at once
 """Document sets a `DocumentSetCache` keeps (least recently used dropped first)."""
 
 

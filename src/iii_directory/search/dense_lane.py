@@ -48,16 +48,16 @@ from .vector_cache import VectorCache, default_cache_dir
 
 log = logging.getLogger(__name__)
 
-DIMENSION = 384
-ADHOC_TIMEOUT_S = 3.0
-ADHOC_MATRICES = 8
+DIMENSION = 384  # spec: docs/rules/search.md §5.2
+ADHOC_TIMEOUT_S = 3.0  # spec: docs/rules/search.md §5.3
+ADHOC_MATRICES = 8  # chosen: one per side lane and registry page in use
 """Ad-hoc document sets whose stacked vector matrix is kept (one per side lane and registry
 page in use; a changed set is a new key)."""
-QUERY_TIMEOUT_S = 3.0
+QUERY_TIMEOUT_S = 3.0  # spec: docs/rules/search.md §15 (the 3 s of an embedding call)
 """Budget of a call's capability embeddings; past it they are dropped and the call is lexical."""
-WARM_INDEX_WAIT_S = 1.0
+WARM_INDEX_WAIT_S = 1.0  # chosen: a restart's cached vectors load well within it
 """How long a lone call waits for the index of a warm start (`DenseLane.wait_warm_index`)."""
-WARM_MISSES = 16
+WARM_MISSES = 16  # chosen: a few new functions do not make a warm index cold
 """Catalog documents missing from the vector cache that still count as a warm index."""
 
 
@@ -73,7 +73,7 @@ def dense_installed() -> bool:
         return False
 
 
-TOKEN_CAP = 128
+TOKEN_CAP = 128  # chosen, our change (docs/rules/search.md §5.2): bounds memory
 """`_rank.dense.Encoder`'s token cap (max_length); part of the cache key, since it shapes vectors."""
 
 
@@ -103,8 +103,8 @@ def encoder_threads(environ: Mapping[str, str] | None = None) -> int:
     """`III_DIRECTORY_ENCODER_THREADS` as an int in 1..cpu_count, else 1 with a warning.
 
     One thread is the default because the worker's event loop, its file threads and the encoder
-    share a small host's cores: on a busy 2-core host one intra-op thread encoded faster than two
-    (issue 18). A host with idle cores may raise it to cut a call's encoding time (docs/operations.md,
+    share a small host's cores: on a busy 2-core host one intra-op thread encoded faster than two.
+    A host with idle cores may raise it to cut a call's encoding time (docs/operations.md,
     "Latency", figures for 1 and 2)."""
     raw = (os.environ if environ is None else environ).get(THREADS_ENV, "").strip()
     if not raw:

@@ -65,48 +65,48 @@ from .vector_cache import LruVectors, VectorCache, text_key
 
 log = logging.getLogger(__name__)
 
-QUERY = 0
+QUERY = 0  # chosen: priority order, not a magnitude
 """Priority class of capability texts (a caller waits on them)."""
-INDEX = 1
+INDEX = 1  # chosen: priority order, not a magnitude
 """Priority class of catalog documents (the index every hybrid answer needs)."""
-DOCUMENT = 2
+DOCUMENT = 2  # chosen: priority order, not a magnitude
 """Priority class of ad-hoc documents (skills, triggers, registry contracts)."""
 
-MAX_BATCH = 16
+MAX_BATCH = 16  # chosen, our change (docs/rules/search.md §5.2): bounds memory
 """Texts per encoder batch (bounded batch shapes: see `_rank.dense.Encoder`)."""
-MAX_TOKENS = 512
+MAX_TOKENS = 512  # chosen: bounds the encoder's arena (docs/operations.md)
 """Padded tokens per encoder batch: `texts × longest text` ≤ this."""
-RELEASE_AFTER_TOKENS = 512
+RELEASE_AFTER_TOKENS = 512  # chosen: bounds memory (docs/operations.md)
 """Padded tokens encoded since the last `release_memory` that make an idle runner release the
 encoder's freed buffers to the OS (a capability or two stay under it)."""
-BACKGROUND_SHARE = 0.5
+BACKGROUND_SHARE = 0.5  # chosen: leaves half a core to the calls
 """At most this share of one core goes to ad-hoc document warm-up (skills, triggers, registry)
 while it runs: the event loop serving every other call needs the rest on a 2-core host."""
-BUSY_SHARE = 0.1
+BUSY_SHARE = 0.1  # chosen: calls in flight come first
 """The ad-hoc documents' share while other calls are in flight."""
-INDEX_BUSY_SHARE = 0.2
+INDEX_BUSY_SHARE = 0.2  # chosen: a refresh finishes without starving calls
 """The catalog documents' share while other calls are in flight once an index is published (a
 catalog refresh re-embeds changed functions while the old index keeps answering hybrid);
 unbounded when idle. See docs/record/performance.md "Cold start to hybrid"."""
-FIRST_INDEX_SHARE = 1.0
+FIRST_INDEX_SHARE = 1.0  # chosen: no hybrid answer before the first index
 """The catalog documents' share while busy before the worker's first index is published: until
 then every answer is lexical, so the index is the one piece of work that improves every call,
 and it runs on the background thread without pauses (the event loop keeps the other core)."""
-RELEASE_BUSY_TOKENS = 1024
+RELEASE_BUSY_TOKENS = 1024  # chosen: bounds memory while busy (docs/operations.md)
 """Padded tokens after which the background runner releases freed memory even while it stays
 busy: the word-embedding rows read since the last release stay resident until then (up to a
 page per distinct token), and a release costs the next run a few milliseconds of page faults.
 See docs/record/performance.md "Hybrid worker memory"."""
-QUERY_LRU = 4096
+QUERY_LRU = 4096  # chosen: bounds memory (1.5 KiB a vector)
 """Capability vectors kept in memory (`query_key` → vector)."""
-QUERY_LANE = 0
+QUERY_LANE = 0  # chosen: lane index, not a magnitude
 """The lane of capabilities a caller waits on (its own runner and thread)."""
-BACKGROUND_LANE = 1
+BACKGROUND_LANE = 1  # chosen: lane index, not a magnitude
 """The lane of catalog and ad-hoc documents and of warmed capabilities."""
-SPLIT_AT = 8
+SPLIT_AT = 8  # chosen: below it one thread is faster (docs/record/performance.md)
 """Capabilities of a lone call that are split across both threads only from this many texts
 on: two one-text runs in parallel cost more than one two-text batch."""
-PAUSE_POLL_S = 0.05
+PAUSE_POLL_S = 0.05  # chosen: short against a call's latency
 """Longest single wait of a pause before the wall clock is read again (a wake ends it sooner)."""
 
 
@@ -199,7 +199,7 @@ class PipelineStats:
     (the last `QUERY_WAITS` batches): what a fresh capability waited for the encoder."""
 
 
-QUERY_WAITS = 256
+QUERY_WAITS = 256  # chosen: enough batches for a p95
 
 
 class EncoderPipeline:

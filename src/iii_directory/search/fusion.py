@@ -31,44 +31,29 @@ candidate:
 The weights are fitted by `benchmarks/fit_fusion.py`: pairwise logistic regression (every
 relevant candidate of a capability against every other candidate of it; L2 0.01, 300 gradient
 steps of 0.5 from zero) over the graded capabilities of the eval set's dev split and our own
-case sets (`benchmarks/data/extra_cases.json`, `extra2_cases.json`), never the test split.
+case sets (`benchmarks/data/extra_cases.json`, `extra2_cases.json`), never the test split;
+`fit_fusion.py --write` writes them to `data/fitted.json`, which this module reads.
 
-Why learned: the hand-tuned fusion (weighted RRF, then action agreement) fitted the wordings it
-was tuned on — tuned on dev alone, it scored MRR@1 0.667 and recall@12 0.800 on the extra set.
-Through the whole pipeline, weights fitted on dev alone score 0.717 / 0.917 on extra; fitted on
-extra alone, 0.848 / 0.940 on dev; fitted on dev + extra, 0.743 / 0.847 on extra2, which was
-written afterwards and had tuned nothing. Lane level, each set scored with weights fitted on the
-other two: a relevant function first for 0.828 (dev) / 0.741 (extra) / 0.757 (extra2) of the
-capabilities against 0.641 / 0.704 / 0.626 for the dense lane alone, and 1.000 / 0.975 / 0.958
-of the relevant functions in the first twelve.
+Why learned: a hand-tuned fusion fits the wordings it was tuned on; the fitted one held up on
+case sets written after it (docs/record/search-quality.md, "Figures from the search/ docstrings").
 
-Multi-view features (issue 18): the last four read two more embeddings of each function
-(`views.py`). Lane level (`python benchmarks/fit_fusion.py --heldout`), first / recall@12
-without → with them: each eval-catalog set scored with weights fitted on the other two, dev
-.828 / 1.000 → .844 / .992, extra .741 / .975 → .765 / .975, extra2 .757 / .958 → .776 / .967;
-fitted on the eval catalog, the held-out catalog .759 / .973 → .774 / .973; fitted on the
-held-out catalog, dev .812 / .984 → .812 / .992, extra .728 / .988 → .741 / .975, extra2 .766 /
-.958 → .776 / .958. Until a catalog's views are embedded (or above `views.VIEW_LIMIT`
-functions) a lane is scored by `WEIGHTS_WITHOUT_VIEWS`, the thirteen-feature fit.
+Multi-view features: four features read two more embeddings of each function (`views.py`).
+Until a catalog's views are embedded (or above `views.VIEW_LIMIT` functions) a lane is scored by
+`WEIGHTS_WITHOUT_VIEWS`, the thirteen-feature fit.
 
-Second-query features (issue 18): the last three read a second embedding of the request, its
-leading verb and concept words (`send an email to a customer` → "send email customer"), embedded
-with the capability when a call embeds at most `second_query.SECOND_QUERY_CAPABILITIES` (6)
+Second-query features: the last three read a second embedding of the request, its leading verb
+and concept words (`send an email to a customer` → "send email customer"), embedded with the
+capability when a call embeds at most `second_query.SECOND_QUERY_CAPABILITIES` (6)
 capabilities; a lane without it is scored by `WEIGHTS_WITHOUT_SECOND`, the seventeen-feature fit.
-Lane level (`fit_fusion.py --heldout`), first / recall@12 without → with them: dev .844 → .859,
-extra .765 → .778, extra2 .776 (equal), eval catalog → held-out .774 → .777, held-out → extra
-.741 → .753, held-out → dev .812 and → extra2 .776 equal; recall@12 equal in every direction.
 
-The head re-sorted (issue 18): in a lane with the second query, the first `HEAD` (3)
-candidates of the learned order are re-sorted by a second linear score, `HEAD_WEIGHTS` over the
-twenty features plus the z-scores of `cos`, `view_max` and `cos_second` over the lane's
-candidates (`head_rows`: how far a candidate stands out of this request's candidates, whatever
-the catalog's cosine scale), fitted by `fit_fusion.py` on the same pairs as `WEIGHTS`. Scored
-on the whole list, those z-scores raise first place but cost recall@12 (the tail reorders);
-on the head alone the first twelve stay the same set. Lane level, first place without → with
-(recall@12 equal by construction): dev .859 → .875, extra .778 (equal), extra2 .776 → .822,
-eval catalog → held-out .777 → .790, held-out → dev .812 → .828, → extra .753 → .778, → extra2
-.776 → .804. Positions keep their scores, so a re-sorted lane's scores still descend.
+The head re-sorted: in a lane with the second query, the first `HEAD` (3) candidates of the
+learned order are re-sorted by a second linear score, `HEAD_WEIGHTS` over the twenty features
+plus the z-scores of `cos`, `view_max` and `cos_second` over the lane's candidates
+(`head_rows`: how far a candidate stands out of this request's candidates, whatever the
+catalog's cosine scale), fitted by `fit_fusion.py` on the same pairs as `WEIGHTS`. Only the
+head: over the whole list those z-scores reorder the tail and cost recall@12, while on the head
+the first twelve stay the same set. Positions keep their scores, so a re-sorted lane's scores
+still descend.
 
 The lane's scores are `exp(score − best score)` (the leader scores 1); selection does not apply
 the namespace floor to a learned lane (`select.select_batch`).
@@ -82,15 +67,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from . import fitted
 from .corpus import DocumentSet, namespace_of
 from .lanes import CATALOG, Ranking, fuse
 from .views import SecondCosines, ViewCosines
 from .vocabulary import ID_WORD, function_actions, normal_term, normal_terms, request_actions
 
-DENSE_CANDIDATES = 20
-LEXICAL_CANDIDATES = 20
-LEXICAL_DEPTH = 50
-DENSE_WORKER_HEAD = 4
+DENSE_CANDIDATES = 20  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+LEXICAL_CANDIDATES = 20  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+LEXICAL_DEPTH = 50  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+DENSE_WORKER_HEAD = 4  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
 
 FEATURES: tuple[str, ...] = ("cos", "dense_rr", "bm25", "bm25_rr", "matched", "action",
                              "worker_named", "id_words", "lexical_worker", "dense_worker",
@@ -106,30 +92,25 @@ SECOND_VIEWED_FEATURES: tuple[str, ...] = VIEWED_FEATURES + SECOND_FEATURES
 HEAD_FEATURES: tuple[str, ...] = ("cos_z", "view_max_z", "second_z")
 HEAD_SCORED_FEATURES: tuple[str, ...] = SECOND_VIEWED_FEATURES + HEAD_FEATURES
 """The features the head of such a lane is re-sorted by (`head_rows`)."""
-HEAD = 3
+HEAD = 3  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
 """How many of the lane's first candidates the head score re-sorts."""
 
-WEIGHTS: tuple[float, ...] = (0.304, 0.811, 0.780, 0.463, 0.242, 0.975, 0.152, 0.298, 0.927, 0.503,
-                             0.888, 0.402, 0.167, 0.348, 0.308, 0.340, 0.320, 0.377, 0.343, 0.340)
-"""Fitted by `benchmarks/fit_fusion.py` (see the module docstring); one weight per feature of
+WEIGHTS: tuple[float, ...] = fitted.weights("fusion.WEIGHTS", SECOND_VIEWED_FEATURES)
+"""Fitted (data/fitted.json, `benchmarks/fit_fusion.py`): one weight per feature of
 `SECOND_VIEWED_FEATURES`."""
 
-HEAD_WEIGHTS: tuple[float, ...] = (0.063, 0.239, 0.850, 0.470, 0.240, 0.877, 0.110, 0.245, 0.956,
-                                  0.182, 0.399, 0.390, 0.106, 0.061, 0.068, 0.064, 0.064, 0.094,
-                                  0.092, 0.078, 0.181, 0.305, 0.412)
-"""Fitted by `benchmarks/fit_fusion.py` over every candidate, like `WEIGHTS`; one weight per
-feature of `HEAD_SCORED_FEATURES`. They re-sort only the first `HEAD` candidates."""
+HEAD_WEIGHTS: tuple[float, ...] = fitted.weights("fusion.HEAD_WEIGHTS", HEAD_SCORED_FEATURES)
+"""Fitted (data/fitted.json, `benchmarks/fit_fusion.py`) over every candidate, like `WEIGHTS`;
+one weight per feature of `HEAD_SCORED_FEATURES`. They re-sort only the first `HEAD` candidates."""
 
-WEIGHTS_WITHOUT_SECOND: tuple[float, ...] = (0.337, 0.879, 0.781, 0.471, 0.247, 0.987, 0.159,
-                                             0.307, 0.935, 0.545, 0.952, 0.411, 0.182, 0.387,
-                                             0.337, 0.374, 0.354)
-"""The `VIEWED_FEATURES` weights of a lane whose request has no second embedding:
-`fit_fusion.py` with the three second-query features left out (`--without`) reproduces them."""
+WEIGHTS_WITHOUT_SECOND: tuple[float, ...] = fitted.weights("fusion.WEIGHTS_WITHOUT_SECOND",
+                                                           VIEWED_FEATURES)
+"""Fitted (data/fitted.json): the `VIEWED_FEATURES` weights of a lane whose request has no second
+embedding, `fit_fusion.py` with the three second-query columns zeroed."""
 
-WEIGHTS_WITHOUT_VIEWS: tuple[float, ...] = (0.394, 0.994, 0.775, 0.481, 0.249, 1.010, 0.180, 0.332,
-                                            0.948, 0.626, 1.052, 0.414, 0.192)
-"""The `FEATURES` weights of a lane whose views are not known yet: `fit_fusion.py` with the four
-view features left out (`--without`) reproduces them."""
+WEIGHTS_WITHOUT_VIEWS: tuple[float, ...] = fitted.weights("fusion.WEIGHTS_WITHOUT_VIEWS", FEATURES)
+"""Fitted (data/fitted.json): the `FEATURES` weights of a lane whose views are not known yet,
+`fit_fusion.py` with the view and second-query columns zeroed."""
 
 @lru_cache(maxsize=65536)
 def id_words(function_id: str) -> frozenset[str]:

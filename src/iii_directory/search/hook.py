@@ -21,11 +21,11 @@ from .hint_text import SEARCH_FUNCTION_ID, ExposeMode, render_block
 ENGINE_PREFIX = "engine::"
 
 ANNOTATION_TYPE = "console.transcript"
-ANNOTATION_VERSION = 1
+ANNOTATION_VERSION = 1  # spec: docs/rules/search.md §12.5
 SUMMARY_INJECTED = "directory · hint injected"
 SUMMARY_SKIPPED = "directory · skipped"
 
-DEFAULT_LEDGER_CAPACITY = 1024
+DEFAULT_LEDGER_CAPACITY = 1024  # spec: docs/rules/search.md §10 (as many as sessions)
 """Sessions whose once-per-turn record is kept (least recently used dropped first)."""
 
 

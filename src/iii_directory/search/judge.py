@@ -22,20 +22,20 @@ from .lanes import Ranking
 JUDGE_EVALUATE = "judge::evaluate"
 JUDGE_MODELS = "judge::models::list"
 
-FUNCTION_DEPTH = 16
-SIDE_DEPTH = 8
-CHUNK = 16
-PAUSE_S = 30.0
-MODELS_TIMEOUT_S = 2.0
-MODELS_TTL_S = 60.0
-SMALL_WINDOW = 4096
-LARGE_WINDOW = 1 << 20
-EVALUATION_MAX_BYTES = 48 * 1024
-QUESTION_MAX_BYTES = 16 * 1024
-TOURNAMENT_GROUP = 128
-TOURNAMENT_GROUP_SMALL = 16
-TOURNAMENT_KEEP = 3
-COMPACT_WORDS = 8
+FUNCTION_DEPTH = 16  # spec: docs/rules/search.md §6.2
+SIDE_DEPTH = 8  # spec: docs/rules/search.md §6.2
+CHUNK = 16  # chosen: candidates per evaluation, halved until the size guards hold
+PAUSE_S = 30.0  # spec: docs/rules/search.md §15
+MODELS_TIMEOUT_S = 2.0  # spec: docs/rules/search.md §15
+MODELS_TTL_S = 60.0  # spec: docs/rules/search.md §15
+SMALL_WINDOW = 4096  # spec: docs/rules/search.md §6.3 (a small-window judge)
+LARGE_WINDOW = 1 << 20  # chosen: the window assumed when the judge's models cannot be read
+EVALUATION_MAX_BYTES = 48 * 1024  # chosen: bounds one judge::evaluate payload
+QUESTION_MAX_BYTES = 16 * 1024  # chosen: bounds one question's text
+TOURNAMENT_GROUP = 128  # spec: docs/rules/search.md §6.3
+TOURNAMENT_GROUP_SMALL = 16  # spec: docs/rules/search.md §6.3
+TOURNAMENT_KEEP = 3  # spec: docs/rules/search.md §6.3
+COMPACT_WORDS = 8  # chosen: enough of a description to tell two functions apart
 
 Kind = Literal["functions", "skills", "triggers"]
 Question = Literal["noul", "choice", "tournament"]

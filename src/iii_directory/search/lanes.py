@@ -26,22 +26,23 @@ from .vocabulary import function_actions
 
 Ranking = list[tuple[str, float]]
 
-MIN_MATCHED_TERMS = 2
-FALLBACK_HEAD = 3
-LEXICAL_DEPTH = 100
-PRUNE_SCORE_FLOOR = 0.5
-PRUNE_CO_RELEVANT = 0.85
-ADMISSION_COSINE = 0.30
-DENSE_DEPTH = 24
-DENSE_GAP = 0.20
-DENSE_K = 64
-FUSION_WEIGHT = 1.0
-RRF_K = 60
-CONFIDENT_COSINE = 0.40
-COHERENCE_HEAD = 4
-LEXICAL_AGREEMENT_HEAD = 3
-COHERENCE_GAP = 0.06
-CORROBORATION_DEPTH = 16
+MIN_MATCHED_TERMS = 2  # spec: docs/rules/search.md §5.1
+FALLBACK_HEAD = 3  # chosen, our change (docs/rules/search.md §5.1): the single-term fallback
+LEXICAL_DEPTH = 100  # chosen: deeper than any lane's use of BM25
+PRUNE_SCORE_FLOOR = 0.5  # spec: docs/rules/search.md §5.1
+PRUNE_CO_RELEVANT = 0.85  # spec: docs/rules/search.md §5.1
+ADMISSION_COSINE = 0.30  # spec: docs/rules/search.md §5.5
+DENSE_DEPTH = 24  # spec: docs/rules/search.md §5.5
+DENSE_GAP = 0.20  # chosen (docs/rules/search.md §5.5): tuned on dev
+DENSE_K = 64  # spec: docs/rules/search.md §5.3
+FUSION_WEIGHT = 1.0  # spec: docs/rules/search.md §5.5
+RRF_K = 60  # spec: docs/rules/search.md §5.4
+CONFIDENT_COSINE = 0.40  # chosen, our change (docs/rules/search.md §5.5): coherence below it
+COHERENCE_HEAD = 4  # chosen, our change (docs/rules/search.md §5.5): the coherent dense head
+LEXICAL_AGREEMENT_HEAD = 3  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+COHERENCE_GAP = 0.06  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+CORROBORATION_DEPTH = 16  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+# chosen, our change (docs/rules/search.md §5.5): the catalog's dense weight
 CATALOG_DENSE_WEIGHT = 1.5
 
 
@@ -70,11 +71,10 @@ def single_term_fallback(hits: Sequence[tuple[str, float, int]],
     the 78 relevant capability targets matched one query word: `transcribe the voice memo`,
     `translate the article`, `add the dates to my calendar`). Admitting every single-term hit
     made no-match wordings return something (`which` → `shell::which`, `set` →
-    `chat::set-status`; false-positive rate 0 → 0.44); a word that names a worker's family
+    `chat::set-status`); a word that names a worker's family
     (`translate` → `translate::*`) is evidence, a word that touches scattered documents is not.
-    Dev split: lexical recall@12 0.522 → 0.560, multi coverage 0.704 → 0.815, nDCG@12
-    0.481 → 0.502, false-positive rate 0 → 0; hybrid MRR@1 0.696 → 0.717, nDCG@12
-    0.750 → 0.758, FP 0. A head of 4 let in a no-match wording (FP 0.11)."""
+    A head of three keeps no-match wordings out
+    (figures: docs/record/search-quality.md, "Figures from the search/ docstrings")."""
     workers = Counter(ns for ns in (namespace_of(doc_id) for doc_id, _, _ in hits[:head]) if ns)
     if not workers:
         return []
@@ -130,10 +130,9 @@ def is_coherent(dense: Ranking, lexical: Sequence[tuple[str, float]] = (),
     hits of the lexical lane. Only dense hits within `COHERENCE_GAP` (0.06) of the best cosine
     count, and ids without a namespace never do. A worker with many functions lands two of them
     somewhere in the top four of almost any request; within 0.06 of the best they are a family
-    answering together. The window was 0.20 (dev figures are the same from 0.06 up); on our own
-    `extra` set 0.06 took the hybrid no-match false-positive rate 0.50 → 0.30 (`print paper
-    copies on the office printer` → `pdf::*`, `proofread my paragraph` → `email::*`) at equal
-    recall, and 0.04 cost dev MRR@1 (0.870 → 0.848)."""
+    answering together. The window of 0.06 keeps stray
+    pairs out at equal recall
+    (figures: docs/record/search-quality.md, "Figures from the search/ docstrings")."""
     if not dense:
         return False
     near = [doc_id for doc_id, cos in dense[:head] if cos >= dense[0][1] - COHERENCE_GAP]
@@ -153,13 +152,9 @@ def catalog_admitted(dense: Ranking, lexical: Sequence[tuple[str, float]] = ()) 
     A capability that a worker serves pulls several of that worker's functions to the top (a
     family shares vocabulary), while a capability nothing serves scatters its nearest neighbours
     over unrelated workers at similar, middling cosines; MiniLM puts both at 0.30–0.40, so one
-    fixed floor cannot separate them. Dev split, hybrid: the dense-head rule took the no-match
-    false-positive rate 0.222 → 0 (contamination 2 → 1) for recall@12 0.868 → 0.857 (nDCG@12
-    0.736 → 0.730), with the same figures for heads of 4–6 and confident floors from 0.40 up to
-    1.0 (always requiring coherence); the lexical-agreement clause won back recall@12 0.857 →
-    0.868, nDCG@12 0.740 → 0.750, recall@3 0.704 → 0.715 at no false positive (same for lexical
-    heads of 2–5). Counting two lexical hits of one worker as coherence instead cost MRR@1
-    (0.696 → 0.674) and multi coverage (0.963 → 0.889)."""
+    fixed floor cannot separate them. The dense-head rule removes
+    no-match answers at a small recall cost, which the lexical-agreement clause wins back
+    (figures: docs/record/search-quality.md, "Figures from the search/ docstrings")."""
     if not is_admitted(dense):
         return False
     return dense[0][1] >= CONFIDENT_COSINE or is_coherent(dense, lexical)
@@ -167,8 +162,8 @@ def catalog_admitted(dense: Ranking, lexical: Sequence[tuple[str, float]] = ()) 
 
 def dense_cut(dense: Ranking) -> Ranking:
     """The first `DENSE_DEPTH` (24) dense hits whose cosine ≥ max(0.30, top cosine −
-    `DENSE_GAP`). The gap, 0.20, was tuned on the dev split (0.10 → 0.20: recall@12 +0.02,
-    MRR@1 +0.02; wider gaps change nothing there)."""
+    `DENSE_GAP`). The gap, 0.20, was tuned on the dev split
+    (figures: docs/record/search-quality.md, "Figures from the search/ docstrings")."""
     if not dense:
         return []
     floor = max(ADMISSION_COSINE, dense[0][1] - DENSE_GAP)
@@ -196,13 +191,10 @@ AD_HOC = FusionPolicy(lambda dense, lexical: is_admitted(dense), FUSION_WEIGHT, 
 CATALOG = FusionPolicy(catalog_admitted, CATALOG_DENSE_WEIGHT, FUSION_WEIGHT, corroborate=True)
 """The installed catalog: coherent admission and the dense list weighted 1.5. The weight, chosen
 for this project, makes a semantic leader beat a lexical leader that the encoder places lower
-(RRF ties otherwise go to the lexical rank): dev split, hybrid, with coherent admission, MRR@1
-0.652 → 0.696, recall@1 0.501 → 0.528, nDCG@12 0.730 → 0.740, recall@12 unchanged, recall@3
-0.715 → 0.704. Without coherent admission the same weight cost multi coverage (0.963 → 0.889),
-so the two go together. A lane admitted only by coherence (best cosine under 0.40) weighs its
-dense list 1.0: a weak semantic leader should not outvote a clear lexical one (`DM @jordan …` went
-to `deploy::restart` at cosine 0.30 over `chat::send-dm`); our extra set, MRR@1 0.733 → 0.750,
-dev unchanged; 0.75 cost extra MRR@1 (0.700)."""
+(RRF ties otherwise go to the lexical rank); it goes with coherent admission, without which it
+costs multi coverage. A lane admitted only by coherence (best cosine under 0.40) weighs its
+dense list 1.0: a weak semantic leader should not outvote a clear lexical one
+(figures: docs/record/search-quality.md, "Figures from the search/ docstrings")."""
 
 
 def corroborated(lexical: Ranking, dense: Ranking, matched: int) -> bool:
@@ -215,10 +207,8 @@ def corroborated(lexical: Ranking, dense: Ranking, matched: int) -> bool:
     request: `buy shares … in my brokerage account` matched `calendar::list-calendars`
     ("shared", "account"), `start a live video call … right now` matched `cron::trigger` ("Run a
     scheduled job right now"), `reserve a table for four` fell back to `database::*` tables.
-    Measured on the dev split and on our own `extra` set (benchmarks/data/extra_cases.json),
-    hybrid: extra no-match false-positive rate 0.30 → 0.00 with recall@12 and MRR@1 unchanged on
-    both (dev FP stays 0); a depth of 4 or 8 cost recall (dev 0.903 → 0.898), 32 let one no-match
-    through, and without the stricter fallback rule `reserve a table` came back."""
+    The depth of 16 removes those no-match answers at equal recall
+    (figures: docs/record/search-quality.md, "Figures from the search/ docstrings")."""
     if not lexical:
         return False
     if matched <= 1:
@@ -251,8 +241,8 @@ def fuse(lexical: Ranking, dense: Ranking, policy: FusionPolicy = AD_HOC) -> Ran
     return weighted_rrf(lexical, dense_cut(dense), weight)
 
 
-TAIL_COSINE = 0.20
-TAIL_DEPTH = 6
+TAIL_COSINE = 0.20  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+TAIL_DEPTH = 6  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
 
 
 def answered_tail(lane: Ranking, dense: Ranking) -> Ranking:
@@ -264,10 +254,9 @@ def answered_tail(lane: Ranking, dense: Ranking) -> Ranking:
 
     The dense cut (`dense_cut`) keeps the fused head precise, but a relevant function the
     encoder placed a little lower was then never returned although the budget of 12 was far
-    from spent. Hybrid recall@12: dev split 0.903 → 0.908, our extra set 0.833 → 0.875, MRR@1 and
-    no-match false positives unchanged; floors of 0.15 and 0.25 gave the same recall; appended to
-    the lane itself instead, the tail cost dev recall in multi-capability batches, whose lanes
-    share the budget."""
+    from spent. Appended to the lane itself instead,
+    the tail would cost recall in multi-capability batches, whose lanes share the budget
+    (figures: docs/record/search-quality.md, "Figures from the search/ docstrings")."""
     return ranking_tail(lane, [(doc_id, cos) for doc_id, cos in dense
                                if cos >= TAIL_COSINE])[:TAIL_DEPTH]
 
@@ -284,7 +273,7 @@ def ranking_tail(lane: Ranking, ranking: Ranking) -> Ranking:
     return [(doc_id, score) for doc_id, score in ranking if doc_id not in held]
 
 
-BM25_TAIL_DEPTH = 12
+BM25_TAIL_DEPTH = 12  # spec: docs/rules/search.md §7.2 (the budget of 12)
 
 
 def bm25_tail(lane: Ranking, documents: DocumentSet, terms: Sequence[str]) -> Ranking:
@@ -296,11 +285,9 @@ def bm25_tail(lane: Ranking, documents: DocumentSet, terms: Sequence[str]) -> Ra
     empty for an empty lane (a capability the answerability decision refused). Selection spends
     only the budget the lanes leave (`select.select_batch`), so the lane's head is unchanged.
 
-    Measured and not kept (issue 18): hits of a worker the lane already holds first (stable, BM25
-    order within each part). With the capped walk, BM25 order → that prior (lexical): dev
-    recall@3 .746 → .755, recall@12 .841 → .854, but extra recall@6 .687 → .669, extra2
-    .645 → .623 and test recall@3 .459 → .434 — the padding joins its worker's entry in the
-    response, ahead of the next capability's functions."""
+    A prior for the lane's own workers was measured and not kept: the padding joins its
+    worker's entry in the response, ahead of the next capability's functions
+    (figures: docs/record/search-quality.md, "Figures from the search/ docstrings")."""
     if not lane:
         return []
     hits = [(doc_id, score) for doc_id, score, _ in documents.bm25(terms, 1, LEXICAL_DEPTH)]
@@ -319,7 +306,7 @@ def exact_lane(capability: str, known: set[str] | dict[str, object] | DocumentSe
     return [(wanted, score)] if hit else None
 
 
-ACTION_BONUS = 0.25
+ACTION_BONUS = 0.25  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
 
 
 def action_agreement(ranking: Ranking, actions: frozenset[str],

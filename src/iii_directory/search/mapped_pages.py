@@ -22,7 +22,7 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-MADV_DONTNEED = 4
+MADV_DONTNEED = 4  # spec: Linux madvise(2), the same on every architecture
 """Linux `MADV_DONTNEED` (the same value on every Linux architecture)."""
 
 _MADVISE: object = None

@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-MAX_SESSIONS = 1024
+MAX_SESSIONS = 1024  # spec: docs/rules/search.md §10
 
 PREAMBLE_GUIDANCE = "guidance"
 PREAMBLE_INSTALL = "install_workflow"

@@ -30,8 +30,8 @@ from .answerability import INTRINSIC_VERBS
 from .query import Query, make_query
 from .vocabulary import ACTIONS, normal_term
 
-MAX_NEEDS = 5
-MIN_WORDS = 2
+MAX_NEEDS = 5  # chosen: more clauses than a step names in practice
+MIN_WORDS = 2  # chosen: a verb and its object
 T = TypeVar("T")
 
 _BOUNDARY = re.compile(r"\s*;\s*|,?\s+(?:and\s+)?then\s+|,?\s+so\s+that\s+|,\s+and\s+|,\s+"

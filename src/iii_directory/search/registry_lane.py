@@ -31,10 +31,10 @@ from .text import slim_description
 
 log = logging.getLogger(__name__)
 
-MAX_LIST_QUERIES = 6
-CANDIDATE_BUDGET = 6
-FUNCTION_BUDGET = 6
-MAX_INSTALLABLES = 2
+MAX_LIST_QUERIES = 6  # spec: docs/rules/search.md §8
+CANDIDATE_BUDGET = 6  # spec: docs/rules/search.md §8
+FUNCTION_BUDGET = 6  # spec: docs/rules/search.md §8
+MAX_INSTALLABLES = 2  # spec: docs/rules/search.md §8
 INSTALL_FUNCTION = "compose::add"
 
 

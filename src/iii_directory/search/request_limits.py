@@ -22,7 +22,7 @@ from ..errors import DirectoryError, invalid_input
 
 CAPABILITY_MAX_CHARS = 512
 """Longest accepted capability, in Unicode code points (the schema's `items.maxLength`)."""
-MAX_CAPABILITIES = 18
+MAX_CAPABILITIES = 18  # spec: docs/rules/search.md §7.1
 """How many capabilities one call searches (docs/rules/search.md §7); the rest are named back."""
 REQUEST_MAX_CAPABILITIES = 64
 """Most capabilities one request may send (the schema's `maxItems`); 18 are searched."""

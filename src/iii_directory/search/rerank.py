@@ -26,10 +26,10 @@ from .lanes import DENSE_DEPTH, Ranking, weighted_rrf
 
 log = logging.getLogger(__name__)
 
-RERANK_TIMEOUT_S = 3.0
-LOGIT_WINDOW = 12.0
-MAX_LENGTH = 512
-BATCH = 8
+RERANK_TIMEOUT_S = 3.0  # spec: docs/rules/search.md §5.5.3
+LOGIT_WINDOW = 12.0  # spec: docs/rules/search.md §5.5.3
+MAX_LENGTH = 512  # spec: docs/rules/search.md §5.5.3
+BATCH = 8  # spec: docs/rules/search.md §5.5.3
 
 
 class Reranker(Protocol):

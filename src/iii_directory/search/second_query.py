@@ -29,7 +29,7 @@ from .corpus import FILLER_TERMS
 from .vocabulary import ACTIONS, LEADING_VERB_WINDOW, normal_term
 
 
-SECOND_QUERY_CAPABILITIES = 6
+SECOND_QUERY_CAPABILITIES = 6  # spec: docs/rules/search.md §7.1 (one batch of six)
 """A call embeds second texts only when it embeds at most this many capabilities."""
 
 

@@ -14,10 +14,10 @@ from typing import TypeVar
 from .corpus import namespace_of
 from .lanes import Ranking
 
-BATCH_SIZE = 6
-SELECTION_BUDGET = 12
-NAMESPACE_FLOOR = 0.4
-MIN_WORKER_CAP = 6
+BATCH_SIZE = 6  # spec: docs/rules/search.md §7.1
+SELECTION_BUDGET = 12  # spec: docs/rules/search.md §7.2
+NAMESPACE_FLOOR = 0.4  # spec: docs/rules/search.md §7.2
+MIN_WORKER_CAP = 6  # spec: docs/rules/search.md §7.2
 
 T = TypeVar("T")
 
@@ -106,13 +106,13 @@ def select_batch(lanes: Sequence[Ranking], *, judged: bool = False,
     The worker cap walks the whole merged order and the budget is counted after it (a
     deliberate change versus search.md §7.2, which caps the first 12 and so returned fewer when
     a 7th worker reached them): a capped worker's slot goes to the next candidate of an
-    admitted one. Recall@12 rises where a list was short (held-out hybrid .854 → .856, static
-    .765 → .773; extra static .835 → .851; lexical dev .831 → .841); the refill joins its
-    worker's entry (`group_by_namespace`), ahead of later workers, so lexical extra recall@6
-    falls .704 → .687 and held-out recall@3 hybrid .758 → .756, static .664 → .658.
+    admitted one. Recall@12 rises where a list was short; the refill joins its
+    worker's entry (`group_by_namespace`), ahead of later workers, so recall at the head can fall
+    a little (figures: docs/record/search-quality.md, "Figures from the search/ docstrings").
 
     A learned lane (`fusion.learned_lane`) already weighs how strongly each worker is supported;
-    the floor, made for fused RRF scores, cut its recall (dev split recall@12 0.94 → 0.90)."""
+    the floor, made for fused RRF scores, cut its recall (figures:
+    docs/record/search-quality.md, "Figures from the search/ docstrings")."""
     unfloored = list(learned) + [False] * (len(lanes) - len(learned))
     floored = [lane if judged or skip else namespace_floor(lane)
                for lane, skip in zip(lanes, unfloored)]

@@ -155,7 +155,8 @@ class SearchService:
         """The boot snapshot; a failure is logged and leaves an empty catalog. Single flight:
         the calls that arrive while it runs (a worker serves from its registration on, before
         its start hook's snapshot is done) await it instead of each fetching the catalog again
-        behind the reload lock — 50 callers used to queue up to 20 s on a cold worker."""
+        behind the reload lock, where many callers of a cold worker would queue one behind
+        another."""
         if self._booting is not None:
             await self._booting.wait()
             return

@@ -31,9 +31,9 @@ T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
-SIDE_BUDGET = 6
+SIDE_BUDGET = 6  # spec: docs/rules/search.md §9
 TRIGGERS_LIST = "engine::registered-triggers::list"
-TRIGGERS_TIMEOUT_S = 5.0
+TRIGGERS_TIMEOUT_S = 5.0  # spec: docs/rules/search.md §15
 
 
 @dataclass(frozen=True)
@@ -88,9 +88,9 @@ def _entry(skill_id: str, title: str, description: str) -> SkillEntry:
     return SkillEntry(skill_id, title, description)
 
 
-INLINE_SCAN_S = 0.001
+INLINE_SCAN_S = 0.001  # chosen: a scan this short costs less than a thread hop
 """Skills scans that have been taking less than this run on the event loop (see `ScanCost`)."""
-SCAN_SMOOTHING = 0.25
+SCAN_SMOOTHING = 0.25  # chosen: a moving average that forgets in a few scans
 
 
 class ScanCost:

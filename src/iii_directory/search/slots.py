@@ -27,9 +27,9 @@ from ..errors import DirectoryError
 log = logging.getLogger(__name__)
 
 SLOTS_ENV = "III_DIRECTORY_SEARCH_SLOTS"
-DEFAULT_SLOTS = 4
-MAX_SLOTS = 256
-DEFAULT_WAIT_S = 30.0
+DEFAULT_SLOTS = 4  # chosen: a file call waits for at most four searches (module docstring)
+MAX_SLOTS = 256  # chosen: bounds a configured value
+DEFAULT_WAIT_S = 30.0  # chosen, our change (docs/rules/search.md §15): the wait for a slot
 
 
 def configured_slots(environ: dict[str, str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""Static query expansion for the static lane (issue 19): a request word the catalog never uses
+"""Static query expansion for the static lane: a request word the catalog never uses
 is looked up among the catalog's own words in the static table's space (`_rank.static`), and its
 nearest catalog words join the BM25 query of a lane whose lexical lane came out empty — the
 lexical lane then finds a document through a synonym or another form of the word (`reading` →
@@ -12,13 +12,9 @@ words are its documents' raw BM25 tokens (`answerability.catalog_stats(...).word
 `MIN_LETTERS` or longer, not ordinary English; their vectors are encoded once per catalog, when
 the static index is built (eval catalog: 811 words).
 
-Measured through the bench pipeline (docs/record/search-quality.md, recall@12 / MRR@1 / FP,
-answered chatter and near misses): only for an empty lexical lane, cosine 0.70 — extra .818 →
-.835, dev, extra2 and the held-out catalog unchanged, no false positive added anywhere; cosine
-0.65 the same but held-out FP .250 → .275; 0.60 also chatter; 0.50 held-out +.014 but extra2
-−.015 and FP up on every side. Expanding every lane (the expanded BM25 lane in place of the
-lexical one, or fused with it at RRF weight 0.5) lost dev MRR@1 (.739 → .717) at 0.70 and
-held-out MRR@1 at 0.60. Neighbours 1, 2 or 3: the same.
+Only an empty lexical lane is expanded, and only by close neighbours: wider cosines and every
+lane expanded added false positives or cost first places (docs/record/search-quality.md,
+"Figures from the search/ docstrings").
 """
 
 from __future__ import annotations
@@ -27,9 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-MIN_LETTERS = 3
-NEIGHBOURS = 2
-NEIGHBOUR_COSINE = 0.70
+MIN_LETTERS = 3  # chosen: shorter words are abbreviations the table knows badly
+NEIGHBOURS = 2  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+NEIGHBOUR_COSINE = 0.70  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
 
 
 def informative(word: str, vocabulary: dict[str, int], ordinary_rank: int) -> bool:

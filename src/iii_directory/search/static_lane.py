@@ -30,50 +30,26 @@ single-term fallback) and the static ranking of the catalog (cosine to `Tool.den
   Static cosines are compressed (no-match requests reach 0.55 on our sets), so the cosine alone
   never makes a lane answer.
 
-Candidates measured per capability on dev (64 capabilities) / extra (81) / extra2 (107),
-MRR@1 and recall@12 of the lane: lexical .641/.711, .667/.679, .654/.762; plain RRF
-.672/.898, .679/.840, .682/.818; RRF with the leader kept when static ranks it in its top 4
-.688/.898, .691/.840, .682/.818; leader always kept .641/.898, .667/.840, .654/.818; static
-re-rank of BM25's top 5 .656/.898, .679/.840, .673/.818; static list weighted 1.5 .703/.891,
-.716/.840, .664/.790 (below lexical MRR@1 on extra2 at depth, and lower recall).
-
-Through the bench (recall@12 / MRR@1 / no-match false-positive rate), without → with the
-corroboration rule: dev .899/.739/0 → .877/.739/0; extra .794/.650/.20 → .778/.633/.10; extra2
-.787/.700/.30 → .773/.686/.15 (lexical: dev .701/.696/0, extra .629/.633/.20, extra2
-.699/.686/.30). Depths 4–24 cost more recall for the same false positives. Requiring, for a
-lane answered by the static lane alone, that the static leader's worker also holds one of the
-first 10 single-term BM25 hits lost extra2 MRR@1 (.686 → .671) and changed no false positive.
-The static head's worker among the lexical lane's first three (issue 19, seventh round):
-extra recall@12 .851 → .868, MRR@1 .633 → .650, held-out catalog .781 → .789, .624 → .627;
-dev, extra2 and `test` (aggregates) unchanged, no false positive added.
-
 Below its first place, a lane with a lexical lane is ordered by the learned linear fusion with the
-static cosine in place of MiniLM's (`learned_order`, `STATIC_WEIGHTS`, `fit_static_fusion.py`):
-the first place stays the rule's (after action agreement), so MRR@1 is the rule's; recall@12
-dev .888 → .895, extra .769 → .818, extra2 .759 → .778 (weights fitted on the other two sets:
-.895, .835, .778), held-out catalog .760 → .765; temperature 7 (5: extra2 −.010; 10: dev −.004).
+static cosine in place of MiniLM's (`learned_order`, `STATIC_WEIGHTS`, fitted by
+`benchmarks/fit_static_fusion.py`); the first place stays the rule's (after action agreement),
+since the learned score alone chose a worse first place through the pipeline.
 
 Last, a lane whose own lexical lane is not empty keeps that lane's first `LEXICAL_HEAD` (3)
 hits inside its first `LEXICAL_WINDOW` (4) (`keep_lexical_head`): a capability sharing the
 budget of 12 with others selects about its first 12 / n hits, and BM25's head should be among
-them (issue 19, seventh round): extra2 recall@12 .778 → .781, every other set unchanged
-(windows 3, 6 and 12, heads of 5 and 8: no gain; window 3: held-out −.001).
+them.
 
 An answered lane (not an exact id) also leaves a recall tail of its first `TAIL_DEPTH` (6)
 static hits it does not hold, spent only from the budget the lanes leave, as the hybrid's dense
-tail: recall@12 dev .877 → .888, extra .778 → .786, extra2 unchanged, MRR@1 and false positives
-unchanged (depths 3 and 12 the same or less).
-
-The learned linear fusion (`fusion.features`) refitted with the static cosine in place of
-MiniLM's (`benchmarks/fit_static_fusion.py`) ranks well lane by lane (held-out first candidate
-relevant .750 / .728 / .701 on dev / extra / extra2) but lost through the pipeline, with its
-weights fitted on all three sets: MRR@1 dev .739 → .652, extra2 .686 → .671 (extra .633 → .667;
-recall@12 +.01 to +.07), so answered lanes keep the rule above for their first place.
+tail.
 
 A capability the answerability decision refuses is answered anyway when the static lane
-vouches for it (`answerability.vouches`) (one worker holds the whole static head, the request names an action, the
-static family's calibrated score ≥ 0): recall@12 dev .877 → .888, extra2 .744 → .759, held-out
-.756 → .760, no false positive added on any set, chatter or near misses.
+vouches for it (`answerability.vouches`: one worker holds the whole static head, the request
+names an action, the static family's calibrated score ≥ 0).
+
+The measurements behind each of these rules, and what was tried and not kept:
+docs/record/search-quality.md, "Static lane" and "Figures from the search/ docstrings".
 """
 
 from __future__ import annotations
@@ -93,7 +69,7 @@ import anyio
 import _rank
 
 from .corpus import Corpus, namespace_of
-from . import static_evidence
+from . import fitted, fusion, static_evidence
 from .lanes import ACTION_BONUS, Ranking, action_agreement, exact_lane, lexical_lane, weighted_rrf
 from .static_expansion import CatalogWords, expanded_terms
 from .static_evidence import VOUCH_HEAD
@@ -101,22 +77,22 @@ from .static_evidence import VOUCH_HEAD
 log = logging.getLogger(__name__)
 
 STATIC_ENV = "IIIDIR_STATIC_LANE"
-STATIC_K = 64
-STATIC_DEPTH = 24
-STATIC_GAP = 0.20
-LEADER_HEAD = 4
-ALONE_COSINE = 0.58
-ALONE_HEAD = 4
-CORROBORATION_DEPTH = 32
-CORROBORATING_HITS = 3
-TAIL_DEPTH = 6
-LEXICAL_HEAD = 3
-LEXICAL_WINDOW = 4
-LEARNED_TEMPERATURE = 7.0
-STATIC_WEIGHTS: tuple[float, ...] = (0.224, 0.806, 0.907, 0.577, 0.254, 0.957, 0.251, 0.350,
-                                     0.968, 0.734, 0.702, 0.632, 0.311)
-"""`fusion.FEATURES` weights with the static cosine in place of MiniLM's, fitted on dev, extra
-and extra2 by `benchmarks/fit_static_fusion.py` (its last line)."""
+STATIC_K = 64  # spec: docs/rules/search.md §5.3 (as the dense lane)
+STATIC_DEPTH = 24  # spec: docs/rules/search.md §5.5 (as the dense cut)
+STATIC_GAP = 0.20  # spec: docs/rules/search.md §5.5 (as the dense cut)
+LEADER_HEAD = 4  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+ALONE_COSINE = 0.58  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+ALONE_HEAD = 4  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+CORROBORATION_DEPTH = 32  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+CORROBORATING_HITS = 3  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+TAIL_DEPTH = 6  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+LEXICAL_HEAD = 3  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+LEXICAL_WINDOW = 4  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+LEARNED_TEMPERATURE = 7.0  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
+STATIC_WEIGHTS: tuple[float, ...] = fitted.weights("static_lane.STATIC_WEIGHTS", fusion.FEATURES)
+"""Fitted (data/fitted.json, `benchmarks/fit_static_fusion.py`): `fusion.FEATURES` weights with
+the static cosine in place of MiniLM's."""
+# chosen: a catalog this small indexes in well under a second while the search waits
 AWAIT_BUILD_FUNCTIONS = 2_000
 
 
@@ -172,8 +148,6 @@ def learned_order(lane: Ranking, lexical: Ranking, ranking: Ranking, request: An
     candidates a learned lane would keep. The leader carries the top score × (1 +
     `ACTION_BONUS`), so the service's agreement pass cannot move it. `request` is a
     `fusion.Request`."""
-    from . import fusion
-
     if not lane:
         return lane
     candidates, rows = fusion.features(request, documents, lexical, ranking, describe)

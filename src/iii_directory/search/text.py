@@ -16,10 +16,11 @@ from functools import lru_cache
 
 import _rank
 
-SLIM_DESCRIPTION_BYTES = 160
-CAPABILITY_BYTES = 2048
-SIDE_DOCUMENT_BYTES = 300
+SLIM_DESCRIPTION_BYTES = 160  # spec: docs/rules/search.md §3.4
+CAPABILITY_BYTES = 2048  # spec: docs/rules/search.md §15
+SIDE_DOCUMENT_BYTES = 300  # spec: docs/rules/search.md §3.6
 
+# spec: docs/rules/search.md §3.4
 BROWSER_FETCH_BOOST = "default static web page webpage website RSS Atom API content scrape scraping"
 """Extra words of the `browser::fetch` BM25 document (kept for parity with the reference)."""
 
@@ -54,6 +55,7 @@ def mask_non_prose(text: str) -> str:
     return text if pattern is None else pattern.sub(" ", text)
 
 
+# spec: docs/rules/search.md §4 (the intrinsic filter)
 SUMMARY_TERMS = frozenset({"summarize", "summarise", "summary", "summarization"})
 PROVIDED_TERMS = frozenset({"provided", "text", "content"})
 
@@ -110,6 +112,7 @@ def is_intrinsic(terms: Iterable[str]) -> bool:
     return bool(found & SUMMARY_TERMS) and bool(found & PROVIDED_TERMS)
 
 
+# chosen, our change (docs/rules/search.md §3.2): a request about the engine itself
 PLATFORM_HOST = "engine"
 PLATFORM_OBJECTS = frozenset({"function", "worker", "trigger"})
 
@@ -143,9 +146,8 @@ def dense_query(capability: str) -> str:
 
     Opaque tokens pull a sentence encoder toward whatever their pieces resemble
     (`https://hooks.example.com/ci` toward CI functions, `"text":` toward text functions), while
-    the fact that a URL or an address is there is what matters. Dev split, dense lane alone:
-    top-1 0.516 → 0.578 on the graded capabilities, MRR 0.676 → 0.713; hybrid pipeline:
-    recall@3 0.701 → 0.715, recall@6 0.842 → 0.852, nDCG@12 0.733 → 0.736, nothing lower. BM25
+    the fact that a URL or an address is there is what matters (docs/record/search-quality.md,
+    "Figures from the search/ docstrings"). BM25
     terms, judge questions, registry queries and exact-id matching keep the capability as
     written."""
     text = _rank.strip_json_keys(capability)

@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 CACHE_ENV = "III_DIRECTORY_CACHE_DIR"
 MAGIC = b"iii-directory-vectors v1"
-TEXT_KEYS = 8192
+TEXT_KEYS = 8192  # chosen: bounds memory of the key memo
 """Texts whose SHA-256 key stays remembered (`text_key`)."""
 
 

@@ -1,4 +1,4 @@
-"""Extra dense views of the catalog's functions for the learned fusion (issue 18, chosen for this
+"""Extra dense views of the catalog's functions for the learned fusion (chosen for this
 project).
 
 The dense index embeds each function once, as `"{id} {slim description}"` (`Tool.dense_text`).
@@ -44,9 +44,9 @@ class Tool(Protocol):
     def description(self) -> str: ...
 
 
-VIEW_LIMIT = 5000
+VIEW_LIMIT = 5000  # chosen: above it the views would double the index's memory
 """Catalogs larger than this get no views (their vectors would double the index's memory)."""
-RECHECK_S = 1.0
+RECHECK_S = 1.0  # chosen: short against the embedding of a catalog's views
 """How often a call looks again for views that were queued for embedding."""
 
 ViewCosines = Callable[[Sequence[str]], tuple[list[float], list[float]]]

@@ -35,6 +35,7 @@ from .text_memo import text_memo
 
 import _rank
 
+from . import word_lists
 from .stemming import english_stemmer
 
 _STEMMER = english_stemmer()  # None on a broken install: the words are indexed as they are
@@ -48,55 +49,9 @@ def stem(term: str) -> str:
     return _STEMMER.stemWord(term)
 
 
-CONCEPT_GROUPS: tuple[tuple[str, ...], ...] = (
-    ("shell", "terminal", "console", "bash", "zsh", "cli"),
-    ("sheet", "spreadsheet", "worksheet", "excel"),
-    ("secret", "credential", "apikey"),
-    ("memory", "remember", "memorize", "memorise"),
-    ("transcribe", "transcript", "transcription", "dictation"),
-    ("web", "online", "internet", "website", "webpage", "site"),
-    ("meeting", "standup", "appointment", "huddle", "sync"),
-    ("invitation", "invite", "rsvp"),
-    ("repository", "repo"),
-    ("email", "mail", "e-mail", "inbox", "mailbox", "correspondence"),
-    ("sms", "texting"),
-    ("phone", "mobile", "cellphone"),
-    ("notification", "notify", "pop-up"),
-    ("image", "picture", "photo", "pic", "logo", "thumbnail"),
-    ("audio", "recording", "voice", "sound"),
-    ("document", "doc", "docs"),
-    ("wiki", "kb", "confluence"),
-    ("llm", "gpt", "chatbot"),
-    ("refund", "reimburse", "chargeback"),
-    ("contact", "lead", "prospect"),
-    ("error", "exception", "crash", "failure"),
-    ("schedule", "cron", "recurring", "recurrence", "periodic", "periodically"),
-    ("database", "db", "sql"),
-    ("folder", "dir", "subfolder"),
-    ("zip", "archive", "tarball"),
-    ("url", "link", "hyperlink", "uri"),
-    ("stash", "shelve"),
-    ("login", "signin", "logon"),
-    ("language", "english", "spanish", "german", "french", "italian", "portuguese", "dutch",
-     "japanese", "chinese", "mandarin", "korean", "russian", "arabic", "hindi", "turkish",
-     "polish", "swedish"),
-    ("deploy", "deployment", "ship"),
-    ("ticket", "jira"),
-    ("delete", "deletion", "erase"),
-    ("issue", "bug", "defect"),
-    ("customer", "buyer", "purchaser", "shopper"),
-    ("company", "organization", "organisation", "org", "firm"),
-    ("deal", "opportunity"),
-    ("member", "teammate", "colleague", "coworker"),
-    ("route", "directions", "itinerary"),
-    ("speech", "spoken", "aloud", "tts"),
-    ("workflow", "ci", "pipeline"),
-    ("rollback", "revert", "undo", "downgrade"),
-    ("row", "entry"),
-    ("skill", "playbook"),
-)
-"""Synonym groups; the first word names the concept (messaging, calendars, files, code, data,
-operations, commerce)."""
+CONCEPT_GROUPS: tuple[tuple[str, ...], ...] = word_lists.groups("concepts", "groups")
+"""Synonym groups (data/words/concepts.json, with the rule for adding a word); the first word
+names the concept."""
 
 
 def _concept_table(groups: Iterable[Sequence[str]]) -> dict[str, str]:
@@ -149,19 +104,11 @@ def _phrase(needles: str, pattern: str, replacement: str | Callable[[re.Match[st
     return Phrase(words, symbol, re.compile(pattern, flags), replacement)
 
 
-FILE_KINDS: dict[str, str] = {
-    **dict.fromkeys(("mp3", "wav", "m4a", "ogg", "flac", "aac", "opus"), "audio file"),
-    **dict.fromkeys(("mp4", "mov", "mkv", "webm", "avi"), "video file"),
-    **dict.fromkeys(("png", "jpg", "jpeg", "gif", "webp", "svg", "bmp", "tiff", "heic"), "image file"),
-    "pdf": "pdf file",
-    **dict.fromkeys(("xlsx", "xls", "ods"), "spreadsheet file"),
-    **dict.fromkeys(("docx", "doc", "odt", "pptx", "rtf"), "document file"),
-    **dict.fromkeys(("txt", "md", "log", "csv", "tsv", "json", "yaml", "yml", "xml", "html",
-                     "toml", "ini"), "text file"),
-    **dict.fromkeys(("zip", "tar", "gz", "tgz", "7z", "rar"), "archive file"),
-    **dict.fromkeys(("py", "js", "ts", "go", "rs", "java", "rb", "sh"), "code file"),
-}
-"""What a file name's extension says it is; the words follow the name in a request's text."""
+FILE_KINDS: dict[str, str] = {extension: kind for kind, extensions
+                              in word_lists.classes("file_kinds", "kinds").items()
+                              for extension in extensions}
+"""What a file name's extension says it is (data/words/file_kinds.json); the words follow the
+name in a request's text."""
 
 _FILE_NAME = re.compile(r"(?<![\w@])[\w./~-]*\w\.(" + "|".join(sorted(FILE_KINDS, key=len, reverse=True))
                         + r")\b(?![\w@-])", re.IGNORECASE)
@@ -229,33 +176,9 @@ def rewrite_request(text: str) -> str:
     return rewritten if rewritten == text else " ".join(rewritten.split())
 
 
-ACTION_GROUPS: dict[str, tuple[str, ...]] = {
-    "read": ("get", "read", "fetch", "retrieve", "load", "show", "view", "see", "check",
-             "inspect", "describe", "display", "download", "return", "report", "open", "grab"),
-    "list": ("list", "enumerate", "browse"),
-    "search": ("search", "find", "query", "lookup", "look", "locate", "filter", "discover",
-               "grep", "suggest"),
-    "create": ("create", "add", "new", "make", "insert", "append", "book", "register", "generate",
-               "build", "draft", "open", "start", "attach", "upload", "leave", "comment"),
-    "set": ("set", "store", "save", "put", "write", "record", "upsert", "assign", "keep",
-            "persist", "memory", "overwrite", "replace"),
-    "update": ("update", "change", "edit", "modify", "move", "reschedule", "postpone", "rename",
-               "bump", "increment", "decrement", "increase", "decrease", "adjust", "transition",
-               "mark", "patch", "delay"),
-    "delete": ("delete", "remove", "cancel", "destroy", "forget", "clear", "purge", "revoke",
-               "erase", "wipe"),
-    "send": ("send", "post", "notify", "notification", "ping", "message", "email", "text", "tell",
-             "broadcast", "publish", "forward", "reply", "dm", "announce", "invitation",
-             "deliver", "dispatch"),
-    "run": ("run", "execute", "exec", "invoke", "trigger", "launch", "spawn", "call"),
-    "stop": ("stop", "halt", "kill", "pause", "suspend", "terminate", "disable", "shut"),
-    "convert": ("convert", "transform", "turn", "render", "translate", "encode"),
-    "resize": ("resize", "shrink", "scale", "enlarge", "downsize", "upscale"),
-    "merge": ("merge", "combine", "join", "concatenate"),
-    "split": ("split", "divide", "separate"),
-    "schedule": ("schedule",),
-}
-"""Action classes of verbs (a verb may belong to two: `open` reads a page or creates a ticket)."""
+ACTION_GROUPS: dict[str, tuple[str, ...]] = word_lists.classes("actions", "classes")
+"""Action classes of verbs (data/words/actions.json; a verb may belong to two: `open` reads a
+page or creates a ticket)."""
 
 
 def _action_table(groups: dict[str, tuple[str, ...]]) -> dict[str, frozenset[str]]:
@@ -268,7 +191,7 @@ def _action_table(groups: dict[str, tuple[str, ...]]) -> dict[str, frozenset[str
 
 ACTIONS: dict[str, frozenset[str]] = _action_table(ACTION_GROUPS)
 
-LEADING_VERB_WINDOW = 3
+LEADING_VERB_WINDOW = 3  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
 """How many leading terms of a request are searched for its verb."""
 
 RECURRING = "recurring"
