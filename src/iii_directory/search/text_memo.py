@@ -32,12 +32,12 @@ from typing import Any, Generic, TypeVar
 
 R = TypeVar("R")
 
-MIB = 1024 * 1024
-DEFAULT_BUDGET_MIB = 32
+MIB = 1024 * 1024  # chosen: a unit, bytes in a MiB
+DEFAULT_BUDGET_MIB = 32  # chosen: the memos of 5,000 maximum-length capabilities stay flat
 """Bytes (MiB) all text memos of one worker may hold together, by default."""
-ENTRY_OVERHEAD = 120
+ENTRY_OVERHEAD = 120  # chosen: measured with tracemalloc on CPython 3.11
 """Bytes of one ordered-map node and its key tuple, beyond the arguments and result."""
-HOT_ENTRY_OVERHEAD = 160
+HOT_ENTRY_OVERHEAD = 160  # chosen: measured with tracemalloc on CPython 3.11
 """Bytes of one `HotMemo` entry beyond its key and value: a slot in two dictionaries and a
 size."""
 _SCALARS = frozenset({str, bytes, int, float, bool, type(None), array})
