@@ -153,6 +153,27 @@ async def test_every_candidate_carries_its_confidence_over_the_wire(wire: Any) -
     assert nothing["workers"] == []
 
 
+
+async def test_a_question_with_an_admitted_dense_ranking_gets_low_candidates_over_the_wire(
+        wire: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 31 round two: a request that asks a question, with only an admitted dense ranking
+    for evidence (no content term, no action), gets `low` candidates; the same words as a
+    statement still get nothing. The signals are fixed so the rule is what the test reads."""
+    from iii_directory.search import answerability as a
+    from iii_directory.search import confidence
+
+    add_peers(wire)
+    wire.directory.service(SearchService).static.enabled = False
+    await eventually(wire, "send an sms text message", lambda r: "sms::send" in ids(r))
+    weak = a.Signals(words=4, known_share=1.0, coverage=0.0, rare_matched=0.0, cosine=0.35,
+                     margin=0.1, action=None, admitted=True)
+    monkeypatch.setattr(confidence, "signals", lambda *args: weak)
+    asked = await wire.call(SEARCH, {"capabilities": ["where is the forecast for Oslo"]})
+    assert "weather::forecast" in ids(asked)
+    assert {f["confidence"] for w in asked["workers"] for f in w["functions"]} == {"low"}
+    told = await wire.call(SEARCH, {"capabilities": ["the forecast for Oslo"]})
+    assert told["workers"] == []
+
 async def test_hybrid_mode_over_the_wire(wire: Any) -> None:
     add_peers(wire)
     service = wire.directory.service(SearchService)

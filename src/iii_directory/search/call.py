@@ -58,6 +58,8 @@ class SearchCall:
     """Other search calls were in flight when this one started (the loop is busy)."""
     screened: dict[str, Screening] = field(default_factory=dict)
     """Each searched capability's `answerability.screen` by its text, computed once."""
+    needs: frozenset[str] = frozenset()
+    """The texts of the needs searched beside their capabilities (`needs.expand_needs`)."""
 
     @property
     def judge_settings(self) -> JudgeSettings:

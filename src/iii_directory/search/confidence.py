@@ -18,6 +18,7 @@ instead of refusal".
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
@@ -32,26 +33,43 @@ Confidence = Literal["high", "low"]
 HIGH: Confidence = "high"
 LOW: Confidence = "low"
 
-def weak_floor(found: Signals) -> bool:
+_QUESTION = re.compile(r"\s*(?:what|what's|where|where's|when|who|who's|whom|whose|which|how"
+                       r"|is|are|was|were|does|do|did|has|have|any)\b(?!\s+an?\b)",
+                       re.IGNORECASE)
+"""A question's opener: a wh-word, or an auxiliary or `any` that opens a yes/no question; `what
+a …` and `how a …` are exclamations. `can` / `could you …` open a polite command, whose verb
+names its action."""
+
+
+def asks_question(text: str) -> bool:
+    """`text` opens as a question (`_QUESTION`): it asks for a fact, which is itself the action
+    ("where is truck KL-442 right now" asks to read a location)."""
+    return _QUESTION.match(text) is not None
+
+
+def weak_floor(found: Signals, question: bool = False) -> bool:
     """The least evidence that earns a capability `low` candidates: the hand-set evidence floor
     of the calibrated decision (`answerability.evidence_floor`: an id-named content term, or
     weaker lexical evidence the encoder does not contradict), or, in hybrid, a dense ranking the
     lane admits (`Signals.admitted`) for a request that names an action (`Signals.action` is
-    not None). Random letters, cooking steps and weather small talk stay under it on the eval
-    and example catalogs (tests/unit/search/test_answerability_properties.py); a best cosine of
-    0.30, or corroboration alone, let weather small talk through."""
-    return evidence_floor(found) or (bool(found.admitted) and found.action is not None)
+    not None) or asks a `question` (`asks_question`). Random letters, cooking steps and weather
+    small talk stay under it on the eval and example catalogs
+    (tests/unit/search/test_answerability_properties.py); a best cosine of 0.30, or
+    corroboration alone, let weather small talk through; docs/record/search-quality.md,
+    "Several needs, round two", has the questions' figures."""
+    return evidence_floor(found) or (bool(found.admitted)
+                                     and (found.action is not None or question))
 
 
-def grade(found: Signals, vouched: bool = False) -> Confidence | None:
+def grade(found: Signals, vouched: bool = False, question: bool = False) -> Confidence | None:
     """The confidence of one capability's candidates (module docstring): None for a refused
-    class or below `weak_floor`, `high` when `answerable` (or `vouched` for by the static
-    lane), `low` otherwise."""
+    class or below `weak_floor` (`question`: the request asks one), `high` when `answerable`
+    (or `vouched` for by the static lane), `low` otherwise."""
     if found.refused:
         return None
     if vouched or answerable(found):
         return HIGH
-    return LOW if weak_floor(found) else None
+    return LOW if weak_floor(found, question) else None
 
 
 def graded_lanes(queries: Sequence[object], documents: DocumentSet, lanes: Sequence[Ranking],
@@ -77,7 +95,8 @@ def graded_lanes(queries: Sequence[object], documents: DocumentSet, lanes: Seque
                         lexical[position] if lexical is not None else None,
                         screened[position] if screened is not None else None,
                         admitted[position] if admitted is not None else None)
-        level = grade(found, dense is None and not found.refused and vouches(query, found))
+        level = grade(found, dense is None and not found.refused and vouches(query, found),
+                      asks_question(query.text))  # type: ignore[attr-defined]
         answerability.notify(query.text, found, lane, level == HIGH)  # type: ignore[attr-defined]
         out.append((lane if level is not None else [], level))
     return out

@@ -14,7 +14,10 @@ service of the first need; searched as its clauses too, each need gets its own c
   work in parallel") are not needs, and fewer than two needs is one.
 
 At most `MAX_NEEDS` needs. The search service searches each need beside the whole capability (`service.SearchService`); a need
-that the screening refuses (an intrinsic need such as "summarise it") is dropped there.
+that the screening refuses (an intrinsic need such as "summarise it") is dropped there, and a
+need's lane is always re-sorted by its verb (most needs lost on the real-world several-needs set
+were another function of a service the answer held: docs/record/search-quality.md, "Several needs,
+round two").
 """
 
 from __future__ import annotations
@@ -103,6 +106,13 @@ def expand_needs(queries: Sequence[Query | None]) -> tuple[list[Query | None], l
                 flat.append(made)
                 owners.append(position)
     return flat, owners
+
+
+def need_texts(queries: Sequence[Query | None], owners: Sequence[int]) -> frozenset[str]:
+    """The texts of the needs among `expand_needs`'s queries: every entry after the first of
+    its capability."""
+    return frozenset(query.text for position, (query, owner) in enumerate(zip(queries, owners))
+                     if query is not None and position > 0 and owners[position - 1] == owner)
 
 
 def regroup(items: Sequence[T], owners: Sequence[int], count: int) -> list[list[T]]:

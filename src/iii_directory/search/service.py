@@ -37,7 +37,7 @@ from .judge import FUNCTION_DEPTH, JUDGE_EVALUATE, Candidate, Judge, JudgeFailur
 from .lanes import (CATALOG, Ranking, action_agreement, answered_tail, bm25_tail, exact_lane,
                     lexical_lane, ranking_tail, weighted_rrf)
 from .memory import SessionMemory
-from .needs import expand_needs, regroup
+from .needs import expand_needs, need_texts, regroup
 from .query import Query, make_queries, screen_queries
 from .registry_lane import search_registry
 from .request_limits import validate_capabilities
@@ -255,6 +255,7 @@ class SearchService:
                           and JUDGE_EVALUATE in corpus.raw_ids),
             deadline=self.judge.clock() + settings.function_search_judge_timeout_ms / 1000.0,
             concurrent=concurrent, screened=screened,
+            needs=need_texts(per_capability, owners),
         )
         # A judge-backed call mostly awaits the judge worker; it takes no slot (search/slots.py).
         async with (nullcontext() if call.judge_active else self.slots.hold()):
@@ -382,7 +383,8 @@ class SearchService:
         lane and an exact id are `high`: the judge keeps or drops what it was shown). In hybrid, a lane that admits its dense ranking (or
         has no lexical ranking) is the learned fusion (`fusion.learned_lane`), or what a
         configured reranker made of it; any other lane is its lexical ranking. Lanes that are not
-        learned are re-sorted by action agreement. Then one graded decision per capability
+        learned, and every need's lane (`call.needs`: a need is one verb phrase, and its verb is
+        what tells the siblings of its service apart), are re-sorted by action agreement. Then one graded decision per capability
         (`confidence.graded_lanes`; in hybrid it also reads admission and corroboration)
         empties the certainly unservable lanes; a graded lane's tail fills the budget it leaves: the dense
         tail (`lanes.answered_tail`) of a learned lane, the learned order (`lanes.ranking_tail`)
@@ -437,7 +439,8 @@ class SearchService:
             ranked = await self._rerank(call, queries, lexical, dense, admitted, lanes)
             learned = [was and new is old for was, new, old in zip(learned, ranked, lanes)]
             lanes = ranked
-        lanes = [lane if was_learned else self._agree(call, query, lane)
+        lanes = [lane if was_learned and query.text not in call.needs
+                 else self._agree(call, query, lane)
                  for query, lane, was_learned in zip(queries, lanes, learned)]
         lanes, levels = await self._answerable(call, queries, lanes, dense, pairs, tick, admitted)
         tails = [[] if d is None or e is not None

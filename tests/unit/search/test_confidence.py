@@ -104,3 +104,29 @@ def test_no_fallback_for_an_exact_id_or_a_request_with_no_shared_word() -> None:
     lanes, fallback = c.fallback_lanes(documents, [exact, none], [[], []],
                                        [[("mail::send", 1.0)], None])
     assert lanes == [[], []] and fallback == [False, False]
+
+
+@pytest.mark.parametrize("text, asks", [
+    ("where is truck KL-442 right now", True),
+    ("what are the coordinates of 1600 Amphitheatre Parkway?", True),
+    ("was it raining in Seattle on 14 March 2024?", True),
+    ("how long is the drive from Lyon to Geneva", True),
+    ("any press coverage of the Acme data breach this week?", True),
+    ("what a gloomy morning we're having, isn't it", False),      # an exclamation
+    ("can you believe how gloomy it is out there today", False),  # a polite command's opener
+    ("send an email to ana@x.io", False),
+    ("anything else", False),
+])
+def test_asks_question(text: str, asks: bool) -> None:
+    assert c.asks_question(text) is asks
+
+
+def test_an_admitted_dense_ranking_earns_low_for_a_question_as_for_an_action() -> None:
+    """A question asks for a fact: it is its own action. Without an admitted dense ranking it
+    stays under the weak floor like any other request."""
+    question = s(0.0, cosine=0.3, admitted=True)
+    assert c.grade(question) is None
+    assert c.grade(question, question=True) == "low"
+    assert c.grade(s(0.0, cosine=0.3, admitted=False), question=True) is None
+    assert c.grade(s(0.0, cosine=0.3), question=True) is None
+    assert c.grade(s(3.0, refused="unreadable", admitted=True), question=True) is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from iii_directory.search.needs import MAX_NEEDS, expand_needs, regroup, split_needs
+from iii_directory.search.needs import MAX_NEEDS, expand_needs, need_texts, regroup, split_needs
 from iii_directory.search.query import make_query
 
 
@@ -55,3 +55,9 @@ def test_expand_needs_keeps_each_capability_first_and_regroups() -> None:
     assert owners == [0, 0, 0, 1, 2]
     grouped = regroup(flat, owners, 3)
     assert [len(group) for group in grouped] == [3, 1, 1] and grouped[0][0] is whole
+
+
+def test_need_texts_are_the_entries_after_each_capability() -> None:
+    flat, owners = expand_needs([make_query("download the video and convert it to mp3"), None,
+                                 make_query("send an email")])
+    assert need_texts(flat, owners) == {"download the video", "convert it to mp3"}

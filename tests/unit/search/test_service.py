@@ -488,3 +488,34 @@ async def test_requests_below_the_weak_floor_still_get_nothing(directory: Direct
     lexical_only(directory)
     response = await search(directory, text)
     assert response["workers"] == [] and response["guidance"].startswith(g.REFINE_GUIDANCE)
+
+
+async def test_each_need_lane_is_sorted_by_its_own_verb_in_hybrid(
+        directory: Directory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A need's lane is re-sorted by action agreement even when it is a learned lane: the verb
+    is what tells a need's siblings apart (`get the forecast` vs `create the event`)."""
+    hybrid(directory, tmp_path)
+    await search(directory, "warm up")
+    agreed: list[str] = []
+    original = SearchService._agree.__func__  # type: ignore[attr-defined]
+
+    def spy(cls: type, call: Any, query: Any, lane: Any) -> Any:
+        agreed.append(query.text)
+        return original(cls, call, query, lane)
+
+    monkeypatch.setattr(SearchService, "_agree", classmethod(spy))
+    learned: list[bool] = []
+    select = service_module.select_batch
+
+    def keep(lanes: Any, **kwargs: Any) -> list[str]:
+        learned.extend(kwargs.get("learned", ()))
+        return select(lanes, **kwargs)
+
+    monkeypatch.setattr(service_module, "select_batch", keep)
+    whole = "get the weather forecast for Paris and create a calendar event with attendees"
+    response = await search(directory, whole)
+    assert response["search_mode"] == "hybrid"
+    assert learned[1:] and all(learned[1:])  # the needs' lanes are learned lanes here
+    assert {"get the weather forecast for Paris",
+            "create a calendar event with attendees"} <= set(agreed)
+    assert whole not in agreed or not learned[0]  # a whole capability's learned lane stays as fused
