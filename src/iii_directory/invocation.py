@@ -1,4 +1,4 @@
-"""Running one function of the table: validate → handler → serialise (DESIGN.md rules 2 and 4).
+"""Running one function of the table: validate → handler → serialise (docs/rules/design.md §2 and §4).
 
 `invoke(runtime, function_id, data, info)` parses the request with the function's model, gives
 the handler a fresh `Context` (the live settings snapshot, the engine port, the caller's wire

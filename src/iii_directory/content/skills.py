@@ -1,4 +1,4 @@
-"""Skills on disk: scan, precedence, the visible set, lookup and display ids (surfaces.md §3.3–§3.5).
+"""Skills on disk: scan, precedence, the visible set, lookup and display ids (docs/rules/surfaces.md §3.3–§3.5).
 
 * **Scan** (one skills root): regular `**/*.md` files in lexical byte order, kept when classified
   `skill` (§3.2). On-disk id = the relative path without `.md`, a final `SKILL.md` / `SKILLS.md`

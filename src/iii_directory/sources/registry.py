@@ -1,5 +1,5 @@
 """The workers-registry HTTP client: async httpx, one deadline per request, an in-process TTL
-cache (surfaces.md §9.3, §10.1–10.2; kits.md §1.6 reuses the transport).
+cache (docs/rules/surfaces.md §9.3, §10.1–§10.2; docs/rules/kits.md §1.6 reuses the transport).
 
 Public surface, obtained with `directory.service(RegistryClient)`:
 
@@ -129,7 +129,7 @@ def missing(status: int = 404) -> RegistryNotFound:
 
 
 # --------------------------------------------------------------------------------------------
-# Worker names (surfaces.md §9.3 step 1)
+# Worker names (docs/rules/surfaces.md §9.3 step 1)
 
 
 def worker_name_problem(name: str) -> str | None:
@@ -145,7 +145,7 @@ def worker_name_problem(name: str) -> str | None:
 
 
 def info_name_error(name: str) -> DirectoryError | None:
-    """The D311 error of `workers::info` for a bad name (surfaces.md §10.2), or None."""
+    """The D311 error of `workers::info` for a bad name (docs/rules/surfaces.md §10.2), or None."""
     if not name:
         return invalid_input(
             "D311", "registry worker name must be non-empty.", next_steps=WORKER_LIST_NEXT
@@ -173,7 +173,7 @@ def version_selector(version: str | None, tag: str | None) -> tuple[str, str]:
 
 
 # --------------------------------------------------------------------------------------------
-# Shapes (surfaces.md §10.1)
+# Shapes (docs/rules/surfaces.md §10.1)
 
 
 def _text(value: Any) -> str | None:
@@ -256,7 +256,7 @@ def normalize_page(body: Any) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------------------------
-# The card (surfaces.md §10.2)
+# The card (docs/rules/surfaces.md §10.2)
 
 def worker_detail(body: Any) -> dict[str, Any]:
     """`body.worker` when it is an object, else the body itself (flat payload)."""
@@ -524,7 +524,7 @@ class RegistryClient:
     # -- cache ---------------------------------------------------------------------------
 
     def _on_settings(self, old: Settings, new: Settings) -> None:
-        """A configuration reload clears the response cache (surfaces.md §2.3)."""
+        """A configuration reload clears the response cache (docs/rules/surfaces.md §2.3)."""
         self.clear_cache()
 
     def clear_cache(self) -> None:
