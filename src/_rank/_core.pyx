@@ -48,7 +48,7 @@ cdef inline bint _eq(const unsigned char* s, Py_ssize_t n, const char* word, Py_
 
 
 cdef bint _is_stopword(const unsigned char* s, Py_ssize_t n) noexcept nogil:
-    """The 22 stopwords of search.md §4 (all are 1 to 4 letters long)."""
+    """The 22 stopwords of docs/rules/search.md §4 (all are 1 to 4 letters long)."""
     if n == 1:
         return s[0] == 97  # a
     if n == 2:

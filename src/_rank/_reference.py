@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 __all__ = ["STOPWORDS", "BM25FIndex", "BM25Index", "rrf", "strip_json_keys", "tokenize", "tokenize_query"]
 
-#: The 22 stopwords removed from every term list (search.md §4, step 3).
+#: The 22 stopwords removed from every term list (docs/rules/search.md §4, step 3).
 STOPWORDS: frozenset[str] = frozenset(
     "a an and are as at be by for from in is it of on or that the this to was with".split()
 )
@@ -75,7 +75,7 @@ def _fold_plural(term: str) -> str:
 
 
 def tokenize(text: str) -> list[str]:
-    """Turn text into BM25 terms (search.md §4, `bm25_terms`).
+    """Turn text into BM25 terms (docs/rules/search.md §4, `bm25_terms`).
 
     1. Split on every character that is not ASCII alphanumeric; drop empty pieces.
     2. For each piece emit its camelCase parts (only when there are at least two), then the
@@ -107,7 +107,7 @@ _JSON_WHITESPACE = " \t\n\r"
 def strip_json_keys(text: str) -> str:
     """Remove every double-quoted string followed (after optional JSON whitespace: space, tab,
     line feed, carriage return) by `:`, together
-    with the colon (search.md §4, queries only). Backslash escapes inside quotes are honoured;
+    with the colon (docs/rules/search.md §4, queries only). Backslash escapes inside quotes are honoured;
     each removed key is replaced by one space so the words around it stay apart. A quoted string
     that is not a key is kept whole, and scanning resumes after its closing quote."""
     if not isinstance(text, str):
@@ -416,7 +416,7 @@ def check_rrf_args(rankings: Any, weights: Any, k: Any) -> tuple[list[Sequence[A
 def rrf(
     rankings: Sequence[Sequence[K]], weights: Sequence[float] | None = None, k: float = 60
 ) -> list[tuple[K, float]]:
-    """Weighted reciprocal-rank fusion (Cormack, Clarke & Büttcher 2009; search.md §5.4).
+    """Weighted reciprocal-rank fusion (Cormack, Clarke & Büttcher 2009; docs/rules/search.md §5.4).
 
     A key's rank in a list is the 1-based position of its **first** occurrence.
     `score(key) = Σ_i weights[i] / (k + rank_i(key))`, a list without the key adding 0

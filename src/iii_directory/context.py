@@ -1,4 +1,4 @@
-"""What a handler receives besides its request (DESIGN.md rule 2).
+"""What a handler receives besides its request (docs/rules/design.md §2).
 
 `Context` gives the settings snapshot for this call, the engine port (`call`, `fire`, `emit`),
 the caller's baggage and trace context (re-sent on nested calls), the clock, and the

@@ -1,7 +1,7 @@
 """Errors as values with codes.
 
 A handler raises `DirectoryError(code, message)`. On the wire it becomes the ErrorBody
-`{"code": code, "message": message}` (protocol.md §8). Coded directory errors keep the code as
+`{"code": code, "message": message}` (docs/rules/protocol.md §8). Coded directory errors keep the code as
 the first token of the message too (`"D110 not_found: …"`), so consumers that read only the
 message still see it. Errors without a directory code travel as `invocation_failed` with the
 bare message. No stack trace is ever sent.

@@ -1,7 +1,7 @@
-"""Which functions never take part in any search lane (search.md §3.2).
+"""Which functions never take part in any search lane (docs/rules/search.md §3.2).
 
 Shared by the search lanes and the registry proxy, whose worker card drops the same ids, so it
-sits below both (DESIGN.md layers).
+sits below both (docs/architecture.md, "Layers").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Running one function of the table: validate → handler → serialise (DESIGN.md rules 2 and 4).
+"""Running one function of the table: validate → handler → serialise (docs/rules/design.md §2 and §4).
 
 `invoke(runtime, function_id, data, info)` refuses a payload nested past the protocol's published
 depth (`protocol.nesting.MAX_DATA_DEPTH`), parses the request with the function's model, gives

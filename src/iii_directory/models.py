@@ -1,6 +1,6 @@
 """Request/response model bases and the JSON Schemas published from them.
 
-Rules (protocol.md §8, surfaces.md §1.2):
+Rules (docs/rules/protocol.md §8, docs/rules/surfaces.md §1.2):
 * a request is a JSON object; `null` or an absent body counts as `{}`; unknown keys (such as the
   engine's `_caller_worker_id`) are ignored; a wrong JSON type or a missing required field is an
   error naming the field: `invalid request: field "id": expected a string`;
@@ -32,7 +32,7 @@ def _blank_to_none(value: str | None) -> str | None:
 
 
 OptionalText = Annotated[str | None, AfterValidator(_blank_to_none)]
-"""An optional string input: trimmed; blank counts as absent (surfaces.md §1.2)."""
+"""An optional string input: trimmed; blank counts as absent (docs/rules/surfaces.md §1.2)."""
 DigestText = Annotated[Annotated[str, Field(max_length=LABEL_CHARS)] | None, AfterValidator(_blank_to_none)]
 """An optional digest such as `expected_sha256` (bounded like every short token)."""
 FunctionIdText = Annotated[str, Field(max_length=ID_CHARS)]

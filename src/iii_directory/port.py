@@ -1,4 +1,4 @@
-"""The engine port: what handlers may ask of the engine (DESIGN.md rule 3).
+"""The engine port: what handlers may ask of the engine (docs/rules/design.md §3).
 
 Two adapters implement it: the live WebSocket connection (`iii_directory.worker`) and
 `StandaloneEngine`, backed by a catalog file, for `iii-directory call` and the bench.

@@ -1,5 +1,5 @@
 """`Runtime`: the one object that owns settings, caches, services and the function table
-(DESIGN.md rule 8).
+(docs/rules/design.md §8).
 
 It sits below the domain (content, sources, kits, search) and the surfaces (`functions.*`), which
 keep their per-instance state in it (`runtime.service(Factory)`); `directory.Directory` is the

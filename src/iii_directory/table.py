@@ -1,4 +1,4 @@
-"""The function table: each public id declared once (DESIGN.md rule 1).
+"""The function table: each public id declared once (docs/rules/design.md §1).
 
 A `Surface` is what one `functions.*` module contributes: its functions (id, description,
 request/response models, metadata, handler), the trigger types it provides, the trigger
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 Handler = Callable[[Any, Any], Awaitable[Any]]
 """`async def handler(ctx: context.Context, request) -> response`. The table sits below the
-context and the runtime that hold it, so it names neither type (DESIGN.md layers)."""
+context and the runtime that hold it, so it names neither type (docs/architecture.md, "Layers")."""
 StartHook = Callable[[Any], Awaitable[None]]
 """`async def hook(runtime: runtime.Runtime) -> None`, run after registration / at stop."""
 

@@ -56,7 +56,7 @@ def env_text(name: str) -> str | None:
 
 
 def worker_info(name: str | None = None, namespace: str | None = None) -> dict[str, Any]:
-    """The `engine::workers::register` payload (protocol.md §3)."""
+    """The `engine::workers::register` payload (docs/rules/protocol.md §3)."""
     project = project_root().name or None
     return {
         "runtime": "python",

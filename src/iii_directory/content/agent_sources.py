@@ -1,4 +1,4 @@
-"""Where an agent profile file came from: `source` (surfaces.md §8.2, kits.md §4).
+"""Where an agent profile file came from: `source` (docs/rules/surfaces.md §8.2, docs/rules/kits.md §4).
 
 * bundled → `{kind: "builtin"}`; a file of the user-global root → `{kind: "global"}`;
 * a project file `agents/<id>.md` with a non-skipped entry in `kits.lock` (the first kit by id)
@@ -56,7 +56,7 @@ def kit_owned_agents(project_root: Path) -> dict[str, Owner]:
 
 def worker_owned_agents(skills_root: Path) -> dict[str, Owner]:
     """Agent id → the first completion marker (by worker directory name) whose `agents` map
-    lists it (surfaces.md §9.5)."""
+    lists it (docs/rules/surfaces.md §9.5)."""
     owners: dict[str, Owner] = {}
     for marker in all_markers(skills_root):
         for agent_id, sha in marker.agents.items():

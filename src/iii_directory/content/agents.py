@@ -1,5 +1,5 @@
 """Agent profiles on disk: validation, the scan, the catalog with bundled profiles, and
-inheritance over `extends` (surfaces.md §3.9, §4.3, §4.5). `source` attribution lives in
+inheritance over `extends` (docs/rules/surfaces.md §3.9, §4.3, §4.5). `source` attribution lives in
 `agent_sources`, the `functions` rewrite in `functions_field`.
 
 A profile is a direct `<id>.md` child of `agents_folder` or `global_agents_folder` (per id the

@@ -1,4 +1,4 @@
-"""Reading content files: the size cap, read errors and timestamps (surfaces.md §1.2, §3.7).
+"""Reading content files: the size cap, read errors and timestamps (docs/rules/surfaces.md §1.2, §3.7).
 
 * Maximum file size 262 144 bytes, checked on the raw file (frontmatter included); an oversized
   file reads as `file <path> is too large (N bytes; max 262144)`, an unreadable one as

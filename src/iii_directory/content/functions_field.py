@@ -1,5 +1,5 @@
 """Rewrite only the `functions` key of a profile's frontmatter; every other byte stays
-(surfaces.md §11.3).
+(docs/rules/surfaces.md §11.3).
 
 * The file must open with a frontmatter block. Line ending for new lines: CRLF when the file
   starts with `---\\r\\n`, else LF. Existing lines keep their own endings.

@@ -1,4 +1,4 @@
-"""Skill ids and names (surfaces.md §3.5).
+"""Skill ids and names (docs/rules/surfaces.md §3.5).
 
 Segment rule `^[a-z0-9_-]{1,64}$`; a full id is one or more segments joined by `/`, at most
 1024 characters. Names (system prompts, agent profiles) follow the segment rule.
@@ -65,7 +65,7 @@ def is_valid_name(name: str) -> bool:
 
 
 def name_problem(name: str) -> str | None:
-    """The bare error for an invalid system-prompt name or agent profile id (surfaces.md §7),
+    """The bare error for an invalid system-prompt name or agent profile id (docs/rules/surfaces.md §7),
     or None when `name` satisfies `^[a-z0-9_-]{1,64}$`."""
     if not name:
         return "name must be non-empty"

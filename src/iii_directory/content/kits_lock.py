@@ -1,4 +1,4 @@
-"""`kits.lock` as data, and its two readers (kits.md §3).
+"""`kits.lock` as data, and its two readers (docs/rules/kits.md §3).
 
 * `read_lock(project_root)` — **lenient**: never raises; a missing, empty, unreadable or
   unparsable file reads as an empty lock. For views that only need to know which kits exist

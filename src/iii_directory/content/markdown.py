@@ -1,4 +1,4 @@
-"""Frontmatter splitting and bounded, safe YAML parsing (surfaces.md §4.1).
+"""Frontmatter splitting and bounded, safe YAML parsing (docs/rules/surfaces.md §4.1).
 
 A frontmatter block exists only when the content starts at byte 0 with `---\\n` (or
 `---\\r\\n`). It ends at the first `\\n---\\n` (or `\\n---\\r\\n`), or the remainder ends with

@@ -1,4 +1,4 @@
-"""Registry-download completion markers (surfaces.md §9.5).
+"""Registry-download completion markers (docs/rules/surfaces.md §9.5).
 
 `<skills_folder>/<worker>/.iii-skill-complete` is pretty-printed JSON written atomically after
 every successful registry download (explicit or automatic):
@@ -9,7 +9,7 @@ every successful registry download (explicit or automatic):
 `version` (the registry-reported version) and `agents` (profiles the download wrote) are omitted
 when unknown or empty. Schema-1 markers (no `version`, no `agents`) still parse. A namespace
 counts as present for the boot reconcile only when its marker exists. Agent-profile `source`
-attribution (surfaces.md §8.2) reads `agents` and `version` back through `all_markers`.
+attribution (docs/rules/surfaces.md §8.2) reads `agents` and `version` back through `all_markers`.
 The markers live in the skills roots, so this module sits in `content`, below the downloads
 (`sources`) that write them and the agent and kit views that read them.
 """

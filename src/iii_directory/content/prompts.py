@@ -1,5 +1,5 @@
 """System prompts on disk: the scan, the bundled copies and the write-time checks
-(surfaces.md §3.8, §4.4, §7).
+(docs/rules/surfaces.md §3.8, §4.4, §7).
 
 A system prompt is any `*.md` file below `skills_folder` or `local_skills_folder` whose relative
 path has a component equal to `system-prompts`. Its frontmatter is required, needs a non-empty

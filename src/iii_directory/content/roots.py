@@ -1,4 +1,4 @@
-"""Content roots, path classification and the safe directory walk (surfaces.md §2.2, §3.1–§3.3).
+"""Content roots, path classification and the safe directory walk (docs/rules/surfaces.md §2.2, §3.1–§3.3).
 
 One classification rule serves the scanners, the downloader and the watcher (§3.2): given the
 components of a path relative to a root, compared by exact equality,

@@ -1,4 +1,4 @@
-"""Creating, updating and deleting skill files (surfaces.md §6.4–§6.6, §11).
+"""Creating, updating and deleting skill files (docs/rules/surfaces.md §6.4–§6.6, §11).
 
 Every check runs before anything touches disk, so a refused request changes nothing:
 

@@ -1,4 +1,4 @@
-"""The per-worker skills overview `directory::skills::index` renders (surfaces.md §6.3).
+"""The per-worker skills overview `directory::skills::index` renders (docs/rules/surfaces.md §6.3).
 
 Input: list rows of the visible set (fresh installed-worker fetch), minus rows whose file lies
 under an agent-skills root, in on-disk id order. A row is a **worker overview** when its

@@ -55,7 +55,7 @@ def parse_installed(payload: Any) -> frozenset[str] | None:
 
 
 def compose_route() -> tuple[dict[str, Any], str | None]:
-    """The base payload and namespace of a `compose::*` call (protocol.md §12):
+    """The base payload and namespace of a `compose::*` call (docs/rules/protocol.md §12):
     `III_COMPOSE_NAMESPACE` (non-blank) routes the call there and adds `namespace`;
     `III_COMPOSE_FILE` (non-blank) adds `file`; otherwise the payload is `{}`."""
     payload: dict[str, Any] = {}
@@ -138,7 +138,7 @@ class InstalledWorkers:
 
 def kit_namespaces(root: Path | None = None) -> frozenset[str]:
     """Installed kit ids (`<handle>/<kit>`) from `<project root>/kits.lock`, read leniently: a
-    missing, unreadable, unparsable or unsupported lock counts as no kits (kits.md §3.1)."""
+    missing, unreadable, unparsable or unsupported lock counts as no kits (docs/rules/kits.md §3.1)."""
     return frozenset(read_lock(root).namespaces())
 
 

@@ -1,5 +1,5 @@
 """The file watcher: `{op: "external"}` on-change events for edits made outside this worker
-(surfaces.md §12.2–§12.3).
+(docs/rules/surfaces.md §12.2–§12.3).
 
 * Roots (fixed for the process lifetime, from the boot settings): `skills_folder`,
   `local_skills_folder` and `agents_folder` (created when missing); `global_agents_folder` and

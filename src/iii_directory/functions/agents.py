@@ -1,5 +1,5 @@
 """`directory::agents::*` — list, get, create, update, delete, functions::add / remove
-(surfaces.md §8, §11.3).
+(docs/rules/surfaces.md §8, §11.3).
 
 Every call re-scans `agents_folder` and `global_agents_folder`; bundled profiles fill in the ids
 no file uses. Writes are validated with the scanner's rules before anything touches disk, land

@@ -1,4 +1,4 @@
-"""`directory::skills::download*` and the auto-download (surfaces.md §9).
+"""`directory::skills::download*` and the auto-download (docs/rules/surfaces.md §9).
 
 * `directory::skills::download` accepts either source; `download_from_registry` and
   `download_from_repo` are the explicit forms, converted to the first and validated the same way.

@@ -1,4 +1,4 @@
-"""`directory::engine::functions::info` (surfaces.md §10.3): a thin proxy to the engine's
+"""`directory::engine::functions::info` (docs/rules/surfaces.md §10.3): a thin proxy to the engine's
 native `engine::functions::info` for one `function_id`.
 
 Rules: the id is trimmed and must be non-empty (`function_id must be non-empty`); the native call

@@ -1,6 +1,6 @@
 """Surface `hook`: `directory::pre-generate` (the discovery hint a harness asks for before each
 generation), `directory::hint-preview` (the exact blocks, for the configuration UI) and the
-`harness::hook::pre-generate` binding, active only while `inject_hint` is true (search.md §12).
+`harness::hook::pre-generate` binding, active only while `inject_hint` is true (docs/rules/search.md §12).
 
 The hook never fails a generation: its request model reads every field leniently (a value of
 the wrong type counts as absent), the decision runs only pure functions over what was sent, and

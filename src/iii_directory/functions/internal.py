@@ -1,4 +1,4 @@
-"""Internal handler `directory::on-config-change` (surfaces.md §2.3, §10.4).
+"""Internal handler `directory::on-config-change` (docs/rules/surfaces.md §2.3, §10.4).
 
 The handler ignores its payload (a public bus function cannot trust it) and re-reads the entry
 with `configuration::get`:

@@ -1,5 +1,5 @@
 """Surface `kits`: `directory::download-kit`, `directory::kits::*` and the trigger type
-`directory::kits::on-change` (kits.md §8–§10).
+`directory::kits::on-change` (docs/rules/kits.md §8–§10).
 
 Request models and handlers only; the flows live in `iii_directory.kits.service`.
 """
@@ -238,7 +238,7 @@ def _schedule(directory: Runtime, flows: ModuleType, waited_s: float) -> None:
 
 
 async def start_update_checks(directory: Runtime) -> None:
-    """Schedule the boot-time and six-hourly update check (kits.md §9.1): at once when the kit
+    """Schedule the boot-time and six-hourly update check (docs/rules/kits.md §9.1): at once when the kit
     flows are loaded, else after `FLOWS_IMPORT_DELAY_S`, importing them on a worker thread."""
     flows = _flows_loaded()
     if flows is not None:

@@ -1,4 +1,4 @@
-"""`directory::system-prompts::*` — list, get, create, update, delete (surfaces.md §7).
+"""`directory::system-prompts::*` — list, get, create, update, delete (docs/rules/surfaces.md §7).
 
 Every call re-scans `skills_folder` and `local_skills_folder`; bundled prompts fill in the
 names no file uses. Writes are validated with the scanner's rules before anything touches disk,

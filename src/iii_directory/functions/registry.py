@@ -1,4 +1,4 @@
-"""`directory::registry::workers::{list,info}`: the workers-registry proxy (surfaces.md §10.1–2).
+"""`directory::registry::workers::{list,info}`: the workers-registry proxy (docs/rules/surfaces.md §10.1–§10.2).
 
 Both answer through `sources.registry.RegistryClient` (TTL cache, whole-request deadline, coded
 errors). `list` forwards `search` / `cursor` only when present; `info` merges the worker envelope

@@ -1,4 +1,4 @@
-"""`directory::skills::*` — list, get, create, update, delete, index (surfaces.md §6), plus the
+"""`directory::skills::*` — list, get, create, update, delete, index (docs/rules/surfaces.md §6), plus the
 three file-backed on-change trigger types and the file watcher (§12).
 
 Every call re-scans the roots (disk is the source of truth). Writes are validated before

@@ -1,4 +1,4 @@
-"""`iii-directory::ui-content` and the console asset bindings (console-ui.md §1, §3.7).
+"""`iii-directory::ui-content` and the console asset bindings (docs/rules/console.md §1, §3.7).
 
 * The content function answers `{path}` with `{content, content_type}` from memory: the texts
   are read once when the surface starts (never on the request path, the console allows 3 s).

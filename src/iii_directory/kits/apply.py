@@ -1,4 +1,4 @@
-"""Apply a reviewed plan (kits.md §8.5): workers through Compose, then files through a
+"""Apply a reviewed plan (docs/rules/kits.md §8.5): workers through Compose, then files through a
 journal, then `kits.lock` last.
 
 Order and guarantees:
@@ -440,7 +440,7 @@ def _next_entry(
     record: PlanRecord, choices: dict[str, Choice], served: dict[str, Served],
     previous: LockedKit | None, installed_at: str,
 ) -> LockedKit:
-    """The kit's lock entry after an install / update (kits.md §8.5, "Next lock entry")."""
+    """The kit's lock entry after an install / update (docs/rules/kits.md §8.5, "Next lock entry")."""
     plan = record.plan
     by_path = {f.path: f for f in plan.files}
     files: dict[str, LockedFile] = {}
@@ -492,7 +492,7 @@ async def apply_plan(
 
 def applied_message(report: ApplyReport) -> str:
     """`Installed <kit> <to>: <n> file(s) written[, <n> removed][, <n> kept][, <n> worker(s)
-    added or updated].` (kits.md §8.7)."""
+    added or updated].` (docs/rules/kits.md §8.7)."""
     if report.kind == "install":
         verb = f"Installed {report.kit} {report.to}"
     elif report.kind == "update":

@@ -1,5 +1,5 @@
 """Compose: what the project declares (read from disk) and the calls an apply makes
-(kits.md §2, §5; protocol.md §12).
+(docs/rules/kits.md §2, §5; docs/rules/protocol.md §12).
 
 The compose file is `III_COMPOSE_FILE` when set, else `worker-compose.yaml` in the project root;
 the project root for kit state is the compose file's directory. Declarations are read from
@@ -127,7 +127,7 @@ def compose_error(message: str) -> DirectoryError:
 
 
 class Compose:
-    """`compose::*` calls with the routing of protocol.md §12 and operation polling."""
+    """`compose::*` calls with the routing of docs/rules/protocol.md §12 and operation polling."""
 
     def __init__(
         self,

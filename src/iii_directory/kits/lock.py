@@ -1,4 +1,4 @@
-"""`kits.lock`: the kits installed in a project (kits.md §3) — the writer, and the lock model
+"""`kits.lock`: the kits installed in a project (docs/rules/kits.md §3) — the writer, and the lock model
 and readers of `content.kits_lock` re-exported for the kit flows.
 
 `write_lock` renders the canonical file (three comment lines, then YAML with maps sorted by

@@ -1,4 +1,4 @@
-"""Line-based three-way merge with diff3-style conflict markers (kits.md §7).
+"""Line-based three-way merge with diff3-style conflict markers (docs/rules/kits.md §7).
 
 Inputs: `base` (the kit's content at the installed version), `ours` (the file on disk),
 `theirs` (the new kit content). Trivial sides short-circuit:

@@ -1,4 +1,4 @@
-"""Where a project agent profile came from (kits.md §4, surfaces.md §8.2).
+"""Where a project agent profile came from (docs/rules/kits.md §4, docs/rules/surfaces.md §8.2).
 
 For a file `<agents_folder>/<id>.md`: a non-skipped `kits.lock` entry `agents/<id>.md` (first
 kit by id) → `kit` (with the locked version; `modified` = the file's sha differs from the

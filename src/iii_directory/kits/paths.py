@@ -1,4 +1,4 @@
-"""Install paths, source paths, ids and disk locations of kit files (kits.md §1.5).
+"""Install paths, source paths, ids and disk locations of kit files (docs/rules/kits.md §1.5).
 
 * source path — the path inside the kit as published: `agents/<id>.md` or `skills/<rest>`;
 * install path — the key used in plans and `kits.lock`: `agents/<id>.md` or

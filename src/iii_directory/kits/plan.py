@@ -1,4 +1,4 @@
-"""Install, update and removal plans (kits.md §5.3, §6).
+"""Install, update and removal plans (docs/rules/kits.md §5.3, §6).
 
 A plan is computed without writing anything: every file the kit brings or drops with its local
 state, collision, merge outcome, default decision and options; the worker actions Compose will
@@ -70,7 +70,7 @@ def _plural(n: int, word: str) -> str:
 
 
 def planned_message(plan: Plan) -> str:
-    """`<verb> is planned[ (<extras>)]. Review it in the ADE: …` (kits.md §8.7)."""
+    """`<verb> is planned[ (<extras>)]. Review it in the ADE: …` (docs/rules/kits.md §8.7)."""
     if plan.kind == "install":
         verb = f"Install {plan.kit} {plan.to}"
     elif plan.kind == "update":
@@ -146,7 +146,7 @@ def build_install(
     handle: str, name: str, requested: str, target: Target, view: ProjectView,
     plan_id: str, now: datetime,
 ) -> PlanRecord:
-    """Plan for a kit that is not in the lock (kits.md §6.6)."""
+    """Plan for a kit that is not in the lock (docs/rules/kits.md §6.6)."""
     kit = f"{handle}/{name}"
     contents = PlanContents()
     files: list[PlanFile] = []
@@ -291,7 +291,7 @@ async def build_update(
     old_detail: KitDetail | None, view: ProjectView, plan_id: str, now: datetime,
     fetch_blob: BlobFetch,
 ) -> PlanRecord:
-    """Plan from the locked version to the target version (kits.md §6.7)."""
+    """Plan from the locked version to the target version (docs/rules/kits.md §6.7)."""
     kit = f"{handle}/{name}"
     contents = PlanContents()
     files: list[PlanFile] = []
@@ -366,7 +366,7 @@ async def build_update(
 
 
 def build_remove(kit: str, installed: LockedKit, view: ProjectView, plan_id: str, now: datetime) -> PlanRecord:
-    """Plan the removal of an installed kit (kits.md §6.8); never blocked."""
+    """Plan the removal of an installed kit (docs/rules/kits.md §6.8); never blocked."""
     contents = PlanContents()
     files: list[PlanFile] = []
     warnings: list[Issue] = []

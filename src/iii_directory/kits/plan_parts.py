@@ -1,4 +1,4 @@
-"""What a plan is made of (kits.md §5.3, §6.9): the project as a plan sees it, the kit's target
+"""What a plan is made of (docs/rules/kits.md §5.3, §6.9): the project as a plan sees it, the kit's target
 files, one file's entry with its collision analysis, and the worker actions Compose will run.
 `plan` assembles them into install, update and removal plans."""
 
@@ -140,7 +140,7 @@ def _collision_note(collision: Collision) -> str:
 
 
 def collision_warning(path: str, collision: Collision) -> Issue:
-    """The warning a collision adds (kits.md §6.9)."""
+    """The warning a collision adds (docs/rules/kits.md §6.9)."""
     owner = collision.owner
     if owner == "worker":
         version = f" {collision.version}" if collision.version else ""
@@ -239,7 +239,7 @@ def plan_workers(
     *,
     dropped: dict[str, str] | None = None,
 ) -> list[PlanWorker]:
-    """Worker actions (kits.md §5.3): the target's workers in registry order, then the
+    """Worker actions (docs/rules/kits.md §5.3): the target's workers in registry order, then the
     workers the installed version declared and the target no longer does."""
     settings = view.settings
     out: list[PlanWorker] = []

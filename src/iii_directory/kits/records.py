@@ -1,4 +1,4 @@
-"""Plans, progress journals, apply reports and the other kit outputs (kits.md §6, §8, §9).
+"""Plans, progress journals, apply reports and the other kit outputs (docs/rules/kits.md §6, §8, §9).
 
 Field names follow the v1.2.41 seed. Serialisation: the fields named in each model's
 `omit_when_none` are left out when absent; every other field is always present (`null` when

@@ -1,4 +1,4 @@
-"""Kit references and Cargo-style semver (kits.md §1.1–§1.3).
+"""Kit references and Cargo-style semver (docs/rules/kits.md §1.1–§1.3).
 
 A reference is `<handle>/<name>[@<version|tag|range>]`. Versions are strict semver
 (`MAJOR.MINOR.PATCH[-pre][+build]`, parsed with the `semver` package); requirements are
@@ -337,7 +337,7 @@ class KitRef:
 
 
 def parse_version_ref(raw: str) -> VersionRef:
-    """Classify the part after `@` (kits.md §1.1 step 5); raise RefError."""
+    """Classify the part after `@` (docs/rules/kits.md §1.1 step 5); raise RefError."""
     text = raw.strip()
     if not text:
         raise RefError("the version after '@' is empty")
@@ -356,7 +356,7 @@ def parse_version_ref(raw: str) -> VersionRef:
 
 
 def parse_kit_ref(raw: str) -> KitRef:
-    """Parse `<handle>/<name>[@<version|tag|range>]` (kits.md §1.1)."""
+    """Parse `<handle>/<name>[@<version|tag|range>]` (docs/rules/kits.md §1.1)."""
     text = raw.strip()
     ident, at, version_part = text.partition("@")
     if "/" not in ident:
@@ -379,7 +379,7 @@ def parse_kit_id(raw: str) -> KitRef:
 
 
 def requested_for(version: VersionRef | None, locked_requested: str | None) -> str:
-    """What the lock records (kits.md §1.2): exact `X` → `^X`; tag or range verbatim; no
+    """What the lock records (docs/rules/kits.md §1.2): exact `X` → `^X`; tag or range verbatim; no
     version → the lock's existing `requested` when installed, else `latest`."""
     if version is not None:
         return f"^{version.value}" if version.kind == "exact" else version.value

@@ -1,4 +1,4 @@
-"""The registry's kit and blob endpoints (kits.md §1.4, §1.6).
+"""The registry's kit and blob endpoints (docs/rules/kits.md §1.4, §1.6).
 
 Transport: `sources.registry.RegistryClient` (base `registry_url`, whole-request deadline
 `download_timeout_ms`, User-Agent `iii-directory/<version>`). JSON bodies are decoded
@@ -214,7 +214,7 @@ class KitRegistry:
     # -- resolution -----------------------------------------------------------------------
 
     async def resolve(self, settings: Settings, ref: KitRef, version: VersionRef) -> KitDetail:
-        """Resolve a reference to one version's detail (kits.md §1.4)."""
+        """Resolve a reference to one version's detail (docs/rules/kits.md §1.4)."""
         kit = ref.kit
         if version.kind == "range":
             listing = await self.versions(settings, kit)

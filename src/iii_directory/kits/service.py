@@ -1,4 +1,4 @@
-"""The kit flows that change the project (kits.md §8, §9): plan an install, update or removal,
+"""The kit flows that change the project (docs/rules/kits.md §8, §9): plan an install, update or removal,
 apply, replan and discard, with their events on `directory::kits::on-change`.
 
 `KitsService` (`directory.service(KitsService)`) adds to `state.KitsState` the apply lock (one

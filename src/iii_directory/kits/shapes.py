@@ -1,4 +1,4 @@
-"""Registry shapes of kits (kits.md §1.6), decoded leniently.
+"""Registry shapes of kits (docs/rules/kits.md §1.6), decoded leniently.
 
 Every field is optional with a default and unknown fields are ignored; a JSON `null` counts as
 absent. When re-served (a plan's `agent` / `skill`, `directory::kits::get`'s `detail`), fields

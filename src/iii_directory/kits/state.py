@@ -1,4 +1,4 @@
-"""The kits subsystem's per-Directory state and its read-side flows (kits.md §8, §9): list,
+"""The kits subsystem's per-Directory state and its read-side flows (docs/rules/kits.md §8, §9): list,
 get, diff, ignore and update checks, with their events on `directory::kits::on-change`.
 
 `KitsState` holds the registry client, the clock and the schedule settings; `service.KitsService`

@@ -1,4 +1,4 @@
-"""Pending plans on disk (kits.md §6.12).
+"""Pending plans on disk (docs/rules/kits.md §6.12).
 
 `<root>/.iii/directory/kit-plans/<plan_id>.json` = `{plan, contents, progress?}`, written
 atomically. A plan id is `kp_` + ASCII letters and digits, at most 64 characters; any other id

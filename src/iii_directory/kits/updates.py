@@ -1,4 +1,4 @@
-"""Update checks and their cache (kits.md §9.1, §9.7).
+"""Update checks and their cache (docs/rules/kits.md §9.1, §9.7).
 
 The registry decides what is available (`POST /k/updates`: the newest version satisfying
 `requested`, the latest, whether it is a major jump); the worker only applies the kit's
@@ -65,7 +65,7 @@ def available_map(cache: UpdateCache) -> dict[str, str]:
 
 
 def refilter(update: KitUpdate, version: str, ignore: bool) -> KitUpdate:
-    """Apply an ignore / un-ignore of `version` to a cached entry (kits.md §9.7)."""
+    """Apply an ignore / un-ignore of `version` to a cached entry (docs/rules/kits.md §9.7)."""
     if ignore and update.available == version:
         return update.model_copy(update={"ignored": version, "available": None, "major": False})
     if not ignore and update.ignored == version:

@@ -1,4 +1,4 @@
-"""The engine wire protocol (protocol.md): frames, back-off, the reconnecting `Connection` with
+"""The engine wire protocol (docs/rules/protocol.md): frames, back-off, the reconnecting `Connection` with
 reattach and replay, invocations both ways, and the error bodies. No directory knowledge at all:
 the worker (`iii_directory.worker`) wires the function table to it.
 

@@ -1,4 +1,4 @@
-"""Reconnect back-off (protocol.md §14): `base × 2ⁿ` seconds, capped, with ± jitter."""
+"""Reconnect back-off (docs/rules/protocol.md §14): `base × 2ⁿ` seconds, capped, with ± jitter."""
 
 from __future__ import annotations
 

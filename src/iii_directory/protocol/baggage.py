@@ -1,4 +1,4 @@
-"""A tolerant W3C baggage parser (protocol.md §7).
+"""A tolerant W3C baggage parser (docs/rules/protocol.md §7).
 
 Entries split on `,`; each `key=value` may be followed by `;properties` (dropped); keys and
 values are trimmed and percent-decoded; malformed entries are skipped; a missing or unparsable

@@ -1,4 +1,4 @@
-"""The worker side of one engine session, kept alive forever (protocol.md §3, §5, §6, §14).
+"""The worker side of one engine session, kept alive forever (docs/rules/protocol.md §3, §5, §6, §14).
 
 A `Connection` owns the registration state (trigger types, functions, bindings) and replays it
 on every new socket; it dispatches incoming `invokefunction` frames to a callback, each in its own

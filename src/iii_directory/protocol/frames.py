@@ -1,4 +1,4 @@
-"""Frame encoding and decoding (protocol.md §2, §4).
+"""Frame encoding and decoding (docs/rules/protocol.md §2, §4).
 
 Every frame is one JSON object tagged by a lowercase `type`. Text and binary frames both carry
 JSON; an empty frame is ignored; a frame that does not decode to an object with a known `type` is
@@ -42,7 +42,7 @@ REGISTRATION_TYPES: frozenset[str] = frozenset({
     REGISTER_FUNCTION, UNREGISTER_FUNCTION, REGISTER_TRIGGER_TYPE, REGISTER_TRIGGER,
     UNREGISTER_TRIGGER, REGISTER_SERVICE,
 })
-"""Frames the engine buffers until it knows a connection's namespace (protocol.md §3)."""
+"""Frames the engine buffers until it knows a connection's namespace (docs/rules/protocol.md §3)."""
 
 VOID_ACTION: dict[str, str] = {"type": "void"}
 

@@ -29,7 +29,7 @@ _SPACE = re.compile(r"[ \t\n\r]*")
 
 
 def too_deep_message(limit: int = MAX_DATA_DEPTH) -> str:
-    """The request-shape error (protocol.md §8) for a payload nested past `limit`."""
+    """The request-shape error (docs/rules/protocol.md §8) for a payload nested past `limit`."""
     return f"invalid request: the payload nests deeper than {limit} levels of arrays and objects"
 
 

@@ -1,4 +1,4 @@
-"""The engine URL rule: a usable `ws://` or `wss://` URL (protocol.md §2)."""
+"""The engine URL rule: a usable `ws://` or `wss://` URL (docs/rules/protocol.md §2)."""
 
 from __future__ import annotations
 

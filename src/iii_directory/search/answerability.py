@@ -1,4 +1,4 @@
-"""Answerability: does anything in this catalog serve a capability at all? (search.md §14.4, "an
+"""Answerability: does anything in this catalog serve a capability at all? (docs/rules/search.md §14.4, "an
 honest empty answer"; chosen for this project.)
 
 One decision per capability, in every mode, from signals that do not depend on one catalog's

@@ -1,4 +1,4 @@
-"""Fetching the live catalog from the engine (search.md §3.1).
+"""Fetching the live catalog from the engine (docs/rules/search.md §3.1).
 
 1. `engine::functions::list {"include_internal": true}` — ids in listed order, first occurrence
    wins; excluded ids removed; the full raw id set remembered.

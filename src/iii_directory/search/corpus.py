@@ -1,4 +1,4 @@
-"""The canonical corpus of the live catalog (search.md §3.3–§3.5) and its lexical index.
+"""The canonical corpus of the live catalog (docs/rules/search.md §3.3–§3.5) and its lexical index.
 
 A `Tool` is one searchable function: its id, slim description and slimmed parameters. The
 corpus is the sorted tuple of tools, fingerprinted by the SHA-256 of its compact JSON. A

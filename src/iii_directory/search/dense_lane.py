@@ -1,5 +1,5 @@
 """The dense lane's lifecycle: the MiniLM encoder, the document index of the active catalog, and
-ad-hoc embeddings (search.md §5.2, §5.3).
+ad-hoc embeddings (docs/rules/search.md §5.2, §5.3).
 
 * The encoder (`_rank.dense.Encoder`) loads in the background after registration; until it is
   ready, and whenever it failed or the `dense` extra is missing, the lane is unavailable and

@@ -1,4 +1,4 @@
-"""The `guidance` text of a search response (search.md §11).
+"""The `guidance` text of a search response (docs/rules/search.md §11).
 
 The parts, in order, joined by single spaces:
 1. nothing installed matched → the refine guidance (no installables) or the install guidance;

@@ -1,4 +1,4 @@
-"""The words of the discovery hint (search.md §12.5): one paragraph and the call instruction
+"""The words of the discovery hint (docs/rules/search.md §12.5): one paragraph and the call instruction
 for each way a harness exposes functions to its model.
 
 The block is `<discovery_assist functions_generation=N>`, a newline, the paragraph, a space, the

@@ -1,4 +1,4 @@
-"""The pre-generate discovery hint (search.md §12): gates, the once-per-turn ledger, the
+"""The pre-generate discovery hint (docs/rules/search.md §12): gates, the once-per-turn ledger, the
 injected tail message and the coarse transcript annotation.
 
 Everything here reads the harness payload defensively: a transcript is a list of JSON values
@@ -29,7 +29,7 @@ DEFAULT_LEDGER_CAPACITY = 1024  # spec: docs/rules/search.md §10 (as many as se
 """Sessions whose once-per-turn record is kept (least recently used dropped first)."""
 
 
-# Why the hook skipped, in gate order (search.md §12.3).
+# Why the hook skipped, in gate order (docs/rules/search.md §12.3).
 class DiscoveryReason(str, Enum):
     search_unavailable = "search_unavailable"
     already_searched = "already_searched"
@@ -140,7 +140,7 @@ def surface_width(tool_names: Iterable[str]) -> int:
 def gate_reason(
     tool_names: Sequence[str], messages: Sequence[Any], min_workers: int
 ) -> DiscoveryReason | None:
-    """The first of gates 1-5 (search.md §12.3) that applies, or None when all clear.
+    """The first of gates 1-5 (docs/rules/search.md §12.3) that applies, or None when all clear.
 
     1. `search_unavailable` — `directory::search_functions` is not among the tools;
     2. `already_searched` — a search `function_result` follows the latest user message;
@@ -179,7 +179,7 @@ class HintRecord:
 
 
 class HintLedger:
-    """Once-per-turn decisions per session (search.md §12.4), for at most `capacity` sessions.
+    """Once-per-turn decisions per session (docs/rules/search.md §12.4), for at most `capacity` sessions.
 
     * no record, or a different `turn_id` → store the new record, send;
     * same turn, `step ≤ stored step` → send again (a replay; the record is unchanged);
@@ -261,7 +261,7 @@ def decide(
 
 
 def hint_message(functions_generation: int, expose: ExposeMode, timestamp_ms: int) -> dict[str, Any]:
-    """The ephemeral tail message that carries the block (search.md §12.5)."""
+    """The ephemeral tail message that carries the block (docs/rules/search.md §12.5)."""
     return {
         "role": "user",
         "content": [{"type": "text", "text": render_block(functions_generation, expose)}],

@@ -1,4 +1,4 @@
-"""The judge lane: one adapter around `judge::evaluate` (search.md §6).
+"""The judge lane: one adapter around `judge::evaluate` (docs/rules/search.md §6).
 
 The judge is an external worker that asks a language model relevance questions. This module
 builds the requests (one evaluation per capability and ≤ 16-document chunk, halved until the

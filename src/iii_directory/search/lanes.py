@@ -1,4 +1,4 @@
-"""Per-capability ranking lanes (search.md §5.1, §5.4, §5.5).
+"""Per-capability ranking lanes (docs/rules/search.md §5.1, §5.4, §5.5).
 
 A ranking is a list of `(id, score)` pairs, best first. Lanes are built from:
 * the lexical ranking — BM25 (two distinct matched terms) with coverage pruning; when nothing

@@ -1,4 +1,4 @@
-"""Per-session delivery memory (search.md §10).
+"""Per-session delivery memory (docs/rules/search.md §10).
 
 Keyed by the caller's `iii.session.id`; without one there is no memory (full responses). At most
 1024 sessions, evicted first-in first-out by first insertion, no time-based expiry. Each session

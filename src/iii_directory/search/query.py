@@ -3,7 +3,7 @@
 A `Query` is one compacted capability with its BM25 terms, the text its embedding is made from
 and, when the call embedded its queries, the row of its vector in the call's query matrix.
 Helpers here turn a `DocumentSet` and the queries into lanes for each mode, and build judge
-shortlists (search.md §6.2).
+shortlists (docs/rules/search.md §6.2).
 """
 
 from __future__ import annotations

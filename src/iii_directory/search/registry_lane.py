@@ -1,4 +1,4 @@
-"""The installable section: matching workers of the registry that are NOT installed (search.md §8).
+"""The installable section: matching workers of the registry that are NOT installed (docs/rules/search.md §8).
 
 Per batch, concurrently with the installed search; any failure yields an empty section.
 1. list queries (≤ 6): the batch queries, then their BM25 terms round-robin;

@@ -1,4 +1,4 @@
-"""The optional reranker stage of the hybrid lane (search.md §5.5.3). Off by default; none ships.
+"""The optional reranker stage of the hybrid lane (docs/rules/search.md §5.5.3). Off by default; none ships.
 
 A reranker is anything with `score(query, passages) -> list[float]` (raw logits, higher = more
 relevant). `CrossEncoder` loads one from a directory (`model.onnx` + `tokenizer.json`; pair

@@ -1,4 +1,4 @@
-"""The response of one `directory::search_functions` call (search.md §7.3, §11): the batches'
+"""The response of one `directory::search_functions` call (docs/rules/search.md §7.3, §11): the batches'
 selections merged with `high` candidates first (`confidence.high_first`), split by session
 memory, grouped by worker with each function's confidence, installables, side lanes, the
 guidance and the mode that produced the results."""

@@ -1,4 +1,4 @@
-"""Batching, selection and grouping of installed candidates (search.md §7).
+"""Batching, selection and grouping of installed candidates (docs/rules/search.md §7).
 
 Per batch: namespace floor (skipped for judged batches) → round-robin merge across the lanes
 (budget 12) → worker cap `max(6, 2 × lanes)`. Batches concatenate in order without duplicates;
@@ -104,7 +104,7 @@ def select_batch(lanes: Sequence[Ranking], *, judged: bool = False,
     spends the budget the lanes leave.
 
     The worker cap walks the whole merged order and the budget is counted after it (a
-    deliberate change versus search.md §7.2, which caps the first 12 and so returned fewer when
+    deliberate change versus docs/rules/search.md §7.2, which caps the first 12 and so returned fewer when
     a 7th worker reached them): a capped worker's slot goes to the next candidate of an
     admitted one. Recall@12 rises where a list was short; the refill joins its
     worker's entry (`group_by_namespace`), ahead of later workers, so recall at the head can fall

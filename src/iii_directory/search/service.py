@@ -1,5 +1,5 @@
 """`SearchService`: the search state of one Directory and the whole request → response pipeline
-(search.md §1–§11).
+(docs/rules/search.md §1–§11).
 
 State: the active corpus (boot snapshot, refreshed on `engine::functions-available`), the dense
 lane (model, vector cache, document index), the optional reranker, the judge's pause, and the

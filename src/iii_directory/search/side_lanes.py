@@ -1,4 +1,4 @@
-"""The side lanes: installed skill documents and registered triggers (search.md §3.6, §9).
+"""The side lanes: installed skill documents and registered triggers (docs/rules/search.md §3.6, §9).
 
 Run once per call over all searched capabilities: their corpora are fetched while the queries are
 embedded, then ranked concurrently with the function batches. Each

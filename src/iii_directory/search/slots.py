@@ -3,7 +3,7 @@
 Rule: a call holds one of `count` slots (default 4, `$III_DIRECTORY_SEARCH_SLOTS`) from the end
 of its catalog wait to its response. A call that finds every slot taken waits its turn, first
 come first served, for at most `wait_s` (default 30 s, the protocol's default client-side call
-timeout, protocol.md "Timeouts"), then fails with code `TIMEOUT` without doing any search work:
+timeout, docs/rules/protocol.md §5, "Timeouts"), then fails with code `TIMEOUT` without doing any search work:
 its caller has most likely given up, and the work would only delay the calls behind it.
 
 Why: every search shares one interpreter with the file-backed functions (skills, prompts,

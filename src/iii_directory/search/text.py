@@ -1,4 +1,4 @@
-"""Text projections of functions and capabilities (search.md §3.4, §4).
+"""Text projections of functions and capabilities (docs/rules/search.md §3.4, §4).
 
 * slim description — the first sentence of the first line, at most 160 bytes;
 * searchable text — `"{name} {slim}"` plus every request-property key (sorted): the dense document;

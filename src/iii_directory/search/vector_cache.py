@@ -1,4 +1,4 @@
-"""Document vectors cached by the SHA-256 of their text, in memory and on disk (search.md §5.3).
+"""Document vectors cached by the SHA-256 of their text, in memory and on disk (docs/rules/search.md §5.3).
 
 A catalog refresh or a worker restart embeds only documents whose text is new. The disk file is
 append-only: a header line naming the model key and dimension, then fixed-size records of

@@ -1,4 +1,4 @@
-"""Routing and staging of downloaded files (surfaces.md §9.2 steps 5–7, §9.3 steps 4–6).
+"""Routing and staging of downloaded files (docs/rules/surfaces.md §9.2 steps 5–7, §9.3 steps 4–6).
 
 A download is planned completely before anything is written: every path is validated, every
 destination is checked to stay inside its root, sizes and counts are capped. Only a plan with no

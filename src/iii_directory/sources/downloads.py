@@ -1,4 +1,4 @@
-"""The two download flows: a registry bundle and a repo skill folder (surfaces.md §9.1–9.5).
+"""The two download flows: a registry bundle and a repo skill folder (docs/rules/surfaces.md §9.1–§9.5).
 
 * `download_registry(directory, settings, worker, version=None, tag=None)` — validate the worker
   name, `GET /w/{worker}/skills?version=<v>` (version and tag both travel as `version=`), plan

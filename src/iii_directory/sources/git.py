@@ -1,4 +1,4 @@
-"""Shallow git clones for repo downloads (surfaces.md §9.2 steps 1–4).
+"""Shallow git clones for repo downloads (docs/rules/surfaces.md §9.2 steps 1–4).
 
 Policy (bare error strings, no directory code):
 * the skill name is one path segment of ASCII letters, digits, `-`, `_`, `.`, not starting with

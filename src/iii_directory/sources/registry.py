@@ -1,5 +1,5 @@
 """The workers-registry HTTP client: async httpx, one deadline per request, an in-process TTL
-cache (surfaces.md §9.3, §10.1–10.2; kits.md §1.6 reuses the transport).
+cache (docs/rules/surfaces.md §9.3, §10.1–10.2; docs/rules/kits.md §1.6 reuses the transport).
 
 Public surface, obtained with `directory.service(RegistryClient)`:
 
@@ -263,7 +263,7 @@ class RegistryClient:
     # -- cache ---------------------------------------------------------------------------
 
     def _on_settings(self, old: Settings, new: Settings) -> None:
-        """A configuration reload clears the response cache (surfaces.md §2.3)."""
+        """A configuration reload clears the response cache (docs/rules/surfaces.md §2.3)."""
         self.clear_cache()
 
     def clear_cache(self) -> None:

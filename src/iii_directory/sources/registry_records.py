@@ -84,7 +84,7 @@ def missing(status: int = 404) -> RegistryNotFound:
 
 
 # --------------------------------------------------------------------------------------------
-# Worker names (surfaces.md §9.3 step 1)
+# Worker names (docs/rules/surfaces.md §9.3 step 1)
 
 
 def worker_name_problem(name: str) -> str | None:
@@ -100,7 +100,7 @@ def worker_name_problem(name: str) -> str | None:
 
 
 def info_name_error(name: str) -> DirectoryError | None:
-    """The D311 error of `workers::info` for a bad name (surfaces.md §10.2), or None."""
+    """The D311 error of `workers::info` for a bad name (docs/rules/surfaces.md §10.2), or None."""
     if not name:
         return invalid_input(
             "D311", "registry worker name must be non-empty.", next_steps=WORKER_LIST_NEXT
@@ -128,7 +128,7 @@ def version_selector(version: str | None, tag: str | None) -> tuple[str, str]:
 
 
 # --------------------------------------------------------------------------------------------
-# Shapes (surfaces.md §10.1)
+# Shapes (docs/rules/surfaces.md §10.1)
 
 
 def _text(value: Any) -> str | None:
@@ -211,7 +211,7 @@ def normalize_page(body: Any) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------------------------
-# The card (surfaces.md §10.2)
+# The card (docs/rules/surfaces.md §10.2)
 
 def worker_detail(body: Any) -> dict[str, Any]:
     """`body.worker` when it is an object, else the body itself (flat payload)."""

@@ -1,4 +1,4 @@
-"""The test engine's built-in configuration worker (protocol.md §10), in memory.
+"""The test engine's built-in configuration worker (docs/rules/protocol.md §10), in memory.
 
 Values are stored raw; reads expand `${VAR}` / `${VAR:default}` from the environment, coerce a
 string that was exactly one placeholder to the type the schema asks for, and re-validate.

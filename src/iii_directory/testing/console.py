@@ -1,4 +1,4 @@
-"""The console stand-in: what the iii console does with worker UI assets (console-ui.md §1.5–§1.7,
+"""The console stand-in: what the iii console does with worker UI assets (docs/rules/console.md §1.5–§1.7,
 §5.4), as one real protocol connection to the in-process `TestEngine`.
 
 `ConsoleStandIn` registers the trigger types `console:script`, `console:style`,

@@ -1,4 +1,4 @@
-"""An in-process iii engine speaking the real wire protocol on a loopback port (protocol.md §18).
+"""An in-process iii engine speaking the real wire protocol on a loopback port (docs/rules/protocol.md §18).
 
 Start it inside the test's event loop::
 

@@ -1,4 +1,4 @@
-"""The test engine's built-in functions (protocol.md §9, §10): `engine::functions::*`,
+"""The test engine's built-in functions (docs/rules/protocol.md §9, §10): `engine::functions::*`,
 `engine::triggers::*`, `engine::registered-triggers::*`, `engine::workers::*`,
 `engine::register_trigger` / `unregister_trigger`, `engine::channels::create`, and the
 `configuration::*` worker; plus the engine-provided trigger types.

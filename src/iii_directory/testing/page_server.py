@@ -1,5 +1,5 @@
 """The Directory page without a console: one small HTTP/1.1 server on 127.0.0.1 that serves a
-stub console page (`console_page/host.js`, the tab loader and host object of console-ui.md §5.8),
+stub console page (`console_page/host.js`, the tab loader and host object of docs/rules/console.md §5.8),
 React as ES modules behind its import map, the worker's assets as the console serves them, and
 the pages' engine bridge (docs/console-command.md).
 

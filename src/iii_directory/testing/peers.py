@@ -1,5 +1,5 @@
 """Scriptable stand-ins for the directory's collaborators, served by the `TestEngine`
-(protocol.md §11, §12, §18): Compose, the judge, the harness pre-generate hook, the console
+(docs/rules/protocol.md §11, §12, §18): Compose, the judge, the harness pre-generate hook, the console
 asset triggers and the worker-operations `worker` trigger provider.
 
 Each fake installs itself on an engine (`TestEngine.install_compose()` etc.) and records what it

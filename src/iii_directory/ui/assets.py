@@ -1,4 +1,4 @@
-"""The console asset table and its rules (console-ui.md §1.3, §1.9, §3.7).
+"""The console asset table and its rules (docs/rules/console.md §1.3, §1.9, §3.7).
 
 One table — three rows, one per asset — is the single source for the content function, the
 trigger bindings, the hot-reload watcher and the tests. The path rules are the console's: a path

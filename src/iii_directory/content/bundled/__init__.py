@@ -1,4 +1,4 @@
-"""Bundled system prompts and base agent profiles (surfaces.md §13).
+"""Bundled system prompts and base agent profiles (docs/rules/surfaces.md §13).
 
 The texts ship as package data and are read with `importlib.resources`; the worker never writes
 them to disk. A local file with the same name (system prompt) or id (agent profile) shadows the

@@ -1,4 +1,4 @@
-// The harness's stub host and asset loader (console-ui.md §5.8). Calls reach the real worker
+// The harness's stub host and asset loader (docs/rules/console.md §5.8). Calls reach the real worker
 // through the harness server's bridge; asset pushes arrive on the same event stream.
 import React from 'react';
 import {createRoot} from 'react-dom/client';

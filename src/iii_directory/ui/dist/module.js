@@ -1,5 +1,5 @@
 // iii-directory — the kit review screens, loaded on demand by page.js through
-// host.importModule (console-ui.md §3.3, §4.8–§4.13). Imports nothing: page.js hands over
+// host.importModule (docs/rules/console.md §3.3, §4.8–§4.13). Imports nothing: page.js hands over
 // React, the host, the pure rules and the shared UI pieces.
 
 export const MODULE_API = 1;

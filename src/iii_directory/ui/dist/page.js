@@ -1,4 +1,4 @@
-// iii-directory — the Directory page for the iii console (console-ui.md §3–§4).
+// iii-directory — the Directory page for the iii console (docs/rules/console.md §3–§4).
 //
 // Hand-written ES module: no static imports, no build step. React arrives through the console's
 // import map inside setup(); top-level code only defines constants and functions, so node can
