@@ -63,6 +63,10 @@ class BodyIndex:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def __contains__(self, path: object) -> bool:
+        """Whether an entry for `path` is held (whatever its state)."""
+        return str(path) in self._entries
+
     @property
     def bytes(self) -> int:
         """UTF-8 bytes of the bodies held now."""
@@ -130,10 +134,11 @@ class BodyIndex:
             if old is not None:
                 self._bytes -= old[2]
 
-    def refresh(self, paths: Iterable[Path]) -> int:
+    def refresh(self, paths: Iterable[Path]) -> list[Path]:
         """Bring the entries of `paths` up to date with disk (the watcher's change window):
-        a gone file is dropped, a changed one read again. Returns the bodies read."""
-        read = 0
+        a gone file is dropped, a changed one read again. Returns the paths read but too fresh
+        to keep (not yet settled), for the caller to refresh again later."""
+        fresh = []
         for path in paths:
             try:
                 st = os.stat(path)
@@ -145,13 +150,19 @@ class BodyIndex:
                 hit = self._entries.get(key)
             if hit is not None and hit[0] == signature(st):
                 continue
-            self._read(path, st)
-            read += 1
-        return read
+            if self._read(path, st) is not None and not settled(st, self.clock()):
+                fresh.append(path)
+        return fresh
 
     def build(self, paths: Iterable[Path]) -> int:
-        """Index every file of `paths` not yet held (the watcher's start); returns the reads."""
-        return self.refresh(paths)
+        """Index every file of `paths` not yet held (the watcher's start); returns how many
+        entries the index holds after it. Stops once `max_bytes` are held: past that an
+        entry would only push out another."""
+        for path in paths:
+            if self._bytes >= self.max_bytes:
+                break
+            self.refresh((path,))
+        return len(self)
 
     def clear(self) -> None:
         with self._lock:

@@ -15,6 +15,10 @@
   of the window: files written into it before the recursive watch reached it are judged too.
 * Self-write suppression: a path this worker wrote or deleted within the last 5 s is skipped,
   its mark consumed on first sighting; so the worker's own writes produce only their precise op.
+* The body index (`body_index`): built once when watching starts, and after each window the
+  skill paths it saw (self-writes included) are refreshed, again `FINE_SETTLE_NS` later for
+  those still too fresh to be kept; so the first body search after an edit reads nothing.
+  Calls validate every entry by `stat` anyway: the watcher only keeps the index warm.
 """
 
 from __future__ import annotations
@@ -31,8 +35,11 @@ import anyio
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
 from ..atomic import SelfWrites
+from .body_index import BodyIndex
 from .roots import Kind, WatchRoot, classify, relative_parts, walk_markdown, watch_roots
+from .skills_view import build_view
 from .staging_sweep import sweep_roots
+from .stat_cache import FINE_SETTLE_NS
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -187,6 +194,7 @@ class SkillsWatcher:
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(self._pump, send, stop)
+                group.start_soon(self._build_index)
                 await self._coalesce(receive)
         except Exception as exc:  # noqa: BLE001 - a watcher failure only disables the watcher
             log.warning("watcher stopped: %s", exc)
@@ -220,9 +228,34 @@ class SkillsWatcher:
                 paths = window.paths | await anyio.to_thread.run_sync(
                     expand_new_directories, window.added
                 )
+                skill_paths = [path for path in paths if judge(path) == SKILLS_EVENT]
                 for trigger_type in external_events(paths, judge, marks):
                     self._directory.engine.emit(trigger_type, dict(EXTERNAL))
+                await self._refresh_index(skill_paths)
                 self.windows += 1
+
+    async def _build_index(self) -> None:
+        """Index the bodies of the visible skills of the boot settings (once, off the loop)."""
+        index = self._directory.service(BodyIndex)
+
+        def build() -> int:
+            view = build_view(self._directory.boot_settings, None)
+            return index.build(file.path for file in view.files)
+
+        try:
+            await anyio.to_thread.run_sync(build)
+        except Exception as exc:  # noqa: BLE001 - the index also fills on demand
+            log.warning("watcher: body index not built: %s", exc)
+
+    async def _refresh_index(self, paths: list[Path]) -> None:
+        """Bring the body index up to date with the skill files of one window."""
+        if not paths:
+            return
+        index = self._directory.service(BodyIndex)
+        fresh = await anyio.to_thread.run_sync(index.refresh, paths)
+        if fresh:
+            await anyio.sleep(FINE_SETTLE_NS / 1e9)
+            await anyio.to_thread.run_sync(index.refresh, fresh)
 
 
 async def start_watcher(directory: Runtime) -> None:
