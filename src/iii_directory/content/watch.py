@@ -15,10 +15,11 @@
   of the window: files written into it before the recursive watch reached it are judged too.
 * Self-write suppression: a path this worker wrote or deleted within the last 5 s is skipped,
   its mark consumed on first sighting; so the worker's own writes produce only their precise op.
-* The body index (`body_index`): built once when watching starts, and after each window the
-  skill paths it saw (self-writes included) are refreshed, again `FINE_SETTLE_NS` later for
-  those still too fresh to be kept; so the first body search after an edit reads nothing.
-  Calls validate every entry by `stat` anyway: the watcher only keeps the index warm.
+* The listing rows (`skill_listing`) and the body index (`body_index`) are filled once when
+  watching starts; after each window the body index re-reads the skill paths it saw
+  (self-writes included), again `FINE_SETTLE_NS` later for those still too fresh to keep, so
+  the first body search after an edit reads nothing. Calls validate every entry by `stat`
+  anyway: the watcher only keeps them warm.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from ..atomic import SelfWrites
 from .body_index import BodyIndex
 from .roots import Kind, WatchRoot, classify, relative_parts, walk_markdown, watch_roots
+from .skill_listing import ListingRows, wire_rows
+from .skills import RowFactsCache
 from .skills_view import build_view
 from .staging_sweep import sweep_roots
 from .stat_cache import FINE_SETTLE_NS
@@ -235,11 +238,16 @@ class SkillsWatcher:
                 self.windows += 1
 
     async def _build_index(self) -> None:
-        """Index the bodies of the visible skills of the boot settings (once, off the loop)."""
-        index = self._directory.service(BodyIndex)
+        """Fill the listing rows (with the row facts under them) and the body index for the
+        skills of the boot settings, once, off the loop: the page's first `skills::list` and
+        first body search then read no file."""
+        directory = self._directory
+        index = directory.service(BodyIndex)
+        rows = directory.service(ListingRows)
 
         def build() -> int:
-            view = build_view(self._directory.boot_settings, None)
+            view = build_view(directory.boot_settings, None, directory.service(RowFactsCache))
+            wire_rows(view, rows, index)
             return index.build(file.path for file in view.files)
 
         try:

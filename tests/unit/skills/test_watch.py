@@ -14,6 +14,7 @@ import pytest
 from iii_directory.config import Settings
 from iii_directory.atomic import SelfWrites, atomic_write
 from iii_directory.content.body_index import BodyIndex
+from iii_directory.content.skill_listing import ListingRows
 from iii_directory.content.roots import watch_roots
 from iii_directory.content.watch import (
     AGENTS_EVENT,
@@ -208,12 +209,17 @@ async def test_the_body_index_is_built_when_watching_starts(directory: Directory
                                                             roots: dict[str, Path]) -> None:
     doc = write(roots["skills"], "ns/early.md", "# Early\n\nthere before the start\n")
     index = _settled_index(directory)
+    rows = directory.service(ListingRows)
+    rows.clock = index.clock
     watcher = directory.service(SkillsWatcher)
     await watcher.start()
     try:
         assert await wait_until(lambda: doc in index)
-        reads = index.reads
+        reads, built = index.reads, rows.built
         assert index.contains(doc, os.stat(doc), "before the start") and index.reads == reads
+        listed = await call(directory, "directory::skills::list", {"search": "start", "search_body": True})
+        assert [row["id"] for row in listed["skills"]] == ["ns/early"]
+        assert (index.reads, rows.built) == (reads, built), "the first list read no file"
     finally:
         await watcher.stop()
 
