@@ -28,7 +28,8 @@ from .body_index import BodyIndex
 from .skills import SkillFile, SkillsView, row_in_state, row_origin
 from .stat_cache import Signature, settled, signature
 
-DEFAULT_CAPACITY = 32768
+DEFAULT_CAPACITY = 16384
+"""Rows kept; a row of a typical skill takes about 1 KB (5.0 MB for 5,000 skills)."""
 
 RowKey = tuple[Signature, str, str]
 
