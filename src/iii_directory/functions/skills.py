@@ -15,9 +15,7 @@ import anyio
 from pydantic import Field
 
 from ..content.files import modified_at
-from ..content.body_index import BodyIndex
 from ..content.ids import SkillIdText, normalize_skill_id
-from ..content.skill_listing import ListingRows, wire_rows
 from ..content.skills_index import render_index
 from ..content.stale import EXPECTED_SHA256_TEXT
 from ..content.visibility import InstalledWorkers
@@ -256,6 +254,9 @@ class SkillsIndexOutput(Response):
 async def list_skills(ctx: Context, req: ListSkillsInput) -> dict[str, Any]:
     """The `ListSkillsOutput` shape as plain data: the rows come finished from the listing
     cache (`content/skill_listing.py`), so 5,000 rows are not re-validated per call."""
+    from ..content.body_index import BodyIndex  # with the skills modules, not to register
+    from ..content.skill_listing import ListingRows, wire_rows
+
     rows = ctx.directory.service(ListingRows)
     bodies = ctx.directory.service(BodyIndex)
     return {"skills": await skills.in_view(ctx, lambda view: wire_rows(
