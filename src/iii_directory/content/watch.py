@@ -250,8 +250,8 @@ class SkillsWatcher:
             wire_rows(view, rows, index)
             return index.build(file.path for file in view.files)
 
-        try:
-            await anyio.to_thread.run_sync(build)
+        try:  # a stop does not wait for the reads: what the thread still stores is validated on use
+            await anyio.to_thread.run_sync(build, abandon_on_cancel=True)
         except Exception as exc:  # noqa: BLE001 - the index also fills on demand
             log.warning("watcher: body index not built: %s", exc)
 
