@@ -1,15 +1,19 @@
 """Skills reads on a 1,000-document tree (surfaces.md §6): every call re-scans disk.
 
-Run: `python -m pytest benchmarks/bench_skills.py --benchmark-only`.
+Run: `python -m pytest benchmarks/bench_skills.py --benchmark-only`
+(`BENCH_SKILLS_WORKERS=250` for 5,000 documents).
 
 Tree: 50 worker namespaces, each with an `index.md` overview (frontmatter + two paragraphs)
-and 19 how-to pages, plus 10 agent skills. `list` reads every file's frontmatter; `get_miss`
-ranks suggestions over the whole visible set; `index` renders the overview of 50 workers.
+and 19 how-to pages, plus 10 agent skills. `list` reads every file's frontmatter; `list_page`
+is the Directory page's first call (descriptions and origins); `list_search_body` a body search
+that matches nothing (every body is looked at); `get_miss` ranks suggestions over the whole
+visible set; `index` renders the overview of 50 workers.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +23,7 @@ import pytest
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
 
-WORKERS, PAGES = 50, 19
+WORKERS, PAGES = int(os.environ.get("BENCH_SKILLS_WORKERS", "50")), 19
 
 
 def _tree(root: Path) -> None:
@@ -68,6 +72,18 @@ def _invoke(loop: asyncio.AbstractEventLoop, directory: Directory, fid: str, dat
 def test_list_all(benchmark: Any, directory: Directory, loop: asyncio.AbstractEventLoop) -> None:
     result = benchmark(_invoke, loop, directory, "directory::skills::list", {})
     assert len(result["skills"]) == WORKERS * (PAGES + 1) + 10
+
+
+def test_list_page(benchmark: Any, directory: Directory, loop: asyncio.AbstractEventLoop) -> None:
+    request = {"include_description": True, "include_origin": True}
+    result = benchmark(_invoke, loop, directory, "directory::skills::list", request)
+    assert len(result["skills"]) == WORKERS * (PAGES + 1) + 10
+
+
+def test_list_search_body(benchmark: Any, directory: Directory, loop: asyncio.AbstractEventLoop) -> None:
+    request = {"search": "rollout undo", "search_body": True, "include_description": False}
+    result = benchmark(_invoke, loop, directory, "directory::skills::list", request)
+    assert result["skills"] == []
 
 
 def test_list_prefix(benchmark: Any, directory: Directory, loop: asyncio.AbstractEventLoop) -> None:

@@ -105,6 +105,35 @@ async def test_list_include_origin_through_the_engine(wire: Any, roots: dict[str
     assert with_origin.code == "D116", "read_only is what the write paths refuse"
 
 
+async def test_list_from_the_listing_cache_sees_every_edit(wire: Any, roots: dict[str, Path]) -> None:
+    """Rows and bodies come from the worker's caches; each call still sees disk at once, with
+    no wait for the watcher: an edit of the same size, a delete, a new file."""
+    doc = put(roots["skills"], "ops/deploy.md", "# Deploy\n\nShips a release.\n\nRun rollout undo.\n")
+    put(roots["skills"], "ops/other.md", "---\ntype: how-to\n---\n# Other\n\nNothing here.\n")
+    await anyio.sleep(0.3)  # past the 100 ms settle time, so the rows below are kept in memory
+    request = {"include_origin": True}
+    first = await wire.call("directory::skills::list", request)
+    assert first == await wire.call("directory::skills::list", request)
+    assert first["skills"][0] == {
+        "id": "ops/deploy", "title": "Deploy", "type": None, "function_id": None,
+        "disable_model_invocation": False, "description": "Ships a release.",
+        "bytes": doc.stat().st_size, "modified_at": first["skills"][0]["modified_at"],
+        "origin": "skills"}
+    body = {"search": "rollout", "search_body": True, "include_description": False}
+    assert [r["id"] for r in (await wire.call("directory::skills::list", body))["skills"]] == ["ops/deploy"]
+    size = doc.stat().st_size
+    doc.write_text("# Deploy\n\nShips a release.\n\nRun rollback now.\n")
+    assert doc.stat().st_size == size
+    assert (await wire.call("directory::skills::list", body))["skills"] == []
+    body["search"] = "rollback"
+    assert [r["id"] for r in (await wire.call("directory::skills::list", body))["skills"]] == ["ops/deploy"]
+    (roots["skills"] / "ops" / "other.md").unlink()
+    put(roots["skills"], "ops/third.md", "# Third\n\nAlso a rollback.\n")
+    listed = await wire.call("directory::skills::list", body)
+    assert [(r["id"], r["description"]) for r in listed["skills"]] == [("ops/deploy", ""), ("ops/third", "")]
+    assert [r["id"] for r in (await wire.call("directory::skills::list", {"type": "how-to"}))["skills"]] == []
+
+
 class TestVisibility:
     @pytest.fixture
     def settings(self, settings: Settings) -> Settings:

@@ -229,11 +229,16 @@ def row_facts_of(view: SkillsView, file: SkillFile) -> _RowFacts | None:
 def list_row(view: SkillsView, file: SkillFile) -> SkillRow:
     """The row of one visible file; an unreadable file still yields a row (§4.2). One `stat`
     gives the size, the mtime and the key of the row-facts cache."""
-    display = view.display_id(file.id)
     try:
-        st = file.path.stat()
+        st = os.stat(file.path)
     except OSError:
         st = None
+    return row_in_state(view, file, st)
+
+
+def row_in_state(view: SkillsView, file: SkillFile, st: os.stat_result | None) -> SkillRow:
+    """The row of one visible file in the state `st` (a fresh `stat`, None when it failed)."""
+    display = view.display_id(file.id)
     size = st.st_size if st is not None else 0
     stamp = rfc3339(st.st_mtime) if st is not None else ""
     try:

@@ -15,6 +15,11 @@
   of the window: files written into it before the recursive watch reached it are judged too.
 * Self-write suppression: a path this worker wrote or deleted within the last 5 s is skipped,
   its mark consumed on first sighting; so the worker's own writes produce only their precise op.
+* The listing rows (`skill_listing`) and the body index (`body_index`) are filled once when
+  watching starts; after each window the body index re-reads the skill paths it saw
+  (self-writes included), again `FINE_SETTLE_NS` later for those still too fresh to keep, so
+  the first body search after an edit reads nothing. Calls validate every entry by `stat`
+  anyway: the watcher only keeps them warm.
 """
 
 from __future__ import annotations
@@ -31,8 +36,13 @@ import anyio
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
 from ..atomic import SelfWrites
+from .body_index import BodyIndex
 from .roots import Kind, WatchRoot, classify, relative_parts, walk_markdown, watch_roots
+from .skill_listing import ListingRows, wire_rows
+from .skills import RowFactsCache
+from .skills_view import build_view
 from .staging_sweep import sweep_roots
+from .stat_cache import FINE_SETTLE_NS
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -187,6 +197,7 @@ class SkillsWatcher:
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(self._pump, send, stop)
+                group.start_soon(self._build_index)
                 await self._coalesce(receive)
         except Exception as exc:  # noqa: BLE001 - a watcher failure only disables the watcher
             log.warning("watcher stopped: %s", exc)
@@ -220,9 +231,39 @@ class SkillsWatcher:
                 paths = window.paths | await anyio.to_thread.run_sync(
                     expand_new_directories, window.added
                 )
+                skill_paths = [path for path in paths if judge(path) == SKILLS_EVENT]
                 for trigger_type in external_events(paths, judge, marks):
                     self._directory.engine.emit(trigger_type, dict(EXTERNAL))
+                await self._refresh_index(skill_paths)
                 self.windows += 1
+
+    async def _build_index(self) -> None:
+        """Fill the listing rows (with the row facts under them) and the body index for the
+        skills of the boot settings, once, off the loop: the page's first `skills::list` and
+        first body search then read no file."""
+        directory = self._directory
+        index = directory.service(BodyIndex)
+        rows = directory.service(ListingRows)
+
+        def build() -> int:
+            view = build_view(directory.boot_settings, None, directory.service(RowFactsCache))
+            wire_rows(view, rows, index)
+            return index.build(file.path for file in view.files)
+
+        try:  # a stop does not wait for the reads: what the thread still stores is validated on use
+            await anyio.to_thread.run_sync(build, abandon_on_cancel=True)
+        except Exception as exc:  # noqa: BLE001 - the index also fills on demand
+            log.warning("watcher: body index not built: %s", exc)
+
+    async def _refresh_index(self, paths: list[Path]) -> None:
+        """Bring the body index up to date with the skill files of one window."""
+        if not paths:
+            return
+        index = self._directory.service(BodyIndex)
+        fresh = await anyio.to_thread.run_sync(index.refresh, paths)
+        if fresh:
+            await anyio.sleep(FINE_SETTLE_NS / 1e9)
+            await anyio.to_thread.run_sync(index.refresh, fresh)
 
 
 async def start_watcher(directory: Runtime) -> None:

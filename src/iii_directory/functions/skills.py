@@ -254,15 +254,19 @@ class SkillsIndexOutput(Response):
 # --- handlers -------------------------------------------------------------------------------
 
 
-async def list_skills(ctx: Context, req: ListSkillsInput) -> ListSkillsOutput:
-    rows = await skills.in_view(ctx, lambda view: skills.list_rows(
-        view, search=req.search, prefix=req.prefix, type=req.type,
-        search_body=req.search_body is True))
-    include = req.include_description is not False
-    origin = req.include_origin is True
-    return ListSkillsOutput(skills=[
-        SkillEntry(**row.wire(include_description=include, include_origin=origin)) for row in rows
-    ])
+async def list_skills(ctx: Context, req: ListSkillsInput) -> dict[str, Any]:
+    """The `ListSkillsOutput` shape as plain data: the rows come finished from the listing
+    cache (`content/skill_listing.py`), so 5,000 rows are not re-validated per call."""
+    from ..content.body_index import BodyIndex  # with the skills modules, not to register
+    from ..content.skill_listing import ListingRows, wire_rows
+
+    rows = ctx.directory.service(ListingRows)
+    bodies = ctx.directory.service(BodyIndex)
+    return {"skills": await skills.in_view(ctx, lambda view: wire_rows(
+        view, rows, bodies, search=req.search, prefix=req.prefix, type=req.type,
+        search_body=req.search_body is True,
+        include_description=req.include_description is not False,
+        include_origin=req.include_origin is True))}
 
 
 async def get_skill(ctx: Context, req: GetSkillInput) -> GetSkillOutput:

@@ -3,6 +3,7 @@ coalesced into one `{op: "external"}` per kind."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -12,6 +13,8 @@ import pytest
 
 from iii_directory.config import Settings
 from iii_directory.atomic import SelfWrites, atomic_write
+from iii_directory.content.body_index import BodyIndex
+from iii_directory.content.skill_listing import ListingRows
 from iii_directory.content.roots import watch_roots
 from iii_directory.content.watch import (
     AGENTS_EVENT,
@@ -192,3 +195,48 @@ def test_new_directories_are_walked(tmp_path: Path) -> None:
     found = expand_new_directories([tmp_path / "ns", tmp_path / "file.md", tmp_path / "gone"])
     assert found == {tmp_path / "ns" / "a.md", tmp_path / "ns" / "deep" / "b.md"}
     assert len(expand_new_directories([tmp_path / "ns"], limit=1)) == 1
+
+
+def _settled_index(directory: Directory) -> BodyIndex:
+    """The directory's body index with its clock an hour ahead: what it reads is settled."""
+    index = directory.service(BodyIndex)
+    index.clock = lambda: time.time_ns() + 3600 * 1_000_000_000
+    return index
+
+
+@pytest.mark.timeout(30)
+async def test_the_body_index_is_built_when_watching_starts(directory: Directory,
+                                                            roots: dict[str, Path]) -> None:
+    doc = write(roots["skills"], "ns/early.md", "# Early\n\nthere before the start\n")
+    index = _settled_index(directory)
+    rows = directory.service(ListingRows)
+    rows.clock = index.clock
+    watcher = directory.service(SkillsWatcher)
+    await watcher.start()
+    try:
+        assert await wait_until(lambda: doc in index)
+        reads, built = index.reads, rows.built
+        assert index.contains(doc, os.stat(doc), "before the start") and index.reads == reads
+        listed = await call(directory, "directory::skills::list", {"search": "start", "search_body": True})
+        assert [row["id"] for row in listed["skills"]] == ["ns/early"]
+        assert (index.reads, rows.built) == (reads, built), "the first list read no file"
+    finally:
+        await watcher.stop()
+
+
+@pytest.mark.timeout(30)
+async def test_the_watcher_keeps_the_body_index_current(watching: Directory,
+                                                        roots: dict[str, Path]) -> None:
+    index = _settled_index(watching)
+    seen = windows(watching)
+    doc = write(roots["skills"], "ns/kept.md", "# Kept\n\nfirst words\n")
+    gone = write(roots["skills"], "ns/gone.md", "# Gone\n\nsoon\n")
+    await settle(watching, seen)
+    assert doc in index and gone in index
+    seen = windows(watching)
+    doc.write_text("# Kept\n\nsecond words, longer\n")
+    gone.unlink()
+    await settle(watching, seen)
+    assert gone not in index
+    reads = index.reads
+    assert index.contains(doc, os.stat(doc), "second words") and index.reads == reads
