@@ -34,6 +34,7 @@ from .query import Query, make_query
 from .vocabulary import ACTIONS, normal_term
 
 MAX_NEEDS = 5  # chosen: more clauses than a step names in practice
+NEEDS_PER_CALL = 12  # chosen: the answer's budget (select.SELECTION_BUDGET); more needs cannot each get a slot, and the cap bounds a call of long capabilities
 MIN_WORDS = 2  # chosen: a verb and its object
 T = TypeVar("T")
 
@@ -92,19 +93,22 @@ def split_needs(text: str) -> tuple[str, ...]:
 def expand_needs(queries: Sequence[Query | None]) -> tuple[list[Query | None], list[int]]:
     """Each capability's query followed by the queries of its needs (`split_needs`; those that
     make no query are left out), and for every entry the position of its capability. A whole
-    capability stays first: a wrong cut only adds candidates beside its own."""
+    capability stays first: a wrong cut only adds candidates beside its own. A call searches at
+    most `NEEDS_PER_CALL` needs, in capability order."""
     flat: list[Query | None] = []
     owners: list[int] = []
+    budget = NEEDS_PER_CALL
     for position, query in enumerate(queries):
         flat.append(query)
         owners.append(position)
         if query is None:
             continue
         for need in split_needs(query.text):
-            made = make_query(need)
+            made = make_query(need) if budget > 0 else None
             if made is not None and made.text != query.text:
                 flat.append(made)
                 owners.append(position)
+                budget -= 1
     return flat, owners
 
 

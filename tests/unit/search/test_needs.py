@@ -61,3 +61,18 @@ def test_need_texts_are_the_entries_after_each_capability() -> None:
     flat, owners = expand_needs([make_query("download the video and convert it to mp3"), None,
                                  make_query("send an email")])
     assert need_texts(flat, owners) == {"download the video", "convert it to mp3"}
+
+
+def test_a_call_searches_at_most_its_budget_of_needs() -> None:
+    """Eighteen capabilities of five needs each add `NEEDS_PER_CALL` needs, not ninety: the work
+    of a call of long capabilities stays bounded."""
+    from iii_directory.search.needs import NEEDS_PER_CALL
+    from iii_directory.search.query import make_query
+
+    text = ("find the invoice, email it to the client, upload the report, schedule a call "
+            "and post a summary to the team channel")
+    queries = [make_query(f"{text} {n}") for n in range(18)]
+    assert all(q is not None for q in queries)
+    flat, owners = expand_needs(queries)
+    assert len(flat) - len(queries) == NEEDS_PER_CALL
+    assert sorted(set(owners)) == list(range(18))
