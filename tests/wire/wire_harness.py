@@ -5,9 +5,13 @@ Kept out of conftest.py so test modules can import them by a unique module name.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -91,3 +95,26 @@ async def running_worker(settings: Settings, monkeypatch: pytest.MonkeyPatch, **
             async with engine.client() as client:
                 yield engine, worker, client
             worker.stop()
+
+
+def serve_env(home: Path) -> dict[str, str]:
+    """The environment of a `serve` subprocess: ours without `III_*`, `home` as HOME, info logs."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("III_")}
+    env.update({"HOME": str(home), "LOG_LEVEL": "info", "OTEL_ENABLED": "false"})
+    return env
+
+
+@asynccontextmanager
+async def serve_subprocess(url: str, home: Path, cwd: Path, log: Path) -> AsyncIterator[anyio.abc.Process]:
+    """`iii-directory serve --url URL` as users run it, its output in `log`; killed on the way out
+    when it is still running."""
+    with log.open("wb") as sink:
+        process = await anyio.open_process([sys.executable, "-m", "iii_directory", "serve", "--url", url],
+                                           stdout=sink, stderr=subprocess.STDOUT, env=serve_env(home),
+                                           cwd=str(cwd))
+        try:
+            yield process
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
