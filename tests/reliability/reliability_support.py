@@ -6,13 +6,11 @@ least 10,000 when the environment sets `NIGHTLY=1` (`FUZZ_EXAMPLES=<n>` override
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import socket
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from hypothesis import HealthCheck, settings
 
@@ -99,16 +97,3 @@ def rss_bytes(pid: int) -> int | None:
 
 
 PYTHON = sys.executable
-
-
-def load_soak() -> Any:
-    """`benchmarks/soak.py` as a module (it is a script, not a package member)."""
-    name = "iii_directory_soak"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / "soak.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
