@@ -12,7 +12,12 @@ chores, holidays) over each of the two catalogs and as many near-miss requests
 (`fit_answerability_nearmiss.py`: services the eval catalog has no worker for) over the eval
 catalog — none of them the property tests' generators or seeds. An observer
 (`answerability.observe`) keeps the signals of every decision taken, the lane's and (hybrid)
-the dense ranking's first 12 ids, and the decision the tree took then ("as run" below). Written to `--out` (JSON; `--set NAME` re-records one set).
+the dense ranking's first 12 ids, and the decision the tree took then ("as run" below). A
+capability whose lane was left empty and refilled by the single-term fallback
+(`confidence.fallback_lanes`, lexical and static modes) is recorded as a lane left empty —
+no signals, no lane, `"fallback": true` — as the calibration was fitted before that fallback
+existed: such a lane is graded `low` at best, so the threshold, which draws the line of `high`,
+does not decide it. Written to `--out` (JSON; `--set NAME` re-records one set).
 
 `fit` labels each recorded capability: positive when its case serves it (a grade ≥ 2 function
 that covers it) and its lane holds one of those functions in its first 12 — a "yes" there is
@@ -86,11 +91,18 @@ def record_cases(name: str, mode: str, catalog: list[dict[str, Any]],
     import anyio
 
     from iii_directory.bench import run_mode
-    from iii_directory.search import answerability
+    from iii_directory.search import answerability, service
 
     seen: dict[str, dict[str, Any]] = {}
     dense: dict[str, list[str]] = {}
+    refilled: set[str] = set()
     product_signals = answerability.signals
+    product_fallback = service.fallback_lanes
+
+    def fallback_lanes(documents: Any, queries: Any, *args: Any) -> Any:
+        lanes, flags = product_fallback(documents, queries, *args)
+        refilled.update(query.text for query, flag in zip(queries, flags) if flag)
+        return lanes, flags
 
     def signals(text: str, terms: Any, documents: Any, ranking: Any = None,
                 *args: Any, **kwargs: Any) -> Any:
@@ -104,11 +116,15 @@ def record_cases(name: str, mode: str, catalog: list[dict[str, Any]],
 
     answerability.observe(observer)
     answerability.signals = signals  # type: ignore[assignment]
+    service.fallback_lanes = fallback_lanes  # type: ignore[assignment]
     try:
         anyio.run(run_mode, mode, catalog, cases, 1, None)
     finally:
         answerability.observe(None)
         answerability.signals = product_signals  # type: ignore[assignment]
+        service.fallback_lanes = product_fallback  # type: ignore[assignment]
+    for text in refilled:
+        seen[text] = {"signals": None, "lane": [], "dense": [], "decision": False, "fallback": True}
     rows: list[dict[str, Any]] = []
     for case in cases:
         for position, text in enumerate(case["capabilities"]):
