@@ -84,16 +84,4 @@ def child_env(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def rss_bytes(pid: int) -> int | None:
-    """Resident set size of a process (Linux `/proc`); None where it cannot be read."""
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii") as handle:
-            for line in handle:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
-
-
 PYTHON = sys.executable

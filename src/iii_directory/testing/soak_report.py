@@ -24,16 +24,21 @@ def percentile(sorted_values: list[float], q: float) -> float:
     return sorted_values[min(rank, len(sorted_values)) - 1]
 
 
-def rss_of(pid: int) -> int | None:
-    """Resident set size in bytes (Linux `/proc/<pid>/status`); None elsewhere."""
+def status_bytes(pid: int, key: str) -> int | None:
+    """A kB figure of Linux `/proc/<pid>/status` (`VmRSS`, `VmHWM`, …) in bytes; None elsewhere."""
     try:
         with open(f"/proc/{pid}/status", encoding="ascii") as handle:
             for line in handle:
-                if line.startswith("VmRSS:"):
+                if line.startswith(f"{key}:"):
                     return int(line.split()[1]) * 1024
     except OSError:
         return None
     return None
+
+
+def rss_of(pid: int) -> int | None:
+    """Resident set size in bytes (`VmRSS`); None where it cannot be read."""
+    return status_bytes(pid, "VmRSS")
 
 
 def cpu_of(pid: int) -> float | None:
