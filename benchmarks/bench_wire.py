@@ -27,7 +27,7 @@ import itertools
 import os
 import tempfile
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import pytest
@@ -103,16 +103,23 @@ class Rig:
                 tg.start_soon(self.call, "directory::engine::functions::info", PAYLOAD)
 
 
-@pytest.fixture(scope="module")
-def rig() -> Iterator[tuple[BlockingPortal, Rig]]:
+RigT = TypeVar("RigT", bound=Rig)
+
+
+def serving(rig: RigT) -> Iterator[tuple[BlockingPortal, RigT]]:
+    """`rig` served in a blocking portal for the timed calls; stopped and awaited after them."""
     with start_blocking_portal() as portal:
-        rig = Rig()
         future, _ = portal.start_task(rig.serve)
         try:
             yield portal, rig
         finally:
             portal.call(rig.stop)
             future.result(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def rig() -> Iterator[tuple[BlockingPortal, Rig]]:
+    yield from serving(Rig())
 
 
 def test_engine_builtin(benchmark: Any, rig: tuple[BlockingPortal, Rig]) -> None:
@@ -189,14 +196,7 @@ def hybrid_rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Block
     saved = os.environ.get("III_DIRECTORY_CACHE_DIR")
     os.environ["III_DIRECTORY_CACHE_DIR"] = str(tmp_path_factory.mktemp("vectors"))
     try:
-        with start_blocking_portal() as portal:
-            rig = HybridRig()
-            future, _ = portal.start_task(rig.serve)
-            try:
-                yield portal, rig
-            finally:
-                portal.call(rig.stop)
-                future.result(timeout=30)
+        yield from serving(HybridRig())
     finally:
         if saved is None:
             os.environ.pop("III_DIRECTORY_CACHE_DIR", None)
