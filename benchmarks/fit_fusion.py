@@ -283,21 +283,10 @@ def main() -> None:
     for path in extras:
         split = json.loads(path.read_text())["cases"][0]["split"]
         sets[split] = samples(corpus, matrix, encoder, graded_capabilities(path, split))
-    def ablate(data: list[Sample]) -> list[Sample]:
-        if not args.without:
-            return data
-        columns = [FEATURES.index(name) for name in args.without]
-        out = []
-        for names, rows, grades in data:
-            rows = rows.copy()
-            rows[:, columns] = 0.0
-            out.append((names, rows, grades))
-        return out
-
     if args.write or args.check:
         _fitted_file.apply(shipped_fits(sets), args)
         return
-    sets = {name: ablate(data) for name, data in sets.items()}
+    sets = {name: zeroed(data, args.without) for name, data in sets.items()}
     dense_only = np.zeros(len(FEATURES))
     dense_only[FEATURES.index("cos")] = 1.0
     for name, data in sets.items():
@@ -314,8 +303,8 @@ def main() -> None:
         other = load_corpus(data_dir / "heldout_catalog.json")
         other_matrix = np.asarray(encoder.encode([tool.dense_text for tool in other.tools]),
                                   dtype=np.float32)
-        heldout = ablate(samples(other, other_matrix, encoder,
-                                 graded_capabilities(data_dir / "heldout_cases.json", None)))
+        heldout = zeroed(samples(other, other_matrix, encoder,
+                                 graded_capabilities(data_dir / "heldout_cases.json", None)), args.without)
     if args.heldout:
         first, recall = quality(dense_only, heldout)
         print(f"dense only   heldout  first {first:.3f}  recall@12 {recall:.3f}")
