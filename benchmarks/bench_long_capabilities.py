@@ -5,7 +5,7 @@ Run::
     python benchmarks/bench_long_capabilities.py --mode lexical --capabilities 5000
     python benchmarks/bench_long_capabilities.py --mode hybrid --capabilities 5000
 
-The soak's project and engine (`benchmarks/soak.py`: 56-function catalog, 135 skills, mock
+The soak's project and engine (`iii_directory.testing.soak`: 56-function catalog, 135 skills, mock
 registry, the worker as a subprocess). One caller sends `directory::search_functions` calls of
 18 new capabilities of the maximum length (`request_limits.CAPABILITY_MAX_CHARS`, each one
 distinct: `soak.long_capability`), one call after another, until `--capabilities` were sent;
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -29,9 +28,8 @@ from pathlib import Path
 
 import anyio
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-import soak  # noqa: E402  (benchmarks/soak.py)
+from iii_directory.search.request_limits import CAPABILITY_MAX_CHARS, MAX_CAPABILITIES
+from iii_directory.testing import soak, soak_report
 
 MIB = 1024 * 1024
 
@@ -49,7 +47,7 @@ async def run(mode: str, capabilities: int, every: int, filled: int, workdir: Pa
         done = False
         if mode != "lexical":  # measure the hybrid lane: wait (bounded) for the first hybrid answer
             with anyio.move_on_after(180):
-                while (await client.call(soak.SEARCH, {"capabilities": ["send an email"]},
+                while (await client.call(soak_report.SEARCH, {"capabilities": ["send an email"]},
                                          timeout=30))["search_mode"] != "hybrid":
                     await anyio.sleep(0.5)
 
@@ -69,30 +67,30 @@ async def run(mode: str, capabilities: int, every: int, filled: int, workdir: Pa
                 idle.append(time.perf_counter() - started)
                 await anyio.sleep(0.002)
         sent = serial = 0
-        checkpoints.append((0, (soak.rss_of(pid) or 0) / MIB))
+        checkpoints.append((0, (soak_report.rss_of(pid) or 0) / MIB))
         async with anyio.create_task_group() as group:
             group.start_soon(pinger)
             while sent < capabilities:
-                serial += soak.MAX_CAPABILITIES
-                batch = [soak.long_capability(serial - n) for n in range(soak.MAX_CAPABILITIES)]
+                serial += MAX_CAPABILITIES
+                batch = [soak.long_capability(serial - n) for n in range(MAX_CAPABILITIES)]
                 in_flight = True
                 started = time.perf_counter()
-                answer = await client.call(soak.SEARCH, {"capabilities": batch}, timeout=30)
+                answer = await client.call(soak_report.SEARCH, {"capabilities": batch}, timeout=30)
                 searches.append(time.perf_counter() - started)
                 in_flight = False
                 modes[answer["search_mode"]] += 1
                 before, sent = sent, sent + len(batch)
                 if sent // every > before // every:
-                    checkpoints.append((sent, (soak.rss_of(pid) or 0) / MIB))
+                    checkpoints.append((sent, (soak_report.rss_of(pid) or 0) / MIB))
             done = True
     base = next((rss for n, rss in checkpoints if n >= filled), checkpoints[-1][1])
     pings.sort()
     idle.sort()
     return {"mode": mode, "checkpoints": checkpoints, "growth_after_filled_mib": checkpoints[-1][1] - base,
             "search_p50_ms": statistics.median(searches) * 1e3, "modes": dict(modes),
-            "ping_p50_ms": soak.percentile(pings, 0.5) * 1e3, "ping_p99_ms": soak.percentile(pings, 0.99) * 1e3,
+            "ping_p50_ms": soak_report.percentile(pings, 0.5) * 1e3, "ping_p99_ms": soak_report.percentile(pings, 0.99) * 1e3,
             "ping_max_ms": (pings[-1] if pings else 0.0) * 1e3, "pings": len(pings),
-            "idle_p50_ms": soak.percentile(idle, 0.5) * 1e3, "idle_p99_ms": soak.percentile(idle, 0.99) * 1e3}
+            "idle_p50_ms": soak_report.percentile(idle, 0.5) * 1e3, "idle_p99_ms": soak_report.percentile(idle, 0.99) * 1e3}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -105,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="iii-long-") as tmp:
         result = anyio.run(run, args.mode, args.capabilities, args.every, args.filled, Path(tmp))
-    print(f"mode {result['mode']}: {args.capabilities} distinct {soak.CAPABILITY_MAX_CHARS}-character capabilities")
+    print(f"mode {result['mode']}: {args.capabilities} distinct {CAPABILITY_MAX_CHARS}-character capabilities")
     print("  RSS MiB by capabilities sent: " + ", ".join(f"{n}: {rss:.1f}" for n, rss in result["checkpoints"]))  # type: ignore[union-attr]
     print(f"  growth after {args.filled}: {result['growth_after_filled_mib']:.1f} MiB (floor ≤ 64 MiB)")
     print(f"  search p50 {result['search_p50_ms']:.0f} ms; answers by mode {result['modes']}")

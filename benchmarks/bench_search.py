@@ -25,7 +25,6 @@ catalog only; the 50k rows build an HNSW graph first, about a minute on 2 cores)
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,33 +41,10 @@ from iii_directory.standalone import standalone_engine
 np = pytest.importorskip("numpy")
 pytest.importorskip("onnxruntime")
 
+from _phrasings import PHRASINGS, catalog, fresh  # noqa: E402
 from _report import report  # noqa: E402
 
 pytestmark = pytest.mark.timeout(900)
-
-EVAL_CATALOG = Path("/work/shared/eval/catalog.json")
-EXAMPLE_CATALOG = Path(__file__).parent.parent / "src" / "iii_directory" / "data" / "example_catalog.json"
-
-#: our own capability phrasings (not eval cases): 18 distinct needs across common workers
-CAPABILITIES = [
-    "send an email to a customer", "create a calendar event next tuesday", "list open pull requests",
-    "charge a card for the invoice", "presign a url for a stored file", "post a message in the team channel",
-    "query the orders table", "fetch a web page and extract the text", "translate a paragraph into German",
-    "schedule a job every night", "store a value under a key", "transcribe an audio recording",
-    "open a support ticket", "look up the weather forecast", "render html into a pdf",
-    "search the web for release notes", "read a secret from the vault", "geocode a street address",
-]
-
-
-def fresh(count: int, serial: int) -> list[str]:
-    """`count` capability texts no call has used: the phrasings with order number `serial`."""
-    return [f"{c} for order {serial * 100 + i}" for i, c in enumerate(CAPABILITIES[:count])]
-
-
-def catalog() -> list[dict[str, Any]]:
-    path = EVAL_CATALOG if EVAL_CATALOG.is_file() else EXAMPLE_CATALOG
-    return json.loads(path.read_text(encoding="utf-8"))
-
 
 def scaled(records: list[dict[str, Any]], size: int) -> list[dict[str, Any]]:
     """`size` searchable records: copies of `records` under numbered namespaces
@@ -150,7 +126,7 @@ def call(loop: asyncio.AbstractEventLoop, directory: Directory, capabilities: li
 def test_eval_call(benchmark: Any, loop: asyncio.AbstractEventLoop, encoder: Any,
                    tmp_path_factory: pytest.TempPathFactory, mode: str, count: int) -> None:
     directory = eval_directory(loop, mode, tmp_path_factory.mktemp("eval"), encoder)
-    capabilities = CAPABILITIES[:count]
+    capabilities = PHRASINGS[:count]
     call(loop, directory, capabilities)
     benchmark.group = f"search-eval-{count}-caps"
     result = benchmark(call, loop, directory, capabilities)
@@ -164,7 +140,7 @@ def test_eval_call_new_texts(benchmark: Any, loop: asyncio.AbstractEventLoop, en
     directory = eval_directory(loop, "hybrid", tmp_path_factory.mktemp("eval"), encoder)
     pipeline = directory.service(SearchService).dense.pipeline
     assert pipeline is not None
-    call(loop, directory, CAPABILITIES[:count])
+    call(loop, directory, PHRASINGS[:count])
     before = pipeline.stats.encoded
     serials = iter(range(count * 1000, count * 1000 + 1000))
 
@@ -233,7 +209,7 @@ def seed_vectors(loop: asyncio.AbstractEventLoop, records: list[dict[str, Any]],
 def test_scaled_call(benchmark: Any, loop: asyncio.AbstractEventLoop, encoder: Any,
                      tmp_path_factory: pytest.TempPathFactory, size: int, mode: str, count: int) -> None:
     directory = scaled_directory(loop, size, mode, tmp_path_factory.mktemp(f"scaled{size}{mode}"), encoder)
-    capabilities = CAPABILITIES[:count]
+    capabilities = PHRASINGS[:count]
     call(loop, directory, capabilities)
     benchmark.group = f"search-{size // 1000}k-{count}-caps"
     result = benchmark(call, loop, directory, capabilities)

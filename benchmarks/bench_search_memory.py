@@ -39,28 +39,20 @@ from typing import Any
 
 import anyio
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-import soak  # noqa: E402  (benchmarks/soak.py)
+from iii_directory.testing import soak, soak_report
 
 MIB = 1024 * 1024
 SEARCH = "directory::search_functions"
 
 
-cpu_seconds = soak.cpu_of
+cpu_seconds = soak_report.cpu_of
 """User + system CPU seconds of a process so far: a start-up figure that a loaded host changes
 less than wall time."""
 
 
 def vm_hwm(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii") as handle:
-            for line in handle:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
+    """Peak resident set size in bytes (`VmHWM`); None where it cannot be read."""
+    return soak_report.status_bytes(pid, "VmHWM")
 
 
 async def sequential(workdir: Path, mode: str, searches: int, seed: int) -> dict[str, Any]:
@@ -74,7 +66,7 @@ async def sequential(workdir: Path, mode: str, searches: int, seed: int) -> dict
             modes[answer["search_mode"]] = modes.get(answer["search_mode"], 0) + 1
         pid = session.worker_pid
         return {"mode": mode, "searches": searches, "search_modes": modes,
-                "rss": soak.rss_of(pid), "peak": vm_hwm(pid)}
+                "rss": soak_report.rss_of(pid), "peak": vm_hwm(pid)}
 
 
 async def first_hybrid_answer(workdir: Path, settle_s: float = 0.0) -> dict[str, Any]:
@@ -97,7 +89,7 @@ async def first_hybrid_answer(workdir: Path, settle_s: float = 0.0) -> dict[str,
         await anyio.sleep(settle_s)
         return {"seconds": elapsed, "registered_after": registered, "answer_after_registered": elapsed - registered,
                 "attempts": attempts, "worker_cpu": cpu,
-                "rss": soak.rss_of(pid), "peak": vm_hwm(pid)}
+                "rss": soak_report.rss_of(pid), "peak": vm_hwm(pid)}
 
 
 def cli_call(workdir: Path, mode: str) -> dict[str, Any]:

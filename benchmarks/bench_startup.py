@@ -39,11 +39,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
+from anyio.abc import Process
 
 HERE = Path(__file__).resolve().parent
 YARDSTICK = [sys.executable, "-c", "import pydantic, yaml, anyio"]
@@ -112,21 +114,29 @@ async def serve_once(root: Path, env: dict[str, str], mode: str, extra: Sequence
         if mode == "lexical":
             argv += ["--config", str(root / "lexical.yaml")]
         started = time.perf_counter()
-        process = await anyio.open_process(argv, cwd=root, env=env, stdout=subprocess.DEVNULL,
-                                           stderr=subprocess.DEVNULL)
-        try:
+        async with spawned(argv, cwd=root, env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL) as process:
             await engine.wait_for(lambda: wanted <= {fid for (_ns, fid), e in engine.functions.items()
                                                      if e.owner is not None}, timeout=SERVE_TIMEOUT_S)
             wall = time.perf_counter() - started
             cpu, peak = cpu_of(process.pid), peak_of(process.pid)
-            process.terminate()
-            with anyio.fail_after(20):
-                await process.wait()
-        finally:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
     return {"wall": wall, "cpu": cpu, "peak": peak}
+
+
+@asynccontextmanager
+async def spawned(argv: Sequence[str], **options: Any) -> AsyncIterator[Process]:
+    """`anyio.open_process(argv, **options)`; on leaving, terminated and awaited (20 s at
+    most), and killed when it is still running (also when the body failed)."""
+    process = await anyio.open_process(list(argv), **options)
+    try:
+        yield process
+        process.terminate()
+        with anyio.fail_after(20):
+            await process.wait()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
 
 
 def importtime(argv: Sequence[str], cwd: Path, env: dict[str, str], out: Path) -> list[tuple[int, str]]:
@@ -155,19 +165,12 @@ async def serve_importtime(root: Path, env: dict[str, str], out: Path) -> None:
     with log.open("wb") as sink:
         async with TestEngine(functions_debounce_s=0.05) as engine:
             engine.configuration.put(config_id(), Settings(function_search_mode="lexical").model_dump(mode="json"))
-            process = await anyio.open_process(
-                [sys.executable, "-X", "importtime", "-m", "iii_directory", "serve", "--url", engine.url,
-                 "--config", str(root / "lexical.yaml")], cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=sink)
-            try:
+            async with spawned(
+                    [sys.executable, "-X", "importtime", "-m", "iii_directory", "serve", "--url", engine.url,
+                     "--config", str(root / "lexical.yaml")], cwd=root, env=env, stdout=subprocess.DEVNULL,
+                    stderr=sink):
                 await engine.wait_for(lambda: engine.worker("iii-directory") is not None, timeout=SERVE_TIMEOUT_S)
                 await anyio.sleep(1.0)
-                process.terminate()
-                with anyio.fail_after(20):
-                    await process.wait()
-            finally:
-                if process.returncode is None:
-                    process.kill()
-                    await process.wait()
     lines = [ln for ln in log.read_text(encoding="utf-8", errors="replace").splitlines()
              if ln.startswith("import time:")]
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")

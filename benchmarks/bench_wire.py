@@ -24,12 +24,10 @@ portal); each timed call is issued from the benchmark thread.
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import tempfile
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import pytest
@@ -41,6 +39,8 @@ from iii_directory.protocol.backoff import Backoff
 from iii_directory.testing.client import TestClient
 from iii_directory.testing.engine import TestEngine
 from iii_directory.worker import Worker
+
+from _phrasings import PHRASINGS, catalog, fresh
 
 PAYLOAD = {"function_id": "directory::on-config-change"}
 
@@ -103,16 +103,23 @@ class Rig:
                 tg.start_soon(self.call, "directory::engine::functions::info", PAYLOAD)
 
 
-@pytest.fixture(scope="module")
-def rig() -> Iterator[tuple[BlockingPortal, Rig]]:
+RigT = TypeVar("RigT", bound=Rig)
+
+
+def serving(rig: RigT) -> Iterator[tuple[BlockingPortal, RigT]]:
+    """`rig` served in a blocking portal for the timed calls; stopped and awaited after them."""
     with start_blocking_portal() as portal:
-        rig = Rig()
         future, _ = portal.start_task(rig.serve)
         try:
             yield portal, rig
         finally:
             portal.call(rig.stop)
             future.result(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def rig() -> Iterator[tuple[BlockingPortal, Rig]]:
+    yield from serving(Rig())
 
 
 def test_engine_builtin(benchmark: Any, rig: tuple[BlockingPortal, Rig]) -> None:
@@ -132,16 +139,6 @@ def test_worker_proxy_x16(benchmark: Any, rig: tuple[BlockingPortal, Rig]) -> No
     benchmark(portal.call, r.burst, 16)
 
 
-EVAL_CATALOG = Path("/work/shared/eval/catalog.json")
-EXAMPLE_CATALOG = Path(__file__).parent.parent / "src" / "iii_directory" / "data" / "example_catalog.json"
-PHRASINGS = [
-    "send an email to a customer", "create a calendar event next tuesday", "list open pull requests",
-    "charge a card for the invoice", "presign a url for a stored file", "post a message in the team channel",
-    "query the orders table", "fetch a web page and extract the text", "translate a paragraph into German",
-    "schedule a job every night", "store a value under a key", "transcribe an audio recording",
-    "open a support ticket", "look up the weather forecast", "render html into a pdf",
-    "search the web for release notes", "read a secret from the vault", "geocode a street address",
-]
 
 
 class HybridRig(Rig):
@@ -154,8 +151,7 @@ class HybridRig(Rig):
         async def answer(data: Any) -> Any:
             return {"ok": True}
 
-        path = EVAL_CATALOG if EVAL_CATALOG.is_file() else EXAMPLE_CATALOG
-        for record in json.loads(path.read_text(encoding="utf-8")):
+        for record in catalog():
             if record["function_id"].split("::", 1)[0] in ("directory", "engine"):
                 continue  # the worker's own and the engine's functions are already there
             engine.add_function(record["function_id"], answer, description=record.get("description"),
@@ -200,14 +196,7 @@ def hybrid_rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Block
     saved = os.environ.get("III_DIRECTORY_CACHE_DIR")
     os.environ["III_DIRECTORY_CACHE_DIR"] = str(tmp_path_factory.mktemp("vectors"))
     try:
-        with start_blocking_portal() as portal:
-            rig = HybridRig()
-            future, _ = portal.start_task(rig.serve)
-            try:
-                yield portal, rig
-            finally:
-                portal.call(rig.stop)
-                future.result(timeout=30)
+        yield from serving(HybridRig())
     finally:
         if saved is None:
             os.environ.pop("III_DIRECTORY_CACHE_DIR", None)
@@ -218,10 +207,9 @@ def hybrid_rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Block
 _SERIALS = itertools.count(1)
 
 
-def fresh(count: int) -> list[str]:
+def new_texts(count: int) -> list[str]:
     """`count` capability texts no call has used: the phrasings with a new order number."""
-    serial = next(_SERIALS)
-    return [f"{c} for order {serial * 100 + i}" for i, c in enumerate(PHRASINGS[:count])]
+    return fresh(count, next(_SERIALS))
 
 
 def _waits_note(rig: HybridRig, before: int) -> None:
@@ -231,35 +219,34 @@ def _waits_note(rig: HybridRig, before: int) -> None:
               f"max {waits[-1] * 1e3:.2f} ms over {len(waits)} batches")
 
 
-@pytest.mark.parametrize("count", [1, 18])
-def test_search_first_call(benchmark: Any, hybrid_rig: tuple[BlockingPortal, HybridRig], count: int) -> None:
+def _first_calls(benchmark: Any, hybrid_rig: tuple[BlockingPortal, HybridRig], count: int,
+                 rounds: int, background: int = 0) -> None:
+    """Time `rounds` searches of `count` texts no call has used, each after `background` new
+    skill documents were handed to the encoder (0: an idle encoder)."""
     portal, rig = hybrid_rig
     before = len(rig.query_waits())
 
-    def new_texts() -> tuple[tuple[Any, ...], dict[str, Any]]:
-        return (rig.search, fresh(count)), {}
+    def setup() -> tuple[tuple[Any, ...], dict[str, Any]]:
+        if background:
+            portal.call(rig.background, background)
+        return (rig.search, new_texts(count)), {}
 
     benchmark.group = f"wire-search-{count}-caps"
-    result = benchmark.pedantic(portal.call, setup=new_texts, rounds=40, warmup_rounds=1)
+    result = benchmark.pedantic(portal.call, setup=setup, rounds=rounds, warmup_rounds=1)
     assert result["search_mode"] == "hybrid"
     _waits_note(rig, before)
+
+
+@pytest.mark.parametrize("count", [1, 18])
+def test_search_first_call(benchmark: Any, hybrid_rig: tuple[BlockingPortal, HybridRig], count: int) -> None:
+    _first_calls(benchmark, hybrid_rig, count, rounds=40)
 
 
 @pytest.mark.parametrize("count", [1, 18])
 def test_search_first_call_during_background_embedding(
         benchmark: Any, hybrid_rig: tuple[BlockingPortal, HybridRig], count: int) -> None:
     """First calls while 32 new skill documents are being embedded in the background."""
-    portal, rig = hybrid_rig
-    before = len(rig.query_waits())
-
-    def busy_encoder() -> tuple[tuple[Any, ...], dict[str, Any]]:
-        portal.call(rig.background, 32)
-        return (rig.search, fresh(count)), {}
-
-    benchmark.group = f"wire-search-{count}-caps"
-    result = benchmark.pedantic(portal.call, setup=busy_encoder, rounds=30, warmup_rounds=1)
-    assert result["search_mode"] == "hybrid"
-    _waits_note(rig, before)
+    _first_calls(benchmark, hybrid_rig, count, rounds=30, background=32)
 
 
 @pytest.mark.parametrize("count", [1, 18])

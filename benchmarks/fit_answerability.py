@@ -2,8 +2,6 @@
 
     .venv/bin/python benchmarks/fit_answerability.py record   # run the searches, keep signals
     .venv/bin/python benchmarks/fit_answerability.py fit      # fit, cross-check, print constants
-    .venv/bin/python benchmarks/fit_answerability.py fit --leave-one-out   # and: fitted on both catalogs?
-    .venv/bin/python benchmarks/fit_answerability.py fit --sweep 0.01 0.1 1.0   # L2, cross-validated
     .venv/bin/python benchmarks/fit_answerability.py fit --write | --check   # fitted.json
 
 `record` runs every case of eval `dev` (never `test`), `benchmarks/data/extra_cases.json`,
@@ -14,7 +12,12 @@ chores, holidays) over each of the two catalogs and as many near-miss requests
 (`fit_answerability_nearmiss.py`: services the eval catalog has no worker for) over the eval
 catalog — none of them the property tests' generators or seeds. An observer
 (`answerability.observe`) keeps the signals of every decision taken, the lane's and (hybrid)
-the dense ranking's first 12 ids, and the decision the tree took then ("as run" below). Written to `--out` (JSON; `--set NAME` re-records one set).
+the dense ranking's first 12 ids, and the decision the tree took then ("as run" below). A
+capability whose lane was left empty and refilled by the single-term fallback
+(`confidence.fallback_lanes`, lexical and static modes) is recorded as a lane left empty —
+no signals, no lane, `"fallback": true` — as the calibration was fitted before that fallback
+existed: such a lane is graded `low` at best, so the threshold, which draws the line of `high`,
+does not decide it. Written to `--out` (JSON; `--set NAME` re-records one set).
 
 `fit` labels each recorded capability: positive when its case serves it (a grade ≥ 2 function
 that covers it) and its lane holds one of those functions in its first 12 — a "yes" there is
@@ -36,16 +39,9 @@ held-out catalog stays untouched by the shipped fit. `fit --write` writes them t
 `src/iii_directory/search/data/fitted.json`; `fit --check` exits 1 when that file no longer
 matches the fit (recording `--out` first when it does not exist).
 
-`fit --leave-one-out` asks whether fitting on both catalogs generalises better
-(`leave_one_out`): each of dev, extra and extra2 scored with the calibration fitted on the other
-eval-catalog sets (chatter and near misses included), against fitted on those plus the held-out
-catalog's cases and chatter — in capabilities kept and no-match cases answered — and prints the
-calibration fitted on every set of both catalogs (measured, not kept: docs/record/search-quality.md, "Fitting on both
-catalogs").
-
-`fit --sweep L2 ...` prints only, per family, the cross-validation of those L2 values
-(`answerability_cv.py`: leave-one-set-out over dev, extra and extra2, summed, and the held-out
-transfer; docs/record/search-quality.md, "Regularisation by cross-validation").
+The leave-one-out comparison with both catalogs and the L2 cross-validation that chose
+`--l2` and `--l2-hybrid` are finished experiments (docs/record/search-quality.md, "Fitting on
+both catalogs" and "Regularisation by cross-validation", with the commit that holds them).
 """
 
 from __future__ import annotations
@@ -95,11 +91,18 @@ def record_cases(name: str, mode: str, catalog: list[dict[str, Any]],
     import anyio
 
     from iii_directory.bench import run_mode
-    from iii_directory.search import answerability
+    from iii_directory.search import answerability, service
 
     seen: dict[str, dict[str, Any]] = {}
     dense: dict[str, list[str]] = {}
+    refilled: set[str] = set()
     product_signals = answerability.signals
+    product_fallback = service.fallback_lanes
+
+    def fallback_lanes(documents: Any, queries: Any, *args: Any) -> Any:
+        lanes, flags = product_fallback(documents, queries, *args)
+        refilled.update(query.text for query, flag in zip(queries, flags) if flag)
+        return lanes, flags
 
     def signals(text: str, terms: Any, documents: Any, ranking: Any = None,
                 *args: Any, **kwargs: Any) -> Any:
@@ -113,11 +116,15 @@ def record_cases(name: str, mode: str, catalog: list[dict[str, Any]],
 
     answerability.observe(observer)
     answerability.signals = signals  # type: ignore[assignment]
+    service.fallback_lanes = fallback_lanes  # type: ignore[assignment]
     try:
         anyio.run(run_mode, mode, catalog, cases, 1, None)
     finally:
         answerability.observe(None)
         answerability.signals = product_signals  # type: ignore[assignment]
+        service.fallback_lanes = product_fallback  # type: ignore[assignment]
+    for text in refilled:
+        seen[text] = {"signals": None, "lane": [], "dense": [], "decision": False, "fallback": True}
     rows: list[dict[str, Any]] = []
     for case in cases:
         for position, text in enumerate(case["capabilities"]):
@@ -278,31 +285,6 @@ def show(title: str, results: dict[str, Any]) -> None:
               f"n={m['no_match']})")
 
 
-def leave_one_out(rows: list[dict[str, Any]], family: str, l2: float, fp: float,
-                  left_out: tuple[str, ...] = ("dev", "extra", "extra2"),
-                  drop: tuple[str, ...] = ()
-                  ) -> list[tuple[str, int, int, tuple[float, float], tuple[float, float]]]:
-    """One fold per set of `left_out`: `(name, positives, no-match cases, (kept, answered)
-    fitted on the other `EVAL_SIDE` sets, (kept, answered) fitted on those and `HELDOUT_SIDE`)`
-    — served capabilities kept and no-match cases answered, as counts, by `fit_family`'s
-    threshold rule on each training side; each side is `answerability_cv.leave_one_set_out`."""
-    from answerability_cv import leave_one_set_out
-
-    def fitter(train: list[dict[str, Any]], fam: str, l2_: float, fp_: float) -> Any:
-        return fit_family(train, fam, l2_, fp_, drop)
-
-    def evaluator(model: Any, cut: float, part: list[dict[str, Any]], fam: str) -> Any:
-        return evaluate(model, cut, part, fam, drop)
-
-    folds = []
-    for name in left_out:
-        alone, both = (leave_one_set_out(rows, family, l2, fp, fitter, evaluator, side, (name,))[name]
-                       for side in (EVAL_SIDE, EVAL_SIDE + HELDOUT_SIDE))
-        folds.append((name, alone.positives, alone.no_match, (alone.kept, alone.answered),
-                      (both.kept, both.answered)))
-    return folds
-
-
 EVAL_SIDE = ("dev", "extra", "extra2", "chatter")
 HELDOUT_SIDE = ("heldout", "heldout-chatter")
 
@@ -321,26 +303,6 @@ def fit(args: argparse.Namespace) -> None:
         fp = {"hybrid": args.fp_hybrid}.get(family, args.fp_lexical)
         part = [r for r in rows if r["mode"] == mode]
         l2 = args.l2_hybrid if family == "hybrid" and args.l2_hybrid is not None else args.l2
-        if args.sweep:
-            import answerability_cv
-
-            print(f"\n== {mode}: L2 cross-validation (answerability_cv.py) ==")
-            answerability_cv.sweep(part, family, args.sweep, fp, fit_family, evaluate,
-                                   EVAL_SIDE, HELDOUT_SIDE)
-            continue
-        if args.leave_one_out:
-            print(f"\n== {mode}: each set left out, fitted on the other eval-catalog sets -> "
-                  "and the held-out catalog ==")
-            for name, positives, negatives, alone, both in leave_one_out(
-                    part, family, l2, fp, drop=drop):
-                print(f"  {name:7s} kept {alone[0]:5.1f} -> {both[0]:5.1f} of {positives}, "
-                      f"no-match answered {alone[1]:4.1f} -> {both[1]:4.1f} of {negatives}")
-            both_model, both_cut = fit_family(
-                [r for r in part if r["set"] in EVAL_SIDE + HELDOUT_SIDE], family, l2, fp,
-                drop)
-            weights = tuple(round(float(w), 4) for w in both_model[:-1])
-            print(f"  fitted on both catalogs: weights {weights}, bias "
-                  f"{round(float(both_model[-1]), 4)}, threshold {round(both_cut, 4)}")
         eval_side = [r for r in part if r["set"] in EVAL_SIDE]
         held_side = [r for r in part if r["set"] in HELDOUT_SIDE]
         model, cut = fit_family(eval_side, family, l2, fp, drop)
@@ -357,8 +319,6 @@ def fit(args: argparse.Namespace) -> None:
               + f", bias {back[-1]:+.4f}, threshold {back_cut:+.4f}")
         show("  scored on the eval catalog's sets:",
              evaluate(back, back_cut, eval_side, family, drop))
-    if args.sweep:
-        return
     if args.write or args.check:
         import _fitted_file
 
@@ -381,18 +341,12 @@ def main() -> None:
     parser.add_argument("--set", action="append", help="record only these sets (repeatable)")
     parser.add_argument("--no-nearmiss", dest="nearmiss", action="store_false",
                         help="fit the eval side without the near-miss negatives (tried, not shipped)")
-    parser.add_argument("--leave-one-out", action="store_true",
-                        help="also score dev, extra and extra2 each fitted on the other "
-                             "eval-catalog sets, without and with the held-out catalog in the fit")
     parser.add_argument("--l2", type=float, default=0.1,
                         help="the L2 of the lexical and static families (and hybrid's without "
                              "--l2-hybrid)")
     parser.add_argument("--l2-hybrid", type=float, default=1.0,
-                        help="the L2 of the hybrid family (1.0: chosen by --sweep, docs/record/search-quality.md "
-                             "\"Regularisation by cross-validation\")")
-    parser.add_argument("--sweep", nargs="+", type=float, metavar="L2",
-                        help="only the cross-validation of these L2 values per family "
-                             "(answerability_cv.py): leave-one-set-out and the held-out transfer")
+                        help="the L2 of the hybrid family (1.0: chosen by cross-validation, "
+                             "docs/record/search-quality.md \"Regularisation by cross-validation\")")
     parser.add_argument("--drop", action="append",
                         help="fit: leave this input out (weight 0; repeatable; "
                              "chosen by cross-validation: docs/record/search-quality.md)")
@@ -403,9 +357,8 @@ def main() -> None:
     _fitted_file.add_arguments(parser, "CALIBRATION (with `fit`; --check records --out first "
                                        "when it does not exist)")
     args = parser.parse_args()
-    shipped = (args.mode, args.drop, args.leave_one_out, args.sweep, args.nearmiss, args.l2,
-               args.l2_hybrid, args.fp_hybrid, args.fp_lexical) == (None, None, False, None, True,
-                                                                    0.1, 1.0, 0.10, 0.10)
+    shipped = (args.mode, args.drop, args.nearmiss, args.l2, args.l2_hybrid, args.fp_hybrid,
+               args.fp_lexical) == (None, None, True, 0.1, 1.0, 0.10, 0.10)
     if (args.write or args.check) and (args.action != "fit" or not shipped):
         parser.error("--write and --check go with `fit` and fit what ships: no other option")
     if args.check and not args.out.exists():

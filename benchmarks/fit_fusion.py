@@ -1,8 +1,7 @@
 """Fit the weights of the learned catalog fusion (`iii_directory.search.fusion.WEIGHTS`).
 
     python benchmarks/fit_fusion.py [--eval-dir ../shared/eval] [--extra PATH ...] \
-        [--heldout] [--leave-one-out] [--without FEATURE ...] [--bm25f W,B W,B W,B] \
-        [--sweep L2 ... [--eliminate L2]]
+        [--heldout] [--without FEATURE ...] [--bm25f W,B W,B W,B]
     python benchmarks/fit_fusion.py --write | --check
 
 Uses the graded capabilities of the eval set's `dev` split and of our own case sets
@@ -30,18 +29,13 @@ seventeen weights), and leaving out the four view features as well gives
 (`benchmarks/data/heldout_catalog.json`, its cases in `heldout_cases.json`) scored with weights
 fitted on the eval catalog's sets, and each eval-catalog set scored with weights fitted on the
 heldout catalog alone. The heldout cases never enter the weights printed for `fusion.py`.
-`--leave-one-out` asks whether fitting on both catalogs generalises better: each eval-catalog
-set scored with `WEIGHTS` and `HEAD_WEIGHTS` fitted on the other eval-catalog sets, against
-fitted on those sets plus the held-out catalog's cases (`leave_one_out`), in capabilities (first
-place, and recall@12 summed over capabilities), and prints the weights fitted on every set of both
-catalogs (measured, not kept: docs/record/search-quality.md, "Fitting on both catalogs"). `--without FEATURE` fits
-with that feature's column zeroed (an ablation). `--bm25f` scores the catalogs' lexical lane
+`--without FEATURE` fits with that feature's column zeroed (an ablation). `--bm25f` scores the catalogs' lexical lane
 by BM25F with these `weight,b` pairs for the id, description and argument fields
 (`benchmarks/_bm25f.py`; the experiment that fitted them left the tree, docs/record/search-quality.md) instead of the shipped BM25
-document. `--sweep L2 ...` prints only the cross-validation of those L2 values
-(`fusion_cv.py`: leave-one-set-out over the eval catalog's sets, summed, and the held-out
-transfer), `--eliminate L2` adds greedy backward feature elimination at that L2 (docs/record/search-quality.md,
-"Regularisation by cross-validation").
+document. The leave-one-out comparison with both catalogs and the L2 / feature-set
+cross-validation that chose `L2` are finished experiments (docs/record/search-quality.md,
+"Fitting on both catalogs" and "Regularisation by cross-validation", with the commit that holds
+them).
 """
 
 from __future__ import annotations
@@ -124,44 +118,6 @@ def cross_checks(sets: dict[str, list[Sample]], heldout: list[Sample]
     back = fit(heldout)
     cells += ["heldout->%s %.3f/%.3f" % (name, *quality(back, data)) for name, data in sets.items()]
     return cells, weights
-
-
-Fitter = Callable[[list[Sample]], tuple[np.ndarray, np.ndarray]]
-Scorer = Callable[[tuple[np.ndarray, np.ndarray], list[Sample]], tuple[float, float]]
-
-
-Fold = tuple[str, int, tuple[float, float], tuple[float, float]]
-
-
-def leave_one_out(sets: dict[str, list[Sample]], heldout: list[Sample], fitter: Fitter,
-                  scorer: Scorer) -> list[Fold]:
-    """One fold per eval-catalog set: `(name, capabilities, (first, recall) fitted on the other
-    eval-catalog sets, (first, recall) fitted on those and `heldout`)`, each figure a count of
-    capabilities (`scorer`'s shares times the set's size); `fitter` fits on the training samples,
-    `scorer` scores the left-out set with what it fitted."""
-    folds = []
-    for name, data in sets.items():
-        others = [sample for other, part in sets.items() if other != name for sample in part]
-        cells = []
-        for train in (others, others + heldout):
-            first, recall = scorer(fitter(train), data)
-            cells.append((first * len(data), recall * len(data)))
-        folds.append((name, len(data), cells[0], cells[1]))
-    return folds
-
-
-def print_leave_one_out(sets: dict[str, list[Sample]], heldout: list[Sample]) -> None:
-    """`leave_one_out` of the lane without and with its head re-sorted (`report`'s two
-    figures), in capabilities."""
-    lanes: dict[str, Scorer] = {
-        "lane": lambda fitted, data: quality(fitted[0], data),
-        "head re-sorted": lambda fitted, data: head_quality(*fitted, with_head(data))}
-    for label, scorer in lanes.items():
-        for name, size, alone, both in leave_one_out(sets, heldout, both_fits, scorer):
-            print(f"leave {name:6s} out ({size:3d} capabilities), {label:14s}: first "
-                  f"{alone[0]:5.1f} -> {both[0]:5.1f} ({(both[0] - alone[0]) / size:+.3f}), "
-                  f"recall@12 {alone[1]:6.2f} -> {both[1]:6.2f} "
-                  f"({(both[1] - alone[1]) / size:+.3f})  [eval sets -> + held-out]", flush=True)
 
 
 def probe_sets(eval_dir: Path,
@@ -306,16 +262,8 @@ def main() -> None:
                              "benchmarks/data/extra*_cases.json)")
     parser.add_argument("--heldout", action="store_true",
                         help="also check transfer to and from benchmarks/data/heldout_catalog.json")
-    parser.add_argument("--leave-one-out", action="store_true",
-                        help="score each eval-catalog set fitted on the others, without and with "
-                             "the held-out catalog's cases in the fit")
     parser.add_argument("--without", action="append", default=[], choices=FEATURES,
                         help="zero this feature's column (ablation; repeatable)")
-    parser.add_argument("--sweep", nargs="+", type=float, metavar="L2",
-                        help="only the cross-validation of these L2 values (fusion_cv.py): "
-                             "leave-one-set-out and the held-out transfer")
-    parser.add_argument("--eliminate", type=float, metavar="L2",
-                        help="with --sweep: greedy backward feature elimination at this L2")
     parser.add_argument("--bm25f", nargs=3, metavar="W,B",
                         help="BM25F weight,b of the id, description and argument fields")
     _fitted_file.add_arguments(parser, "the four fusion tables")
@@ -335,21 +283,10 @@ def main() -> None:
     for path in extras:
         split = json.loads(path.read_text())["cases"][0]["split"]
         sets[split] = samples(corpus, matrix, encoder, graded_capabilities(path, split))
-    def ablate(data: list[Sample]) -> list[Sample]:
-        if not args.without:
-            return data
-        columns = [FEATURES.index(name) for name in args.without]
-        out = []
-        for names, rows, grades in data:
-            rows = rows.copy()
-            rows[:, columns] = 0.0
-            out.append((names, rows, grades))
-        return out
-
     if args.write or args.check:
         _fitted_file.apply(shipped_fits(sets), args)
         return
-    sets = {name: ablate(data) for name, data in sets.items()}
+    sets = {name: zeroed(data, args.without) for name, data in sets.items()}
     dense_only = np.zeros(len(FEATURES))
     dense_only[FEATURES.index("cos")] = 1.0
     for name, data in sets.items():
@@ -361,18 +298,13 @@ def main() -> None:
         report(f"fit on the others -> {held_out}", fitted, sets[held_out])
     weights, head_weights = both_fits([sample for data in sets.values() for sample in data])
     heldout: list[Sample] = []
-    if args.heldout or args.leave_one_out or args.sweep:
+    if args.heldout:
         data_dir = Path(__file__).parent / "data"
         other = load_corpus(data_dir / "heldout_catalog.json")
         other_matrix = np.asarray(encoder.encode([tool.dense_text for tool in other.tools]),
                                   dtype=np.float32)
-        heldout = ablate(samples(other, other_matrix, encoder,
-                                 graded_capabilities(data_dir / "heldout_cases.json", None)))
-    if args.sweep:
-        import fusion_cv
-
-        fusion_cv.sweep(sets, heldout, args.sweep, args.eliminate)
-        return
+        heldout = zeroed(samples(other, other_matrix, encoder,
+                                 graded_capabilities(data_dir / "heldout_cases.json", None)), args.without)
     if args.heldout:
         first, recall = quality(dense_only, heldout)
         print(f"dense only   heldout  first {first:.3f}  recall@12 {recall:.3f}")
@@ -382,12 +314,7 @@ def main() -> None:
         print("head weights fitted on heldout: " + ",".join(f"{w:.3f}" for w in transferred[1]))
         for name, data in sets.items():
             report(f"fit on heldout -> {name}", transferred, data)
-    if args.leave_one_out:
-        print_leave_one_out(sets, heldout)
     print_weights("", weights, head_weights)
-    if args.leave_one_out:
-        print_weights("fitted on both catalogs, ",
-                      *both_fits([sample for data in sets.values() for sample in data] + heldout))
 
 
 def zeroed(data: list[Sample], names: Sequence[str]) -> list[Sample]:

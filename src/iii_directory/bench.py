@@ -71,6 +71,14 @@ def response_ids(response: Mapping[str, Any], high_only: bool = False) -> list[s
             if not high_only or f.get("confidence", "high") == "high"]
 
 
+def relevant_functions(case: Mapping[str, Any], index: int, min_grade: int = 2) -> set[str]:
+    """The functions graded ≥ `min_grade` for the case's capability `index`: a qrel without
+    `covers` covers every capability of its case."""
+    every = range(len(case["capabilities"]))
+    return {q["function_id"] for q in case["qrels"]
+            if q["grade"] >= min_grade and index in (q.get("covers") or every)}
+
+
 def contaminated(function_id: str, case: Mapping[str, Any], internal: set[str]) -> bool:
     return (function_id in case.get("forbidden_ids", ())
             or any(function_id.startswith(p) for p in case.get("forbidden_prefixes", ()))

@@ -6,13 +6,11 @@ least 10,000 when the environment sets `NIGHTLY=1` (`FUZZ_EXAMPLES=<n>` override
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import socket
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from hypothesis import HealthCheck, settings
 
@@ -86,29 +84,4 @@ def child_env(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def rss_bytes(pid: int) -> int | None:
-    """Resident set size of a process (Linux `/proc`); None where it cannot be read."""
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii") as handle:
-            for line in handle:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
-
-
 PYTHON = sys.executable
-
-
-def load_soak() -> Any:
-    """`benchmarks/soak.py` as a module (it is a script, not a package member)."""
-    name = "iii_directory_soak"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / "soak.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module

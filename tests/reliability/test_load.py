@@ -8,14 +8,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from reliability_support import load_soak
+
+from iii_directory.testing import soak
 
 pytestmark = [pytest.mark.wire, pytest.mark.timeout(120),
               pytest.mark.skipif(sys.platform == "win32", reason="POSIX worker subprocess")]
 
 
 async def test_short_soak_has_no_errors_and_bounded_memory(tmp_path: Path) -> None:
-    soak = load_soak()
     async with soak.SoakSession(tmp_path, seed=11) as session:
         report = await session.load(3.0, 10, warmup=1.0)
         alive = session.worker.alive()

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from reliability_support import load_soak
+
+from iii_directory.testing import soak
 
 pytestmark = [pytest.mark.wire, pytest.mark.dense, pytest.mark.timeout(120),
               pytest.mark.skipif(sys.platform == "win32", reason="POSIX worker subprocess")]
@@ -17,7 +18,6 @@ pytestmark = [pytest.mark.wire, pytest.mark.dense, pytest.mark.timeout(120),
 
 async def test_short_hybrid_soak_from_a_cold_start_answers_every_call(tmp_path: Path) -> None:
     pytest.importorskip("onnxruntime")
-    soak = load_soak()
     async with soak.SoakSession(tmp_path, seed=16, mode="hybrid", rss_bound_mib=256) as session:
         report = await session.load(5.0, 20)
         alive = session.worker.alive()

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from reliability_support import load_soak
 
 from iii_directory.functions import build_table
+from iii_directory.testing import soak
 
 pytestmark = [pytest.mark.wire, pytest.mark.timeout(150),
               pytest.mark.skipif(sys.platform == "win32", reason="POSIX worker subprocess")]
@@ -34,7 +34,6 @@ def worker_sessions(engine: Any) -> list[str]:
 
 
 async def test_connection_drops_under_load(tmp_path: Path) -> None:
-    soak = load_soak()
     table = build_table()
     async with soak.SoakSession(tmp_path, seed=7, keep_frames=True) as session:
         report = await session.load(8.0, 10, warmup=0.5, drop_every=2.0)

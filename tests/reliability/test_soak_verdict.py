@@ -9,9 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from reliability_support import load_soak
-
 from iii_directory.search.request_limits import CAPABILITY_MAX_CHARS
+from iii_directory.testing import soak, soak_report
 
 MIB = 1024 * 1024
 
@@ -21,7 +20,7 @@ def rss_timeline(model_loaded_at: float) -> Any:
     return lambda t: (90 if t < model_loaded_at else 230 + 5 * (t / 60.0)) * MIB
 
 
-def growth_under(soak: Any, model_loaded_at: float, *, rss_warm_at: float | None = None) -> float | None:
+def growth_under(model_loaded_at: float, *, rss_warm_at: float | None = None) -> float | None:
     """Replay a 60 s hybrid run sampled every 0.25 s, as `SoakSession.load` does: the growth
     from the baseline to the end, in MiB (None when no baseline was read)."""
     rss = rss_timeline(model_loaded_at)
@@ -30,36 +29,33 @@ def growth_under(soak: Any, model_loaded_at: float, *, rss_warm_at: float | None
         now = tick * 0.25
         encoder_at = model_loaded_at if now >= model_loaded_at else None
         if ready_at is None:
-            ready_at = soak.ready_moment("hybrid", first_answer, encoder_at)
-        if baseline is None and soak.baseline_due(now, 0.0, ready_at, 0.0, rss_warm_at):
+            ready_at = soak_report.ready_moment("hybrid", first_answer, encoder_at)
+        if baseline is None and soak_report.baseline_due(now, 0.0, ready_at, 0.0, rss_warm_at):
             baseline = rss(now)
     return None if baseline is None else (rss(60.0) - baseline) / MIB
 
 
 def test_a_late_model_load_moves_the_baseline_and_keeps_the_verdict() -> None:
-    soak = load_soak()
-    quiet, busy = growth_under(soak, 4.0), growth_under(soak, 40.0)
+    quiet, busy = growth_under(4.0), growth_under(40.0)
     assert quiet is not None and busy is not None
     assert quiet <= 64 and busy <= 64  # the same verdict on a quiet and a loaded host
     # the old rule (a sample at 10 % of the run) read the busy host before its model was in
-    assert growth_under(soak, 4.0, rss_warm_at=6.0) <= 64 < growth_under(soak, 40.0, rss_warm_at=6.0)  # type: ignore[operator]
+    assert growth_under(4.0, rss_warm_at=6.0) <= 64 < growth_under(40.0, rss_warm_at=6.0)  # type: ignore[operator]
 
 
 def test_no_baseline_until_ready() -> None:
-    soak = load_soak()
-    assert soak.ready_moment("lexical", None, None) is None
-    assert soak.ready_moment("lexical", 0.5, None) == 0.5
-    assert soak.ready_moment("hybrid", 0.5, None) is None
-    assert soak.ready_moment("hybrid", 0.5, 12.0) == 12.0
-    assert not soak.baseline_due(100.0, 0.0, None, 0.0, None)
-    assert not soak.baseline_due(12.5, 0.0, 12.0, 0.0, None)
-    assert soak.baseline_due(13.0, 0.0, 12.0, 0.0, None)
-    assert not soak.baseline_due(13.0, 0.0, 12.0, 20.0, None)  # never inside the warm-up
-    assert growth_under(soak, 1e9) is None  # the encoder never loaded: growth is not judged
+    assert soak_report.ready_moment("lexical", None, None) is None
+    assert soak_report.ready_moment("lexical", 0.5, None) == 0.5
+    assert soak_report.ready_moment("hybrid", 0.5, None) is None
+    assert soak_report.ready_moment("hybrid", 0.5, 12.0) == 12.0
+    assert not soak_report.baseline_due(100.0, 0.0, None, 0.0, None)
+    assert not soak_report.baseline_due(12.5, 0.0, 12.0, 0.0, None)
+    assert soak_report.baseline_due(13.0, 0.0, 12.0, 0.0, None)
+    assert not soak_report.baseline_due(13.0, 0.0, 12.0, 20.0, None)  # never inside the warm-up
+    assert growth_under(1e9) is None  # the encoder never loaded: growth is not judged
 
 
 def test_the_encoder_line_is_found_in_a_growing_log(tmp_path: Path) -> None:
-    soak = load_soak()
     log = tmp_path / "worker.log"
     log.write_bytes(b"")
     worker = soak.SubprocessWorker("ws://127.0.0.1:9", soak.Project(tmp_path), log)
@@ -72,8 +68,7 @@ def test_the_encoder_line_is_found_in_a_growing_log(tmp_path: Path) -> None:
 
 
 def test_reports_count_answers_by_mode() -> None:
-    soak = load_soak()
-    report = soak.SoakReport(seconds=10.0, callers=2, functions={}, rss_boot=None, rss_warm=None,
+    report = soak_report.SoakReport(seconds=10.0, callers=2, functions={}, rss_boot=None, rss_warm=None,
                              rss_end=None, rss_bound=64 * MIB, in_process=False,
                              search_modes={"hybrid": 30, "lexical": 10}, first_hybrid_after=7.5)
     assert report.hybrid_share == 0.75
@@ -84,7 +79,6 @@ def test_reports_count_answers_by_mode() -> None:
 
 
 def test_long_callers_send_18_new_capabilities_of_the_maximum_length(tmp_path: Path) -> None:
-    soak = load_soak()
     session = soak.SoakSession(tmp_path, long_callers=2)
     sent = [session._capabilities(caller) for caller in (0, 2, 0)]
     assert all(len(batch) == 18 and all(len(c) == CAPABILITY_MAX_CHARS for c in batch) for batch in sent)

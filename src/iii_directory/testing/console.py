@@ -73,6 +73,8 @@ SECURITY_HEADERS = {
 UNKNOWN_ASSET_BODY = "unknown ui asset"
 
 Listener = Callable[[dict[str, Any]], None]
+HttpRequest = tuple[str, str, dict[str, str], bytes]
+"""Method, target, lower-cased headers and body (`read_http_request`)."""
 Handler = Callable[..., Awaitable[Any]]
 
 
@@ -480,15 +482,11 @@ class ConsoleStandIn:
         return HttpReply(200, {**base, "Content-Type": asset.content_type, "ETag": tag}, asset.content.encode("utf-8"))
 
     async def _serve_socket(self, stream: SocketStream) -> None:
-        async with stream:
-            try:
-                request = await read_http_request(stream)
-                if request is None:
-                    return
-                method, target, headers, _body = request
-                await write_http_reply(stream, self.http_reply(method, target, headers), head_only=method == "HEAD")
-            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError, ValueError):
-                return
+        await serve_http_exchange(stream, self._exchange)
+
+    async def _exchange(self, stream: SocketStream, request: HttpRequest) -> None:
+        method, target, headers, _body = request
+        await write_http_reply(stream, self.http_reply(method, target, headers), head_only=method == "HEAD")
 
     # ------------------------------------------------------------------ engine client for pages
 
@@ -533,7 +531,7 @@ _REASONS = {200: "OK", 304: "Not Modified", 400: "Bad Request", 404: "Not Found"
 MAX_REQUEST_BYTES = 8 * 1024 * 1024
 
 
-async def read_http_request(stream: SocketStream) -> tuple[str, str, dict[str, str], bytes] | None:
+async def read_http_request(stream: SocketStream) -> HttpRequest | None:
     """One request: method, target, lower-cased headers and the body (Content-Length only)."""
     head = b""
     while b"\r\n\r\n" not in head:
@@ -567,3 +565,19 @@ async def write_http_reply(stream: SocketStream, reply: HttpReply, *, head_only:
         f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
     body = b"" if head_only or reply.status == 304 else reply.body
     await stream.send(head.encode("latin-1") + body)
+
+
+async def serve_http_exchange(stream: SocketStream,
+                              exchange: Callable[[SocketStream, HttpRequest], Awaitable[None]]) -> None:
+    """One exchange on an accepted loopback connection: read the request (`read_http_request`),
+    hand it to `exchange(stream, request)`, which writes the reply, and close the stream. A
+    client that goes away, or a request that is too large or malformed (`ValueError`), ends the
+    exchange quietly: one bad client never stops the server."""
+    async with stream:
+        try:
+            request = await read_http_request(stream)
+            if request is not None:
+                await exchange(stream, request)
+        except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError,
+                ValueError):
+            return

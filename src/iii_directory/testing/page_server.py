@@ -29,7 +29,7 @@ import anyio
 from anyio.abc import SocketStream
 
 from ..port import EngineCallError
-from .console import ConsoleStandIn, HttpReply, read_http_request, write_http_reply
+from .console import ConsoleStandIn, HttpReply, HttpRequest, serve_http_exchange, write_http_reply
 
 PAGE_DIR = Path(__file__).resolve().parent / "console_page"
 """The stub console page: host.js (loader and host object) and tokens.css (console colours)."""
@@ -118,25 +118,21 @@ class PageServer:
     # ------------------------------------------------------------------ HTTP
 
     async def _handle(self, stream: SocketStream) -> None:
-        async with stream:
-            try:
-                request = await read_http_request(stream)
-                if request is None:
-                    return
-                method, target, headers, raw = request
-                if self._foreign(headers):
-                    await write_http_reply(stream, HttpReply(403, {"Content-Type": "text/plain"}, b"forbidden"))
-                    return
-                url = urllib.parse.urlsplit(target)
-                path = urllib.parse.unquote(url.path)
-                query = dict(urllib.parse.parse_qsl(url.query))
-                if path == "/bridge/events":
-                    await self._events(stream, query.get("browser_id", ""))
-                    return
-                body = json.loads(raw.decode("utf-8")) if raw else {}
-                await write_http_reply(stream, await self._route(method, target, path, query, headers, body))
-            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError):
-                return
+        await serve_http_exchange(stream, self._exchange)
+
+    async def _exchange(self, stream: SocketStream, request: HttpRequest) -> None:
+        method, target, headers, raw = request
+        if self._foreign(headers):
+            await write_http_reply(stream, HttpReply(403, {"Content-Type": "text/plain"}, b"forbidden"))
+            return
+        url = urllib.parse.urlsplit(target)
+        path = urllib.parse.unquote(url.path)
+        query = dict(urllib.parse.parse_qsl(url.query))
+        if path == "/bridge/events":
+            await self._events(stream, query.get("browser_id", ""))
+            return
+        body = json.loads(raw.decode("utf-8")) if raw else {}
+        await write_http_reply(stream, await self._route(method, target, path, query, headers, body))
 
     async def _route(self, method: str, target: str, path: str, query: dict[str, str], headers: dict[str, str],
                      body: dict[str, Any]) -> HttpReply:

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from iii_directory.bench import (first_and_repeated, joined_multi, latency_metrics, main, nearest_rank,
-                                  plain_bm25_run, response_ids, score_cases, side_by_side, text_key,
-                                  top_ids)
+                                  plain_bm25_run, relevant_functions, response_ids, score_cases,
+                                  side_by_side, text_key, top_ids)
 
 CASES: list[dict[str, Any]] = [
     {"id": "m1", "split": "dev", "kind": "match", "capabilities": ["a"],
@@ -170,3 +170,14 @@ def test_join_multi_makes_one_capability_with_needs() -> None:
     assert made["capabilities"] == ["a, b and c"] and made["id"] == "multi-joined"
     assert made["needs"] == [["x::a"], ["z::d"], ["w::f"]]
     assert {q["covers"][0] for q in made["qrels"]} == {0}
+
+
+def test_relevant_functions_read_grades_and_covers() -> None:
+    case = {"capabilities": ["send mail", "store a file"],
+            "qrels": [{"function_id": "mail::send", "grade": 3, "covers": [0]},
+                      {"function_id": "mail::draft", "grade": 1, "covers": [0]},
+                      {"function_id": "drive::put", "grade": 2, "covers": [1]},
+                      {"function_id": "drive::share", "grade": 2}]}
+    assert relevant_functions(case, 0) == {"mail::send", "drive::share"}
+    assert relevant_functions(case, 1) == {"drive::put", "drive::share"}
+    assert relevant_functions(case, 0, min_grade=1) == {"mail::send", "mail::draft", "drive::share"}

@@ -112,14 +112,13 @@ def test_the_fusion_fit_still_gives_the_file() -> None:
 
 @pytest.mark.slow
 @pytest.mark.dense
-def test_the_answerability_check_reports_exactly_the_known_drift(tmp_path: Path) -> None:
-    """Records every tuning set in the three modes (about 90 s), then fits. The hybrid family
-    matches its fit; the lexical and static families no longer match a fit over today's
-    recording, and refitting them changes answers, so that waits for its own change
-    (docs/record/search-quality.md, "Fitted numbers in a data file"). When they are refitted this
-    test fails: then it asserts a clean check."""
+@pytest.mark.timeout(1200)
+def test_the_answerability_fit_still_gives_the_file(tmp_path: Path) -> None:
+    """Records every tuning set in the three modes (two to five minutes on a shared 2-core
+    machine: beyond the suite's per-test limit), then fits: each family's calibration matches
+    its entry in the file."""
     _needs_dense()
     done = _fit_check("fit_answerability.py", "fit", "--out", str(tmp_path / "signals.json"))
-    stale = set(re.findall(r"^answerability\.CALIBRATION\.(\w+): the file holds", done.stderr, re.M))
-    assert stale == {"lexical", "static"}, done.stderr
-    assert done.returncode == 1
+    assert done.returncode == 0, done.stderr
+    assert "answerability.CALIBRATION.hybrid, answerability.CALIBRATION.lexical, " \
+           "answerability.CALIBRATION.static match the fit" in done.stdout
