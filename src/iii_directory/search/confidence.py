@@ -120,7 +120,8 @@ def graded_lanes(queries: Sequence[object], documents: DocumentSet, lanes: Seque
     """Each lane with its `grade` (`queries` are `query.Query` objects; the arguments are those
     of `answerability.signals`, per capability); an ungraded lane is emptied. Without dense
     rankings the best static cosine this call's static lane saw (`static_cosine`) is the
-    `extra` signal and the static lane may vouch."""
+    `extra` signal and the static lane may vouch. The observer (`answerability.observe`) is
+    handed the decision's yes (answerable or vouched for), before the `confident` boundary."""
     out: list[tuple[Ranking, Confidence | None]] = []
     for position, (query, lane) in enumerate(zip(queries, lanes)):
         if not lane:
@@ -133,9 +134,10 @@ def graded_lanes(queries: Sequence[object], documents: DocumentSet, lanes: Seque
                         lexical[position] if lexical is not None else None,
                         screened[position] if screened is not None else None,
                         admitted[position] if admitted is not None else None)
-        level = grade(found, dense is None and not found.refused and vouches(query, found),
-                      asks_question(query.text))  # type: ignore[attr-defined]
-        answerability.notify(query.text, found, lane, level == HIGH)  # type: ignore[attr-defined]
+        vouched = dense is None and not found.refused and vouches(query, found)
+        level = grade(found, vouched, asks_question(query.text))  # type: ignore[attr-defined]
+        yes = not found.refused and (vouched or answerable(found))
+        answerability.notify(query.text, found, lane, yes)  # type: ignore[attr-defined]
         out.append((lane if level is not None else [], level))
     return out
 
@@ -168,8 +170,8 @@ def answerable_lanes(queries: Sequence[object], documents: DocumentSet, lanes: S
                      lexical: Sequence[tuple[Ranking, int]] | None = None,
                      screened: Sequence[Screening | None] | None = None,
                      admitted: Sequence[bool | None] | None = None) -> list[Ranking]:
-    """`graded_lanes` (same arguments) with every lane not graded `high` emptied: the yes/no
-    decision the fit scripts in benchmarks/ replay."""
+    """`graded_lanes` (same arguments) with every lane not graded `high` emptied: the graded
+    decision read as a yes/no."""
     return [lane if level == HIGH else [] for lane, level in graded_lanes(
         queries, documents, lanes, dense, describe, lexical, screened, admitted)]
 
