@@ -149,6 +149,8 @@ def candidate_floors() -> dict[str, Callable[[Any], bool]]:
         "evidence_floor and supported": lambda f: a.evidence_floor(f) and a.supported(f),
         "any content term": lambda f: f.rare_matched > 0,
         "cosine ≥ .30 or id term": lambda f: (f.cosine or 0) >= 0.30 or f.rare_matched >= 1,
+        "or concept coverage ≥ .45 with an action": lambda f: c.weak_floor(f) or (
+            f.action is not None and (f.concepts or 0.0) >= 0.45),
     }
 
 
