@@ -65,12 +65,13 @@ def weak_floor(found: Signals, question: bool = False) -> bool:
     on the eval and example catalogs (tests/unit/search/test_answerability_properties.py); a
     best cosine of 0.30, corroboration alone, or a concept coverage of 0.45 let small talk
     through (docs/record/search-quality.md, "Several needs, round two" and "Confidence, round
-    three")."""
+    three"). Concept coverage does not serve hybrid: read beside a dense ranking the lane does
+    not admit, it answered random letters ("see")."""
     if evidence_floor(found):
         return True
     if found.admitted:
         return found.action is not None or question
-    return (found.action is not None and found.concepts is not None
+    return (found.cosine is None and found.action is not None and found.concepts is not None
             and found.concepts >= CONCEPT_FLOOR)
 
 

@@ -91,6 +91,9 @@ def test_concept_coverage_with_a_named_action_earns_low_without_lexical_evidence
     assert c.grade(s(0.0, coverage=0.0, action=None, concepts=0.9)) is None   # no action named
     assert c.grade(s(0.0, coverage=0.0, action=True, concepts=c.CONCEPT_FLOOR - 0.01)) is None
     assert c.grade(s(0.0, action=True, concepts=0.9, refused="intrinsic")) is None
+    # hybrid reads the dense ranking's admission, never the concept coverage
+    assert c.grade(s(0.0, coverage=0.0, action=True, concepts=1.0, cosine=0.15,
+                     admitted=False)) is None
 
 
 def test_what_the_decision_refused_is_low_when_it_reaches_the_evidence_floor() -> None:
