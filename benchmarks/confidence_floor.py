@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/confidence_floor.py record [--eval-dir ../shared/eval] \
         [--mode hybrid --mode lexical --mode static] [--set NAME ...] --out signals.json
     .venv/bin/python benchmarks/confidence_floor.py floors signals.json
+    .venv/bin/python benchmarks/confidence_floor.py boundaries signals.json
 
 `record` runs every case of the tuning sets (`case_sets.tuning_sets`: dev, extra, extra2,
 heldout; `--set` may add `realworld` once it is on main, report-only) through the search handler
@@ -11,9 +12,16 @@ decision's `Signals`, its lane and whether the lane holds a relevant function (g
 also records 1,000 random-letter strings and 1,000 unrelated sentences (the generators of
 tests/unit/search/unrelated_requests.py, same seeds) over the example and eval catalogs.
 
+It records too the seeded near misses over the eval catalog (`fit_answerability_nearmiss.REQUESTS`,
+each as written, after "can you " and after "I need to "): tool-like requests for services that
+catalog lacks, no-match requests of our own for the `high` boundary.
+
 `floors` re-grades every recorded capability under each candidate floor and prints, per mode:
 answerable capabilities (a relevant function in the lane) that get nothing, and unrelated
-requests that get anything.
+requests that get anything. `boundaries` re-grades the recorded `high` answers under each
+candidate `high` boundary (`confidence.confident` and its neighbours) and prints, per mode and
+set, the no-match cases that keep a `high` answer and the `high` answers to capabilities with a
+relevant function in their lane that become `low`.
 """
 
 from __future__ import annotations
@@ -35,6 +43,15 @@ sys.path.insert(0, str(ROOT / "tests" / "unit" / "search"))
 from case_sets import relevant_functions, tuning_sets  # noqa: E402
 
 UNRELATED = 1000
+
+
+def _nearmiss() -> list[str]:
+    from fit_answerability_nearmiss import REQUESTS
+
+    return [prefix + text for text in REQUESTS for prefix in ("", "can you ", "I need to ")]
+
+
+NEARMISS = _nearmiss()
 
 
 def observed_run(mode: str, catalog: list[dict[str, Any]],
@@ -111,6 +128,10 @@ def record(args: argparse.Namespace) -> None:
                                      "case": text, "kind": "unrelated", "text": text,
                                      "relevant_in_lane": False, "answerable": False,
                                      **(seen.get(text) or {})})
+        seen = observed_run(mode, eval_catalog, [[text] for text in NEARMISS])
+        rows.extend({"mode": mode, "set": "nearmiss", "case": text, "kind": "no_match",
+                     "text": text, "relevant_in_lane": False, "answerable": False,
+                     **(seen.get(text) or {})} for text in NEARMISS)
         print(f"recorded {mode}", file=sys.stderr)
     Path(args.out).write_text(json.dumps(rows) + "\n")
 
@@ -128,6 +149,8 @@ def candidate_floors() -> dict[str, Callable[[Any], bool]]:
         "evidence_floor and supported": lambda f: a.evidence_floor(f) and a.supported(f),
         "any content term": lambda f: f.rare_matched > 0,
         "cosine ≥ .30 or id term": lambda f: (f.cosine or 0) >= 0.30 or f.rare_matched >= 1,
+        "or concept coverage ≥ .45 with an action": lambda f: c.weak_floor(f) or (
+            f.action is not None and (f.concepts or 0.0) >= 0.45),
     }
 
 
@@ -157,6 +180,58 @@ def floors(args: argparse.Namespace) -> None:
                 print(f"      leak: {text}")
 
 
+def candidate_boundaries() -> dict[str, Callable[[Any], bool]]:
+    """The `high` boundaries compared, each applied on top of the recorded `high`: the shipped
+    one, and the hybrid margin and the score margin at other values."""
+    from iii_directory.search import answerability as a
+    from iii_directory.search import confidence as c
+
+    def above(delta: float) -> Callable[[Any], bool]:
+        return lambda f: f.cosine is not None or (
+            a.score(f) >= a.CALIBRATION[a.family(f)][2] + delta)
+
+    def margin(value: float) -> Callable[[Any], bool]:
+        return lambda f: f.cosine is None or (f.margin or 0.0) >= value
+
+    out: dict[str, Callable[[Any], bool]] = {"shipped confident": c.confident}
+    for value in (0.12, 0.15, 0.16, 0.17, 0.18, 0.20):
+        out[f"hybrid margin >= {value}"] = margin(value)
+    for delta in (0.5, 0.6, 0.75, 0.9, 1.0, 1.5):
+        out[f"score >= threshold + {delta}"] = above(delta)
+    return out
+
+
+def boundaries(args: argparse.Namespace) -> None:
+    from iii_directory.search.answerability import Signals
+
+    rows = [r for r in json.loads(Path(args.path).read_text())
+            if "signals" in r and r["kind"] != "unrelated"]
+    sets = sorted({r["set"] for r in rows})
+    for mode in sorted({r["mode"] for r in rows}):
+        print(f"\n== {mode}: no-match cases with a high answer / high answers to answerable "
+              "capabilities made low")
+        print(f"  {'boundary':<28}" + "".join(f"{name[:14]:>16}" for name in sets))
+        for name, boundary in {"the yes (no boundary)": lambda f: True,
+                               **candidate_boundaries()}.items():
+            cells = []
+            for set_name in sets:
+                high_cases: set[str] = set()
+                lowered = 0
+                for row in rows:
+                    if row["mode"] != mode or row["set"] != set_name:
+                        continue
+                    found = Signals(**row["signals"])
+                    if not row["high"]:  # the decision's yes, before any boundary
+                        continue
+                    keeps = boundary(found)
+                    if row["kind"] == "no_match" and keeps:
+                        high_cases.add(row["case"])
+                    elif row["relevant_in_lane"] and not keeps:
+                        lowered += 1
+                cells.append(f"{len(high_cases)} / -{lowered}")
+            print(f"  {name:<28}" + "".join(f"{cell:>16}" for cell in cells))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -171,6 +246,9 @@ def main(argv: list[str] | None = None) -> int:
     flo.add_argument("path")
     flo.add_argument("--show", type=int, default=3)
     flo.set_defaults(func=floors)
+    bound = sub.add_parser("boundaries")
+    bound.add_argument("path")
+    bound.set_defaults(func=boundaries)
     args = parser.parse_args(argv)
     args.func(args)
     return 0

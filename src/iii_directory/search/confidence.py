@@ -6,7 +6,8 @@ the capability does not exist; so the answerability decision grades instead of r
 * **none** — certainly unservable: a refused class (`answerability.screen`: no real words, an
   excluded id, an intrinsic need) or nothing reaching the weak evidence floor (`weak_floor`);
 * **high** — the calibrated decision says yes (`answerability.answerable`), or, without a MiniLM
-  cosine, the static lane vouches for it (`answerability.vouches`);
+  cosine, the static lane vouches for it (`answerability.vouches`), and the capability clears
+  the `confident` boundary (a relative margin, not the yes/no threshold);
 * **low** — everything else: what the decision used to refuse; and a lane's recall tail (the
   padding that fills the budget the lanes leave) is `low` whatever its lane's grade.
 
@@ -23,8 +24,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 from . import answerability
-from .answerability import (Screening, Signals, answerable, evidence_floor, informative_terms,
-                            signals, vouches)
+from .answerability import (CALIBRATION, Screening, Signals, answerable, evidence_floor, family,
+                            informative_terms, score, signals, vouches)
 from .corpus import DocumentSet
 from .lanes import Ranking
 from .static_evidence import static_cosine
@@ -47,28 +48,66 @@ def asks_question(text: str) -> bool:
     return _QUESTION.match(text) is not None
 
 
+CONCEPT_FLOOR = 0.55  # chosen: no unrelated request answered (docs/record/search-quality.md)
+"""Lexical and static families: the least concept coverage (`Signals.concepts`) that, with a
+named action, earns `low` candidates without the lexical evidence floor."""
+
+
 def weak_floor(found: Signals, question: bool = False) -> bool:
     """The least evidence that earns a capability `low` candidates: the hand-set evidence floor
     of the calibrated decision (`answerability.evidence_floor`: an id-named content term, or
-    weaker lexical evidence the encoder does not contradict), or, in hybrid, a dense ranking the
-    lane admits (`Signals.admitted`) for a request that names an action (`Signals.action` is
-    not None) or asks a `question` (`asks_question`). Random letters, cooking steps and weather
-    small talk stay under it on the eval and example catalogs
-    (tests/unit/search/test_answerability_properties.py); a best cosine of 0.30, or
-    corroboration alone, let weather small talk through; docs/record/search-quality.md,
-    "Several needs, round two", has the questions' figures."""
-    return evidence_floor(found) or (bool(found.admitted)
-                                     and (found.action is not None or question))
+    weaker lexical evidence the encoder does not contradict); or, for a request that names an
+    action (`Signals.action` is not None), a sign that its meaning is in the catalog — in
+    hybrid a dense ranking the lane admits (`Signals.admitted`; a request that asks a
+    `question`, `asks_question`, counts as naming one), in the lexical and static families a
+    concept coverage of the lane's first candidates (`Signals.concepts`, static word vectors) of
+    at least `CONCEPT_FLOOR`. Random letters, cooking steps and weather small talk stay under it
+    on the eval and example catalogs (tests/unit/search/test_answerability_properties.py); a
+    best cosine of 0.30, corroboration alone, or a concept coverage of 0.45 let small talk
+    through (docs/record/search-quality.md, "Several needs, round two" and "Confidence, round
+    three"). Concept coverage does not serve hybrid: read beside a dense ranking the lane does
+    not admit, it answered random letters ("see")."""
+    if evidence_floor(found):
+        return True
+    if found.admitted:
+        return found.action is not None or question
+    return (found.cosine is None and found.action is not None and found.concepts is not None
+            and found.concepts >= CONCEPT_FLOOR)
+
+
+HIGH_MARGIN = 0.17  # chosen: near misses given `high` ≤ 1/10 (docs/record/search-quality.md)
+"""Hybrid: the least margin of the best cosine over the catalog's background (`Signals.margin`,
+best cosine less the median of the dense top 64) for a `high` answer."""
+
+HIGH_SCORE_MARGIN = 0.9  # chosen: near misses given `high` ≤ 1/10 (docs/record/search-quality.md)
+"""Lexical and static families: how far above its family's yes threshold (`CALIBRATION`) the
+calibrated log-odds (`answerability.score`) must be for a `high` answer — one margin for both
+families, the least at which each meets the near-miss criterion of `confident`."""
+
+
+def confident(found: Signals) -> bool:
+    """The `high` boundary, above the yes of the decision: in hybrid the best cosine stands
+    `HIGH_MARGIN` above the catalog's background similarity to the request (a margin relative to
+    this catalog, not an absolute cosine); without a MiniLM cosine the calibrated log-odds clear
+    the family's threshold by `HIGH_SCORE_MARGIN`. Each boundary is the lowest at which seeded
+    near-miss requests over the eval catalog (tool-like requests for services it lacks,
+    benchmarks/fit_answerability_nearmiss.py) get a `high` answer at most a tenth of the time —
+    the criterion the yes threshold was fitted to; the yes alone gave them 13–20 %."""
+    kind = family(found)
+    if kind == "hybrid":
+        return (found.margin or 0.0) >= HIGH_MARGIN
+    return score(found) >= CALIBRATION[kind][2] + HIGH_SCORE_MARGIN
 
 
 def grade(found: Signals, vouched: bool = False, question: bool = False) -> Confidence | None:
     """The confidence of one capability's candidates (module docstring): None for a refused
-    class or below `weak_floor` (`question`: the request asks one), `high` when `answerable`
-    (or `vouched` for by the static lane), `low` otherwise."""
+    class or below `weak_floor` (`question`: the request asks one); when `answerable` (or
+    `vouched` for by the static lane), `high` if `confident`, else `low`; `low` above the weak
+    floor otherwise."""
     if found.refused:
         return None
     if vouched or answerable(found):
-        return HIGH
+        return HIGH if confident(found) else LOW
     return LOW if weak_floor(found, question) else None
 
 
@@ -82,7 +121,8 @@ def graded_lanes(queries: Sequence[object], documents: DocumentSet, lanes: Seque
     """Each lane with its `grade` (`queries` are `query.Query` objects; the arguments are those
     of `answerability.signals`, per capability); an ungraded lane is emptied. Without dense
     rankings the best static cosine this call's static lane saw (`static_cosine`) is the
-    `extra` signal and the static lane may vouch."""
+    `extra` signal and the static lane may vouch. The observer (`answerability.observe`) is
+    handed the decision's yes (answerable or vouched for), before the `confident` boundary."""
     out: list[tuple[Ranking, Confidence | None]] = []
     for position, (query, lane) in enumerate(zip(queries, lanes)):
         if not lane:
@@ -95,9 +135,10 @@ def graded_lanes(queries: Sequence[object], documents: DocumentSet, lanes: Seque
                         lexical[position] if lexical is not None else None,
                         screened[position] if screened is not None else None,
                         admitted[position] if admitted is not None else None)
-        level = grade(found, dense is None and not found.refused and vouches(query, found),
-                      asks_question(query.text))  # type: ignore[attr-defined]
-        answerability.notify(query.text, found, lane, level == HIGH)  # type: ignore[attr-defined]
+        vouched = dense is None and not found.refused and vouches(query, found)
+        level = grade(found, vouched, asks_question(query.text))  # type: ignore[attr-defined]
+        yes = not found.refused and (vouched or answerable(found))
+        answerability.notify(query.text, found, lane, yes)  # type: ignore[attr-defined]
         out.append((lane if level is not None else [], level))
     return out
 
@@ -130,8 +171,8 @@ def answerable_lanes(queries: Sequence[object], documents: DocumentSet, lanes: S
                      lexical: Sequence[tuple[Ranking, int]] | None = None,
                      screened: Sequence[Screening | None] | None = None,
                      admitted: Sequence[bool | None] | None = None) -> list[Ranking]:
-    """`graded_lanes` (same arguments) with every lane not graded `high` emptied: the yes/no
-    decision the fit scripts in benchmarks/ replay."""
+    """`graded_lanes` (same arguments) with every lane not graded `high` emptied: the graded
+    decision read as a yes/no."""
     return [lane if level == HIGH else [] for lane, level in graded_lanes(
         queries, documents, lanes, dense, describe, lexical, screened, admitted)]
 

@@ -13,10 +13,13 @@ from iii_directory.search.query import make_query
 
 def s(content: float, *, action: bool | None = None, coverage: float = 0.1,
       cosine: float | None = None, refused: str = "", admitted: bool | None = None,
-      known: float = 1.0) -> a.Signals:
+      known: float = 1.0, margin: float | None = None, concepts: float | None = None
+      ) -> a.Signals:
+    if margin is None and cosine is not None:
+        margin = cosine - 0.1
     return a.Signals(words=5, known_share=known, coverage=coverage, rare_matched=content,
-                     cosine=cosine, margin=None if cosine is None else cosine - 0.1,
-                     action=action, refused=refused, admitted=admitted)
+                     cosine=cosine, margin=margin, action=action, refused=refused,
+                     admitted=admitted, concepts=concepts)
 
 
 @pytest.mark.parametrize("found, expected", [
@@ -45,10 +48,52 @@ def test_grade_is_high_when_the_calibrated_decision_answers() -> None:
     assert c.grade(found) == "high"
 
 
-def test_a_static_vouch_makes_low_high_but_never_lifts_a_refusal() -> None:
+def test_a_static_vouch_lifts_low_to_the_confident_boundary_never_a_refusal() -> None:
     weak = s(1.0, coverage=0.0, known=0.55, action=False)
-    assert c.grade(weak) == "low" and c.grade(weak, vouched=True) == "high"
+    assert c.grade(weak) == "low" and c.grade(weak, vouched=True) == "low"
+    vouched = s(0.0, coverage=1.0, action=True, concepts=1.0)   # no lexical evidence floor
+    assert not a.answerable(vouched) and c.confident(vouched)
+    assert c.grade(vouched, vouched=True) == "high"
     assert c.grade(s(3.0, refused="intrinsic"), vouched=True) is None
+
+
+@pytest.mark.parametrize("margin, expected", [
+    (c.HIGH_MARGIN + 0.05, "high"), (c.HIGH_MARGIN, "high"), (c.HIGH_MARGIN - 0.01, "low")])
+def test_hybrid_high_needs_the_relative_margin_over_the_background(margin: float,
+                                                                    expected: str) -> None:
+    """A yes of the decision is `high` only when the best cosine stands `HIGH_MARGIN` above the
+    catalog's background similarity; below it the same candidates are `low`, never emptied."""
+    found = s(3.0, coverage=1.0, action=True, cosine=0.8, margin=margin, admitted=True)
+    assert a.answerable(found)
+    assert c.grade(found) == expected
+
+
+def test_lexical_high_needs_the_score_margin_above_the_yes_threshold() -> None:
+    """Without a MiniLM cosine, `high` needs the calibrated log-odds `HIGH_SCORE_MARGIN` above
+    the family's yes threshold: a bare yes is `low`."""
+    for content in (0.5, 1.0, 2.0, 3.0):
+        for coverage in (0.2, 0.5, 0.8, 1.0):
+            for action in (None, True, False):
+                found = s(content, coverage=coverage, action=action, concepts=0.7)
+                if not a.answerable(found):
+                    continue
+                margin = a.score(found) - a.CALIBRATION["lexical"][2]
+                expected = "high" if margin >= c.HIGH_SCORE_MARGIN else "low"
+                assert c.grade(found) == expected
+
+
+def test_concept_coverage_with_a_named_action_earns_low_without_lexical_evidence() -> None:
+    """Lexical and static families: no content term matched, but the lane's first candidates
+    cover the request's concepts (`CONCEPT_FLOOR`) and the request names an action."""
+    covered = s(0.0, coverage=0.0, action=False, concepts=c.CONCEPT_FLOOR)
+    assert not a.evidence_floor(covered)
+    assert c.grade(covered) == "low"
+    assert c.grade(s(0.0, coverage=0.0, action=None, concepts=0.9)) is None   # no action named
+    assert c.grade(s(0.0, coverage=0.0, action=True, concepts=c.CONCEPT_FLOOR - 0.01)) is None
+    assert c.grade(s(0.0, action=True, concepts=0.9, refused="intrinsic")) is None
+    # hybrid reads the dense ranking's admission, never the concept coverage
+    assert c.grade(s(0.0, coverage=0.0, action=True, concepts=1.0, cosine=0.15,
+                     admitted=False)) is None
 
 
 def test_what_the_decision_refused_is_low_when_it_reaches_the_evidence_floor() -> None:
