@@ -4,8 +4,8 @@
 // The first row is stamped in the page by a MutationObserver installed before any script runs,
 // as `performance.now()` (milliseconds since the navigation started), so the figure carries no
 // polling back-off of the driver. Each round also prints when the harness was ready and when the
-// page's `directory::skills::list` call was sent and read (the page's clock for the request's
-// start and end, from the resource timing of the bridge calls).
+// page's `directory::skills::list` calls were sent and read (the first screen, asked with
+// `limit`, and the whole list; the page's clock, from the resource timing of the bridge calls).
 import {chromium} from '../tests/ui/node_modules/playwright-core/index.mjs';
 const url = process.argv[2];
 const rounds = Number(process.argv[3] || 3);
@@ -25,13 +25,14 @@ const isList = (r) => r.url().endsWith('/bridge/trigger') && (r.postData() || ''
 for (let round = 0; round < rounds; round += 1) {
   const p = await b.newPage();
   await p.addInitScript(stamp);
-  let list = null;
-  p.on('requestfinished', (r) => { if (list === null && isList(r)) list = r.timing(); });
+  const lists = [];
+  p.on('requestfinished', (r) => { if (isList(r)) lists.push({limit: /"limit":\d+/.test(r.postData() || ''), timing: r.timing()}); });
   await p.goto(url);
   await p.waitForFunction(() => window.__firstRow && window.__firstRow.row !== null, null, {timeout: 30000, polling: 'raf'});
   const {row, ready} = await p.evaluate(() => window.__firstRow);
   const nav = await p.evaluate(() => performance.timeOrigin);
-  const call = list ? `, skills::list ${(list.startTime - nav).toFixed(0)}–${(list.startTime + list.responseEnd - nav).toFixed(0)} ms` : '';
+  const span = ({timing}) => `${(timing.startTime - nav).toFixed(0)}–${(timing.startTime + timing.responseEnd - nav).toFixed(0)} ms`;
+  const call = lists.map((l) => `, skills::list ${l.limit ? 'first screen' : 'whole'} ${span(l)}`).join('');
   console.log(`round ${round}: harness ready ${ready === null ? '?' : ready.toFixed(0)} ms, first row ${row.toFixed(0)} ms${call}`);
   await p.close();
 }

@@ -1986,9 +1986,14 @@ export const TIMEOUT_20_MIN = 20 * MIN;
 
 // ============================================================================ Skills and Agent Profiles (§4.3, §4.4)
 
-/** How long typing must pause before the worker searches skill bodies, and how many filter words it searches. */
-const BODY_SEARCH_PAUSE_MS = 250;
+/**
+ * Body search timing: a keystroke after a quiet spell of this long asks the worker at once; a
+ * keystroke inside a burst of typing waits for this long a pause. At most this many words are searched.
+ */
+export const BODY_SEARCH_PAUSE_MS = 150;
 const BODY_SEARCH_WORDS = 4;
+/** Rows of the first, small `skills::list` answer that fills the first screen while the whole list is read. */
+const FIRST_SCREEN_ROWS = 60;
 const SKILL_ID = /^[a-z0-9][a-z0-9._-]*(\/[a-z0-9][a-z0-9._-]*)*$/;
 const AGENT_ID = /^[a-z0-9_-]{1,64}$/;
 const AGENT_ICONS = ['agent', 'code', 'search', 'terminal', 'database', 'test', 'review', 'docs', 'design'];
@@ -2000,7 +2005,7 @@ const AGENT_TEMPLATE = '---\nname: \ndescription: \n---\n';
 export const ADAPTERS = {
   skills: {
     collection: 'skills', noun: 'skill', nouns: 'skills', newLabel: 'New skill', idLabel: 'New skill id', crumb: 'Skill',
-    list: {fn: 'directory::skills::list', payload: {include_description: true, include_origin: true}, field: 'skills'},
+    list: {fn: 'directory::skills::list', payload: {include_description: true, include_origin: true}, field: 'skills', first: FIRST_SCREEN_ROWS},
     get: 'directory::skills::get', update: 'directory::skills::update', create: 'directory::skills::create', remove: 'directory::skills::delete',
     trigger: 'directory::skills::on-change', topic: 'skills-on-change', subscriber: 'browser-skills',
     loadError: 'Could not load skills.', empty: 'No skills yet.',
@@ -2034,6 +2039,17 @@ export function modelIds(answer) {
   return list.map((m) => (typeof m === 'string' ? m : (m && (m.id || m.name)))).filter((m) => typeof m === 'string' && m);
 }
 
+/** How long to wait before asking for a body search: at once after a quiet spell of `pause` ms, else `pause`. */
+export function bodySearchDelay(lastChange, now, pause) {
+  return now - lastChange >= pause ? 0 : pause;
+}
+
+/** The keys of a body search's answer: its `ids` (`ids_only`), else the keys of its rows. */
+export function bodyMatchKeys(res, adapter) {
+  if (res && Array.isArray(res.ids)) return new Set(res.ids);
+  return new Set(((res && res[adapter.list.field]) || []).map((row) => adapter.key(row)));
+}
+
 /** A row with no file behind it: a built-in (bundled) entry. */
 function isBuiltinRow(row) {
   return !!(row && (row.builtin || (row.source && row.source.kind === 'builtin')));
@@ -2053,7 +2069,7 @@ function createBrowsers(ui) {
    * near the sidebar's viewport (fixed row heights, spacers above and below), so typing and
    * opening stay cheap at a thousand skills.
    */
-  function WindowedList({items, label, renderRow, scrollRef, activeKey, reveal}) {
+  function WindowedList({items, label, renderRow, scrollRef, activeKey, reveal, partial}) {
     const windowed = items.length > WINDOW_FROM;
     const listRef = useRef(null);
     const revealed = useRef(null);
@@ -2091,8 +2107,8 @@ function createBrowsers(ui) {
     }, [items]);
     const render = (item) => (item.type === 'group'
       ? h('li', {key: item.key, className: 'iiid-listgroup', role: 'presentation'}, h('h3', {className: 'iiid-listgroup__name'}, item.name),
-        h('span', {className: 'iiid-muted', 'aria-label': plural(item.count, 'entry', 'entries')}, String(item.count)))
-      : renderRow(item, item.key === activeKey, positions.get(item.key), positions.size));
+        partial ? null : h('span', {className: 'iiid-muted', 'aria-label': plural(item.count, 'entry', 'entries')}, String(item.count)))
+      : renderRow(item, item.key === activeKey, positions.get(item.key), partial ? -1 : positions.size));
     // A row asked for (a skill just created or restored) is scrolled into view once it is listed.
     useEffect(() => {
       const scroller = scrollRef && scrollRef.current;
@@ -2345,9 +2361,22 @@ function createBrowsers(ui) {
       const rows = (res && res[adapter.list.field]) || [];
       setList({status: 'ready', rows, error: ''});
       return rows;
-    }, (err) => { setList((s) => ({status: s.rows.length ? 'ready' : 'error', rows: s.rows, error: cleanError(err)})); return null; }), [adapter]);
+    }, (err) => {
+      setList((s) => (s.rows.length && s.status !== 'partial' ? {...s, error: cleanError(err)} : {status: 'error', rows: [], error: cleanError(err)}));
+      return null;
+    }), [adapter]);
 
-    useEffect(() => { loadList(); }, [loadList]);
+    // The first screen comes from a small answer (`limit`) asked beside the whole list; it shows
+    // only while the whole list is still on its way (`partial`: counts say "Loading…").
+    useEffect(() => {
+      if (adapter.list.first) {
+        call(adapter.list.fn, {...adapter.list.payload, limit: adapter.list.first}).then((res) => {
+          const rows = (res && res[adapter.list.field]) || [];
+          setList((s) => (s.status === 'loading' ? {status: 'partial', rows, error: ''} : s));
+        }, () => {});
+      }
+      loadList();
+    }, [loadList]);
     /** Ids with a built-in behind them: this version's bundled profiles plus any row listed as built-in. */
     const builtinIds = useMemo(() => new Set(adapter.collection === 'agents'
       ? [...BUILTIN_AGENT_IDS, ...list.rows.filter(isBuiltinRow).map((row) => adapter.key(row))] : []), [list.rows, adapter]);
@@ -2670,22 +2699,34 @@ function createBrowsers(ui) {
     // id, title and summary matches show at once from the loaded rows.
     const [bodyHits, setBodyHits] = useState(null);
     const [searchingBodies, setSearchingBodies] = useState(false);
-    const bodyCache = useRef({rows: null, byWord: new Map()});
+    const bodyCache = useRef({rows: null, byWord: new Map(), asking: new Map()});
+    const lastFilterChange = useRef(-Infinity);
     useEffect(() => {
       if (adapter.collection !== 'skills') return undefined;
       const words = filterWords(deferredFilter).slice(0, BODY_SEARCH_WORDS);
-      if (bodyCache.current.rows !== list.rows) bodyCache.current = {rows: list.rows, byWord: new Map()};
+      if (bodyCache.current.rows !== list.rows) bodyCache.current = {rows: list.rows, byWord: new Map(), asking: new Map()};
       const cache = bodyCache.current;
+      const now = globalThis.performance ? globalThis.performance.now() : Date.now();
+      const delay = bodySearchDelay(lastFilterChange.current, now, BODY_SEARCH_PAUSE_MS);
+      lastFilterChange.current = now;
       const missing = words.filter((w) => !cache.byWord.has(w));
       if (!missing.length) { setSearchingBodies(false); setBodyHits(words.length ? {byWord: cache.byWord} : null); return undefined; }
       let live = true;
       setSearchingBodies(true);
-      const timer = setTimeout(() => {
-        Promise.all(missing.map((w) => call(adapter.list.fn, {search: w, search_body: true, include_description: false}).then(
-          (res) => { cache.byWord.set(w, new Set(((res && res[adapter.list.field]) || []).map((row) => adapter.key(row)))); }, () => {})))
-          .then(() => { if (live) { setSearchingBodies(false); setBodyHits({byWord: cache.byWord}); } });
-      }, BODY_SEARCH_PAUSE_MS);
-      return () => { live = false; clearTimeout(timer); };
+      // One call per word, shared by every keystroke that needs it; an answer is kept for its own
+      // word only, so one that arrives after the filter moved on is never shown for the new words.
+      const ask = (w) => {
+        if (!cache.asking.has(w)) {
+          cache.asking.set(w, call(adapter.list.fn, {search: w, search_body: true, include_description: false, ids_only: true}).then(
+            (res) => { cache.byWord.set(w, bodyMatchKeys(res, adapter)); },
+            () => {}).finally(() => cache.asking.delete(w)));
+        }
+        return cache.asking.get(w);
+      };
+      const run = () => Promise.all(missing.map(ask))
+        .then(() => { if (live) { setSearchingBodies(false); setBodyHits({byWord: cache.byWord}); } });
+      const timer = delay > 0 ? setTimeout(run, delay) : (run(), null);
+      return () => { live = false; if (timer !== null) clearTimeout(timer); };
     }, [deferredFilter, list.rows, adapter]);
     const items = useMemo(() => listItems(entries, deferredFilter, adapter.collection === 'skills', bodyHits && bodyHits.byWord),
       [entries, deferredFilter, adapter, bodyHits]);
@@ -2727,7 +2768,7 @@ function createBrowsers(ui) {
       undo ? h('div', {className: 'iiid-banner iiid-banner--neutral iiid-undo', role: 'status'},
         h('span', null, undo.error ? `Could not restore ${undo.key}: ${undo.error}` : `Deleted ${undo.key}.`),
         h(Button, {onClick: undoDelete}, 'Undo'), h(Button, {variant: 'ghost', label: 'Dismiss', onClick: () => setUndo(null)}, h(Icon, {name: 'close', size: 14}))) : null,
-      h('div', {className: 'iiid-count', role: 'status'}, list.status === 'loading' ? `Loading ${adapter.nouns}…` : (list.status === 'error' ? '' : plural(rowCount, adapter.noun)),
+      h('div', {className: 'iiid-count', role: 'status'}, list.status === 'loading' || list.status === 'partial' ? `Loading ${adapter.nouns}…` : (list.status === 'error' ? '' : plural(rowCount, adapter.noun)),
         searchingBodies ? ' · searching bodies…' : ''),
       list.status === 'loading' ? h(Skeleton, null)
         : list.status === 'error' ? h(Alert, {title: adapter.loadError}, h('p', null, list.error), h(Button, {onClick: loadList}, 'Retry'))
@@ -2735,7 +2776,7 @@ function createBrowsers(ui) {
           : rowCount === 0 && list.rows.length > 0 ? h('div', {className: 'iiid-empty'}, h('p', null, `No ${adapter.nouns} match “${deferredFilter.trim()}”.`),
             h(Button, {onClick: () => setFilter('')}, 'Clear filter'))
           : rowCount === 0 ? h('p', {className: 'iiid-empty'}, adapter.empty)
-            : h(WindowedList, {items, label: adapter.nouns, scrollRef: sidebarRef, activeKey: doc && !doc.creating ? doc.key : null, reveal,
+            : h(WindowedList, {items, label: adapter.nouns, scrollRef: sidebarRef, activeKey: doc && !doc.creating ? doc.key : null, reveal, partial: list.status === 'partial',
               renderRow: (item, active, posInSet, setSize) => h(EntryRow, {key: item.key, adapter, row: item.row, active, onOpen, posInSet, setSize,
                 badges: rowBadges.get(item.key) || badgeMap.get(item.key)})}));
 

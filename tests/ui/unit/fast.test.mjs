@@ -1,0 +1,28 @@
+// Issue 34 item 14 on the page's side: a body search asks at once after a quiet spell and waits
+// only inside a burst of typing; its light answer (`ids_only`) is read as a set of keys.
+import {test} from 'node:test';
+import assert from 'node:assert/strict';
+
+import * as page from '../../../src/iii_directory/ui/dist/page.js';
+
+test('a keystroke after a quiet spell asks for a body search at once, one inside a burst waits', () => {
+  const pause = page.BODY_SEARCH_PAUSE_MS;
+  assert.ok(pause > 0 && pause < 300, 'the pause leaves room under the 300 ms floor');
+  assert.equal(page.bodySearchDelay(-Infinity, 0, pause), 0, 'the first keystroke ever');
+  assert.equal(page.bodySearchDelay(1000, 1000 + pause, pause), 0, 'typing resumed after the pause');
+  assert.equal(page.bodySearchDelay(1000, 1000 + pause - 1, pause), pause, 'still typing');
+  assert.equal(page.bodySearchDelay(1000, 1040, pause), pause);
+});
+
+test('a body search answer is read from ids_only ids, or from rows of a worker without it', () => {
+  const skills = page.ADAPTERS.skills;
+  assert.deepEqual([...page.bodyMatchKeys({skills: [], ids: ['a/b', 'c']}, skills)], ['a/b', 'c']);
+  assert.deepEqual([...page.bodyMatchKeys({skills: [{id: 'x'}, {id: 'y/z'}]}, skills)], ['x', 'y/z']);
+  assert.deepEqual([...page.bodyMatchKeys(null, skills)], []);
+});
+
+test('the skills list asks for a first screen of rows beside the whole list', () => {
+  const list = page.ADAPTERS.skills.list;
+  assert.ok(list.first > 0 && list.first <= 100);
+  assert.equal(page.ADAPTERS.agents.list.first, undefined, 'agent profiles are few: one call');
+});
