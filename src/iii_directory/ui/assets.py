@@ -70,10 +70,18 @@ class UiAsset:
         return f"ui-asset:{self.path}"
 
 
+PAGE_MODULES: tuple[str, ...] = (
+    "rules.js", "frontmatter.js", "diff.js", "markdown.js", "plans.js", "entries.js",
+    "ui.js", "list.js", "browser.js", "kits.js", "cards.js",
+)
+"""The page's own modules, imported by `page.js`'s setup through `host.importModule` (the order of
+its `PAGE_MODULES`; docs/rules/console.md §3.3)."""
+
 ASSETS: tuple[UiAsset, ...] = (
     UiAsset("iii-directory/page.js", "console:script"),
     UiAsset("iii-directory/styles.css", "console:style"),
     UiAsset("iii-directory/module.js", "console:module"),
+    *(UiAsset(f"iii-directory/{name}", "console:module") for name in PAGE_MODULES),
 )
 
 

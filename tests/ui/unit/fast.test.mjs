@@ -3,7 +3,7 @@
 import {test} from 'node:test';
 import assert from 'node:assert/strict';
 
-import * as page from '../../../src/iii_directory/ui/dist/page.js';
+import {page} from './page.mjs';
 
 test('a keystroke after a quiet spell asks for a body search at once, one inside a burst waits', () => {
   const pause = page.BODY_SEARCH_PAUSE_MS;
