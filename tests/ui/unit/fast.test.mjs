@@ -26,3 +26,24 @@ test('the skills list asks for a first screen of rows beside the whole list', ()
   assert.ok(list.first > 0 && list.first <= 100);
   assert.equal(page.ADAPTERS.agents.list.first, undefined, 'agent profiles are few: one call');
 });
+
+test('setup asks for the first screen of skills at once and hands it to the list once, while fresh', async () => {
+  const skills = page.ADAPTERS.skills.list;
+  const request = {...skills.payload, limit: skills.first};
+  assert.equal(page.FIRST_SCREEN.fn, skills.fn);
+  assert.deepEqual(page.FIRST_SCREEN.payload, request, 'page.js asks exactly what the list would ask');
+  const asked = [];
+  let clock = 1000;
+  const host = {iii: {trigger: (fn, payload) => { asked.push([fn, payload]); return Promise.resolve({skills: [{id: 'a'}]}); }}};
+  const take = page.prefetchFirstScreen(host, () => clock);
+  assert.deepEqual(asked, [[skills.fn, request]], 'asked before anything else happens');
+  assert.equal(take(skills.fn, {...skills.payload}), null, 'another request is not served from it');
+  assert.equal(take('directory::agents::list', request), null);
+  const reordered = {limit: skills.first, ...skills.payload};
+  assert.deepEqual(await take(skills.fn, reordered), {skills: [{id: 'a'}]});
+  assert.equal(take(skills.fn, request), null, 'handed out once');
+  const stale = page.prefetchFirstScreen(host, () => clock);
+  clock += 30001;
+  assert.equal(stale(skills.fn, request), null, 'too old: the list asks itself');
+  assert.equal(page.prefetchFirstScreen({})(skills.fn, request), null, 'a host without iii.trigger');
+});

@@ -3,7 +3,7 @@
 // Imports nothing: page.js loads it with host.importModule and calls `createBrowsers(ui, rules, parts)` with the
 // console's React and host (through `ui`) and the pure rules (`rules`, page.js `composeRules`).
 
-export function createBrowsers(ui, rules, parts) {
+export function createBrowsers(ui, rules, parts, {firstScreen = () => null} = {}) {
   const {BODY_SEARCH_PAUSE_MS, BODY_SEARCH_WORDS, BUILTIN_AGENT_IDS, afterSave, asList, blocksSave, bodyMatchKeys, bodySearchDelay, clampRatio, cleanError, conflictBlocks, draftAction, errorCode, filterWords, functionsEdit, humanError, isBuiltinRow, isReadOnlyPath, isStaleWrite, kitOfSkill, listItems, merge3, narrowPanes, neighbourKey, originBadges, parseFrontmatter, plural, readOnlyRoots, removes, restoreDraft, rowHaystack, sha256Hex, storageGet, storageSet, takeSide} = rules;
   const {h, React, Button, TextInput, Dialog, Markdown, Editor, Choice, Checkbox, Chip, Alert, Skeleton, Confirm, Icon,
     SplitLayout, useSubscription, useCoalesced, call, DiffView, ErrorNote, useReachability} = ui;
@@ -46,7 +46,9 @@ export function createBrowsers(ui, rules, parts) {
     // only while the whole list is still on its way (`partial`: counts say "Loading…").
     useEffect(() => {
       if (adapter.list.first) {
-        call(adapter.list.fn, {...adapter.list.payload, limit: adapter.list.first}).then((res) => {
+        const payload = {...adapter.list.payload, limit: adapter.list.first};
+        // setup may already have asked for exactly this (page.js prefetchFirstScreen).
+        (firstScreen(adapter.list.fn, payload) || call(adapter.list.fn, payload)).then((res) => {
           const rows = (res && res[adapter.list.field]) || [];
           setList((s) => (s.status === 'loading' ? {status: 'partial', rows, error: ''} : s));
         }, () => {});

@@ -232,29 +232,56 @@ function contribute(name, register) {
   }
 }
 
+/**
+ * The first screen of skills, asked as setup starts, beside the imports of React and the page's
+ * modules: the same request as the skills list's first-screen call (`entries.js` ADAPTERS, a unit
+ * test holds them equal), so the page's first rows do not wait for the imports and a first render.
+ */
+export const FIRST_SCREEN = {fn: 'directory::skills::list', payload: {include_description: true, include_origin: true, limit: 60}};
+/** How long an early first screen may be handed out; the whole list replaces it anyway. */
+const FIRST_SCREEN_FRESH_MS = 30000;
+
+const sameRequest = (a, b) => JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
+
+/**
+ * Ask for FIRST_SCREEN now; returns `take(fn, payload)`, which hands the answer's promise out once,
+ * for the same request, while it is fresh, else null (the caller asks itself).
+ */
+export function prefetchFirstScreen(host, now = Date.now) {
+  const trigger = host && host.iii && host.iii.trigger;
+  if (typeof trigger !== 'function') return () => null;
+  let promise;
+  try { promise = Promise.resolve(trigger.call(host.iii, FIRST_SCREEN.fn, FIRST_SCREEN.payload)); } catch { return () => null; }
+  promise.catch(() => {});
+  const at = now();
+  let taken = false;
+  return (fn, payload) => {
+    if (taken || fn !== FIRST_SCREEN.fn || !sameRequest(payload, FIRST_SCREEN.payload) || now() - at > FIRST_SCREEN_FRESH_MS) return null;
+    taken = true;
+    return promise;
+  };
+}
+
 export default async function setup(host) {
-  let React;
-  try {
-    const mod = await import('react');
-    React = mod.default ?? mod;
-  } catch (error) {
-    console.error('[iii-directory] React could not be imported; nothing is registered:', error);
+  const firstScreen = prefetchFirstScreen(host);
+  const [react, modules] = await Promise.allSettled([import('react'), loadPageModules(host)]);
+  if (react.status === 'rejected') {
+    console.error('[iii-directory] React could not be imported; nothing is registered:', react.reason);
     return undefined;
   }
-  let modules;
-  try {
-    modules = await loadPageModules(host);
-  } catch (error) {
-    console.error('[iii-directory] the page modules could not be imported; nothing is registered:', error);
+  if (modules.status === 'rejected') {
+    console.error('[iii-directory] the page modules could not be imported; nothing is registered:', modules.reason);
     return undefined;
   }
-  const rules = composeRules(modules);
-  const ui = modules.ui.createUi(React, host, rules);
-  const browsers = modules.browser.createBrowsers(ui, rules, modules.list.createListParts(ui, rules));
-  const kits = modules.kits.createKits(ui, rules);
+  const React = react.value.default ?? react.value;
+  const rules = composeRules(modules.value);
+  const {ui: uiModule, list, browser, kits: kitsModule, cards: cardsModule} = modules.value;
+  const ui = uiModule.createUi(React, host, rules);
+  const browsers = browser.createBrowsers(ui, rules, list.createListParts(ui, rules), {firstScreen});
+  const kits = kitsModule.createKits(ui, rules);
   const {DirectoryPage} = createShell(ui, rules, browsers, kits);
-  const cards = modules.cards.createCards(ui, rules);
-  const extras = modules.cards.createExtras(ui, rules);
+  const cards = cardsModule.createCards(ui, rules);
+  const extras = cardsModule.createExtras(ui, rules);
   const h = React.createElement;
   const removers = [
     contribute('page', () => host.pages.register({id: 'directory', title: 'Directory', configurationId: 'iii-directory', render: (props) => h(DirectoryPage, props)})),
