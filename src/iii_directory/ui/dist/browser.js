@@ -373,15 +373,17 @@ export function createBrowsers(ui, rules, parts, {firstScreen = () => null} = {}
     }, [visible]);
 
     const entries = useMemo(() => list.rows.map((row) => ({row, key: adapter.key(row), hay: rowHaystack(adapter, row)})), [list.rows, adapter]);
-    // Bodies are searched by the worker (`search_body`), one call per word, after a pause in typing;
-    // id, title and summary matches show at once from the loaded rows.
+    // Bodies are searched by the worker (`search_body`, `ids_only`), one call per word: at once
+    // after a quiet spell, else after a pause in typing (bodySearchDelay). The effect follows the
+    // typed filter, not the deferred one, so the call does not wait for the list's render; id,
+    // title and summary matches show at once from the loaded rows.
     const [bodyHits, setBodyHits] = useState(null);
     const [searchingBodies, setSearchingBodies] = useState(false);
     const bodyCache = useRef({rows: null, byWord: new Map(), asking: new Map()});
     const lastFilterChange = useRef(-Infinity);
     useEffect(() => {
       if (adapter.collection !== 'skills') return undefined;
-      const words = filterWords(deferredFilter).slice(0, BODY_SEARCH_WORDS);
+      const words = filterWords(filter).slice(0, BODY_SEARCH_WORDS);
       if (bodyCache.current.rows !== list.rows) bodyCache.current = {rows: list.rows, byWord: new Map(), asking: new Map()};
       const cache = bodyCache.current;
       const now = globalThis.performance ? globalThis.performance.now() : Date.now();
@@ -405,7 +407,7 @@ export function createBrowsers(ui, rules, parts, {firstScreen = () => null} = {}
         .then(() => { if (live) { setSearchingBodies(false); setBodyHits({byWord: cache.byWord}); } });
       const timer = delay > 0 ? setTimeout(run, delay) : (run(), null);
       return () => { live = false; if (timer !== null) clearTimeout(timer); };
-    }, [deferredFilter, list.rows, adapter]);
+    }, [filter, list.rows, adapter]);
     const items = useMemo(() => listItems(entries, deferredFilter, adapter.collection === 'skills', bodyHits && bodyHits.byWord),
       [entries, deferredFilter, adapter, bodyHits]);
 
