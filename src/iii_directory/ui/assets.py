@@ -177,11 +177,13 @@ def watch_dir_from_env(environ: Mapping[str, str] | None = None) -> Path | None:
 
 
 def read_text(folder: Path, asset: UiAsset) -> str | None:
-    """The asset's file in `folder` as UTF-8 text; None when missing or unreadable."""
+    """The asset's file in `folder` as UTF-8 text; None when missing, unreadable or blank (an
+    asset is never blank, but a file being rewritten is empty for a moment: skipped, not served)."""
     try:
-        return (folder / asset.file_name).read_text(encoding="utf-8")
+        text = (folder / asset.file_name).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
+    return text if text.strip() else None
 
 
 def read_packaged(asset: UiAsset) -> str:

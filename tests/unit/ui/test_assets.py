@@ -221,3 +221,18 @@ def test_the_page_knows_the_bundled_agent_profiles() -> None:
     match = re.search(r"export const BUILTIN_AGENT_IDS = \[([^\]]*)\];", text)
     assert match is not None
     assert sorted(re.findall(r"'([^']+)'", match.group(1))) == sorted(bundled_profiles())
+
+
+def test_a_watched_file_caught_mid_rewrite_is_skipped(tmp_path: Path) -> None:
+    """`writeFileSync` truncates before it writes: a poll in between reads an empty file, which
+    must not be served as the page (the S12 hot-reload scenario once loaded the empty text)."""
+    from iii_directory.ui.assets import read_text
+
+    page = next(a for a in ASSETS if a.file_name == "page.js")
+    assert read_text(tmp_path, page) is None
+    (tmp_path / "page.js").write_text("")
+    assert read_text(tmp_path, page) is None
+    (tmp_path / "page.js").write_text(" \n")
+    assert read_text(tmp_path, page) is None
+    (tmp_path / "page.js").write_text("export default function setup() {}\n")
+    assert read_text(tmp_path, page) == "export default function setup() {}\n"
