@@ -118,6 +118,7 @@ async def main() -> None:
                         help="React's ES modules: tests/ui/harness/.vendor (development build, the default) or "
                         ".vendor-production (`node tests/ui/harness/build-vendor.mjs --production`)")
     args = parser.parse_args()
+    vendor = args.vendor.resolve()  # before the chdir into the project below
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         project = make_project(root, args.skills)
@@ -132,7 +133,7 @@ async def main() -> None:
         variants.append(("working tree", packaged_dir()))
         rows = []
         for label, dist in variants:
-            row = await run_variant(label.replace(" ", "-"), dist, project, home, args.rounds, args.vendor.resolve())
+            row = await run_variant(label.replace(" ", "-"), dist, project, home, args.rounds, vendor)
             row["variant"] = label
             row["react"] = args.vendor.name
             rows.append(row)
