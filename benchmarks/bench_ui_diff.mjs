@@ -1,10 +1,11 @@
 // The Directory page's line diff on long files: time per call and changed rows, for this
-// checkout's page.js and, when given, another page.js measured in the same run.
+// checkout's diff.js and, when given, another module exporting `lineDiff` (an older page.js)
+// measured in the same run.
 //   node benchmarks/bench_ui_diff.mjs [path/to/other/page.js]
 import {resolve} from 'node:path';
 import {pathToFileURL} from 'node:url';
 
-const here = new URL('../src/iii_directory/ui/dist/page.js', import.meta.url);
+const here = new URL('../src/iii_directory/ui/dist/diff.js', import.meta.url);
 const pages = [['this page', await import(here.href)]];
 if (process.argv[2]) pages.push([process.argv[2], await import(pathToFileURL(resolve(process.argv[2])).href)]);
 

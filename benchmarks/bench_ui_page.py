@@ -17,6 +17,7 @@ Two variants run in the same process one after the other: `--baseline <git ref>`
 quoted as ratios measured on the same loaded machine.
 
     .venv/bin/python benchmarks/bench_ui_page.py --skills 1000
+    .venv/bin/python benchmarks/bench_ui_page.py --skills 1000 --vendor tests/ui/harness/.vendor-production
 """
 
 from __future__ import annotations
@@ -35,15 +36,14 @@ import anyio
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO / "tests" / "wire"), str(REPO / "tests" / "ui")]
 
-from harness_server import HarnessServer  # noqa: E402
+from harness_server import VENDOR, HarnessServer  # noqa: E402
 from wire_harness import WORKER_BOOT_TIMEOUT_S, fast_worker, wait_registered  # noqa: E402
 
 from iii_directory.config import Settings, config_id  # noqa: E402
 from iii_directory.testing.console import ConsoleStandIn  # noqa: E402
 from iii_directory.testing.engine import TestEngine  # noqa: E402
-from iii_directory.ui.assets import WATCH_ENV, packaged_dir  # noqa: E402
+from iii_directory.ui.assets import ASSETS, WATCH_ENV, packaged_dir  # noqa: E402
 
-DIST_FILES = ("page.js", "module.js", "styles.css", "package.json")
 WORDS = ("ticket", "board", "deploy", "review", "notes", "search", "index", "queue", "backup", "report")
 
 
@@ -64,14 +64,16 @@ def make_project(root: Path, count: int) -> Path:
 
 def baseline_dist(ref: str, into: Path) -> Path:
     into.mkdir(parents=True)
-    for name in DIST_FILES:
+    listed = subprocess.run(["git", "ls-tree", "--name-only", f"{ref}:src/iii_directory/ui/dist"], cwd=REPO, check=True,
+                            capture_output=True, text=True).stdout.split()
+    for name in listed:
         text = subprocess.run(["git", "show", f"{ref}:src/iii_directory/ui/dist/{name}"], cwd=REPO, check=True,
                               capture_output=True, text=True).stdout
         (into / name).write_text(text)
     return into
 
 
-async def run_variant(label: str, dist: Path, project: Path, home: Path, rounds: int) -> dict[str, object]:
+async def run_variant(label: str, dist: Path, project: Path, home: Path, rounds: int, vendor: Path) -> dict[str, object]:
     watched = home.parent / f"watch-{label}"
     shutil.copytree(dist, watched)
     os.environ[WATCH_ENV] = str(watched)
@@ -89,8 +91,8 @@ async def run_variant(label: str, dist: Path, project: Path, home: Path, rounds:
             with anyio.fail_after(WORKER_BOOT_TIMEOUT_S):
                 await worker.ready.wait()
             await wait_registered(engine, worker)
-            await engine.wait_for(lambda: len(console.assets) == 3, timeout=10)
-            server = HarnessServer(console, project, {})
+            await engine.wait_for(lambda: len(console.assets) == len(ASSETS), timeout=10)
+            server = HarnessServer(console, project, {}, vendor)
             await tg.start(server.run)
             env = dict(os.environ, III_UI_HARNESS_URL=server.url, III_BENCH_ROUNDS=str(rounds))
             result = await anyio.run_process(["node", str(REPO / "benchmarks" / "bench_ui_page.mjs")], env=env, check=False,
@@ -112,7 +114,11 @@ async def main() -> None:
     parser.add_argument("--skills", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3, help="passes over each measured action")
     parser.add_argument("--baseline", default="main", help="git ref whose ui/dist is measured first ('' to skip)")
+    parser.add_argument("--vendor", type=Path, default=VENDOR,
+                        help="React's ES modules: tests/ui/harness/.vendor (development build, the default) or "
+                        ".vendor-production (`node tests/ui/harness/build-vendor.mjs --production`)")
     args = parser.parse_args()
+    vendor = args.vendor.resolve()  # before the chdir into the project below
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         project = make_project(root, args.skills)
@@ -127,8 +133,9 @@ async def main() -> None:
         variants.append(("working tree", packaged_dir()))
         rows = []
         for label, dist in variants:
-            row = await run_variant(label.replace(" ", "-"), dist, project, home, args.rounds)
+            row = await run_variant(label.replace(" ", "-"), dist, project, home, args.rounds, vendor)
             row["variant"] = label
+            row["react"] = args.vendor.name
             rows.append(row)
             print(json.dumps(row), flush=True)
         if len(rows) == 2:

@@ -17,5 +17,6 @@ VENDOR = HERE / "harness" / ".vendor"
 
 
 class HarnessServer(PageServer):
-    def __init__(self, console: ConsoleStandIn, project: Path, controls: dict[str, Control]) -> None:
-        super().__init__(console, VENDOR, project=project, controls=controls)
+    def __init__(self, console: ConsoleStandIn, project: Path, controls: dict[str, Control],
+                 vendor: Path = VENDOR) -> None:
+        super().__init__(console, vendor, project=project, controls=controls)

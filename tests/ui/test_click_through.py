@@ -29,7 +29,7 @@ from iii_directory.kits.service import KitsService
 from iii_directory.testing.console import ConsoleStandIn
 from iii_directory.testing.engine import TestEngine
 from iii_directory.testing.registry import MockRegistry
-from iii_directory.ui.assets import WATCH_ENV, packaged_dir
+from iii_directory.ui.assets import ASSETS, WATCH_ENV, packaged_dir
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -184,7 +184,7 @@ async def test_click_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
                 await wait_registered(engine, worker)
                 assert worker.directory is not None
                 worker.directory.service(KitsService).poll_interval_s = COMPOSE_POLL_S
-                await engine.wait_for(lambda: len(console.assets) == 3, timeout=10)
+                await engine.wait_for(lambda: len(console.assets) == len(ASSETS), timeout=10)
                 running = {"worker": worker}
 
                 async def stop_worker(body: dict[str, Any]) -> Any:
@@ -200,7 +200,7 @@ async def test_click_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
                     await wait_registered(engine, again)
                     assert again.directory is not None
                     again.directory.service(KitsService).poll_interval_s = COMPOSE_POLL_S
-                    await engine.wait_for(lambda: len(console.assets) == 3, timeout=10)
+                    await engine.wait_for(lambda: len(console.assets) == len(ASSETS), timeout=10)
                     running["worker"] = again
                     return {"ok": True}
 

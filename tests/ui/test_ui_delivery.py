@@ -32,7 +32,10 @@ from wire_harness import WORKER_BOOT_TIMEOUT_S, fast_worker, wait_registered
 
 pytestmark = [pytest.mark.wire, pytest.mark.timeout(60)]
 
-PATHS = ["iii-directory/module.js", "iii-directory/page.js", "iii-directory/styles.css"]
+PATHS = sorted(asset.path for asset in ASSETS)
+KIND = {asset.path: asset.kind for asset in ASSETS}
+N = len(PATHS)
+"""page.js, module.js, styles.css and the page's own modules (ui/assets.py `PAGE_MODULES`)."""
 CONTENT_FN = "iii-directory::ui-content"
 
 
@@ -50,7 +53,7 @@ class Delivery:
 
 
 @asynccontextmanager
-async def delivery(settings: Settings, monkeypatch: pytest.MonkeyPatch, *, kept: int = 3,
+async def delivery(settings: Settings, monkeypatch: pytest.MonkeyPatch, *, kept: int = len(ASSETS),
                    **console_options: Any) -> AsyncIterator[Delivery]:
     for name in ("III_CONFIG_NAME", "III_NAMESPACE", "III_WORKER_NAME", "III_TOKEN", "III_CONFIG"):
         monkeypatch.delenv(name, raising=False)
@@ -63,7 +66,7 @@ async def delivery(settings: Settings, monkeypatch: pytest.MonkeyPatch, *, kept:
                 with anyio.fail_after(WORKER_BOOT_TIMEOUT_S):
                     await worker.ready.wait()
                 await wait_registered(engine, worker)
-                await engine.wait_for(lambda: len(console.assets) == kept and len(console.rejections) == 3 - kept, timeout=10)
+                await engine.wait_for(lambda: len(console.assets) == kept and len(console.rejections) == N - kept, timeout=10)
                 async with engine.client() as client, httpx.AsyncClient(base_url=console.url) as http:
                     yield Delivery(engine, worker, console, client, http)
                 worker.stop()
@@ -102,8 +105,9 @@ async def test_manifest_lists_the_three_assets(env: Delivery) -> None:
         assert reply.headers[name] == value
     manifest = reply.json()
     assert manifest["disabled"] is False
-    assert [(a["path"], a["kind"]) for a in manifest["assets"]] == [
-        ("iii-directory/module.js", "module"), ("iii-directory/page.js", "script"), ("iii-directory/styles.css", "style")]
+    assert [(a["path"], a["kind"]) for a in manifest["assets"]] == [(p, KIND[p]) for p in PATHS]
+    assert KIND["iii-directory/page.js"] == "script" and KIND["iii-directory/styles.css"] == "style"
+    assert {KIND[p] for p in PATHS if p not in ("iii-directory/page.js", "iii-directory/styles.css")} == {"module"}
     for row in manifest["assets"]:
         assert re.fullmatch(r"[0-9a-f]{16}", row["hash"])
         assert row["hash"] == version_hash(read_packaged(next(a for a in ASSETS if a.path == row["path"])))
@@ -137,22 +141,21 @@ async def test_a_subscription_is_seeded_with_sync(env: Delivery) -> None:
     events = env.client.subscribe("console:assets")
     await sync_then(events)
     assert events[0]["assets"] == [
-        {"path": p, "kind": k, "hash": env.console.assets[p].hash}
-        for p, k in zip(PATHS, ["module", "script", "style"], strict=True)]
+        {"path": p, "kind": KIND[p], "hash": env.console.assets[p].hash} for p in PATHS]
 
 
 async def test_the_per_worker_toggle_holds_and_releases_assets(env: Delivery) -> None:
     events = await sync_then(env.client.subscribe("console:assets"))
     env.console.set_worker_enabled("iii-directory", False)
-    await events.wait_for(4)
+    await events.wait_for(1 + N)
     assert sorted((e["event"], e["path"]) for e in events[1:]) == [("delete", p) for p in PATHS]
     manifest = (await env.http.get("/ui")).json()
     assert manifest["assets"] == []
     assert manifest["workers"] == [{"worker": "iii-directory", "enabled": False, "assets": PATHS}]
     assert (await env.http.get("/ui/iii-directory/page.js")).status_code == 404
     env.console.set_worker_enabled("iii-directory", True)
-    await events.wait_for(7)
-    assert sorted((e["event"], e["path"]) for e in events[4:]) == [("set", p) for p in PATHS]
+    await events.wait_for(1 + 2 * N)
+    assert sorted((e["event"], e["path"]) for e in events[1 + N:]) == [("set", p) for p in PATHS]
 
 
 # ------------------------------------------------------------------ hot reload, disconnect, reconnect
@@ -168,7 +171,7 @@ async def test_hot_reload_pushes_one_set_and_keeps_one_binding(settings: Setting
         text = (ui_copy / "styles.css").read_text()
         (ui_copy / "styles.css").write_text(text.replace("#0969da", "#0a6adb", 1) + "\n/* recoloured */\n")
         with anyio.fail_after(3):
-            while (await env.http.get("/ui")).json()["assets"][2]["hash"] == before:
+            while next(a for a in (await env.http.get("/ui")).json()["assets"] if a["path"] == style)["hash"] == before:
                 await anyio.sleep(0.1)
         await env.console.settled()
         await anyio.sleep(0.3)
@@ -187,12 +190,12 @@ async def test_disconnect_deletes_and_reconnect_sets_again(env: Delivery) -> Non
     conn = env.engine.worker("iii-directory")
     assert conn is not None
     conn.ws.transport.abort()
-    await events.wait_for(4, timeout=10)
-    assert sorted((e["event"], e["path"]) for e in events[1:4]) == [("delete", p) for p in PATHS]
-    await events.wait_for(7, timeout=15)
-    assert sorted((e["event"], e["path"]) for e in events[4:7]) == [("set", p) for p in PATHS]
-    assert {e["hash"] for e in events[4:7]} == {a["hash"] for a in events[0]["assets"]}
-    assert len(env.ui_bindings()) == 3
+    await events.wait_for(1 + N, timeout=10)
+    assert sorted((e["event"], e["path"]) for e in events[1:1 + N]) == [("delete", p) for p in PATHS]
+    await events.wait_for(1 + 2 * N, timeout=15)
+    assert sorted((e["event"], e["path"]) for e in events[1 + N:1 + 2 * N]) == [("set", p) for p in PATHS]
+    assert {e["hash"] for e in events[1 + N:1 + 2 * N]} == {a["hash"] for a in events[0]["assets"]}
+    assert len(env.ui_bindings()) == N
 
 
 # ------------------------------------------------------------------ what the console refuses or warns about
@@ -305,7 +308,7 @@ async def test_the_worker_logs_a_refused_binding_and_keeps_running(settings: Set
             return [r.getMessage() for r in caplog.records if r.name.startswith("iii_directory.protocol")
                     and "refused" in r.getMessage()]
 
-        await env.engine.wait_for(lambda: len(refused()) == 3, timeout=10)
+        await env.engine.wait_for(lambda: len(refused()) == N, timeout=10)
         for path in PATHS:
             line = next(m for m in refused() if f"'path': '{path}'" in m)
             assert f"asset '{path}' is " in line and "over the 1000-byte cap; check the worker's bundling" in line

@@ -110,14 +110,18 @@ def wire_rows(
     search_body: bool = False,
     include_description: bool = True,
     include_origin: bool = False,
+    limit: int | None = None,
 ) -> list[dict[str, Any]]:
     """The `skills::list` rows of `view` in wire form (fresh dicts), filtered exactly as
     `skills.list_rows` filters: `prefix` on the on-disk id, `type` exact, `search` a
     case-insensitive substring of the display id, title or description — or, with
-    `search_body`, of the body (looked up only for rows the cheaper fields missed)."""
+    `search_body`, of the body (looked up only for rows the cheaper fields missed); with `limit`,
+    the first `limit` rows that pass (the files after them are not even `stat`ed)."""
     needle = search.lower() if search else None
-    out = []
+    out: list[dict[str, Any]] = []
     for file in view.files:
+        if limit is not None and len(out) >= limit:
+            break
         if prefix is not None and not file.id.startswith(prefix):
             continue
         try:

@@ -99,6 +99,19 @@ class ListSkillsInput(Request):
         description="When `true`, every row also carries `origin` (where its file lives and so "
         "whether it can be edited). Default `false`: rows keep their published shape.",
     )
+    limit: int | None = Field(
+        default=None,
+        ge=1,
+        description="At most this many rows: the first ones of the filtered list, in list order. "
+        "A page can show its first screen from a small answer and read the rest after. Default: "
+        "every row.",
+    )
+    ids_only: bool | None = Field(
+        default=None,
+        description="When `true`, `skills` is empty and `ids` lists the id of every row the "
+        "request matches, in list order (the same filters and `limit`): a light answer for a "
+        "caller that only needs which skills match, e.g. a body search. Default `false`.",
+    )
 
 
 class SkillEntry(Response):
@@ -128,7 +141,14 @@ class SkillEntry(Response):
 
 
 class ListSkillsOutput(Response):
+    omit_when_none: ClassVar[frozenset[str]] = frozenset({"ids"})
+
     skills: list[SkillEntry]
+    ids: list[str] | None = Field(
+        default=None,
+        description="Present only when the request set `ids_only: true`: the matching rows' ids, "
+        "in list order (`skills` is then empty).",
+    )
 
 
 class GetSkillInput(Request):
@@ -262,11 +282,14 @@ async def list_skills(ctx: Context, req: ListSkillsInput) -> dict[str, Any]:
 
     rows = ctx.directory.service(ListingRows)
     bodies = ctx.directory.service(BodyIndex)
-    return {"skills": await skills.in_view(ctx, lambda view: wire_rows(
+    listed = await skills.in_view(ctx, lambda view: wire_rows(
         view, rows, bodies, search=req.search, prefix=req.prefix, type=req.type,
         search_body=req.search_body is True,
         include_description=req.include_description is not False,
-        include_origin=req.include_origin is True))}
+        include_origin=req.include_origin is True, limit=req.limit))
+    if req.ids_only is True:
+        return {"skills": [], "ids": [row["id"] for row in listed]}
+    return {"skills": listed}
 
 
 async def get_skill(ctx: Context, req: GetSkillInput) -> GetSkillOutput:

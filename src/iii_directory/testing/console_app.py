@@ -56,6 +56,7 @@ def usage_problem(port: int, vendor: Path) -> str | None:
 
 async def serve(port: int, vendor: Path, config_path: str | None, announce: Callable[[str], None]) -> None:
     """Run engine, stand-in, worker and page server until cancelled; `announce` gets the URL."""
+    from ..ui.assets import ASSETS
     from ..worker import Worker
     from .console import ConsoleStandIn
     from .engine import TestEngine
@@ -66,7 +67,7 @@ async def serve(port: int, vendor: Path, config_path: str | None, announce: Call
         tg.start_soon(worker.run)
         with anyio.fail_after(BOOT_TIMEOUT_S):
             await worker.ready.wait()
-        await engine.wait_for(lambda: len(console.assets) == 3, timeout=BOOT_TIMEOUT_S)
+        await engine.wait_for(lambda: len(console.assets) == len(ASSETS), timeout=BOOT_TIMEOUT_S)
         server = PageServer(console, vendor, port=port)
         await tg.start(server.run)
         announce(server.page_url)

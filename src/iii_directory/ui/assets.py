@@ -70,10 +70,18 @@ class UiAsset:
         return f"ui-asset:{self.path}"
 
 
+PAGE_MODULES: tuple[str, ...] = (
+    "rules.js", "frontmatter.js", "diff.js", "markdown.js", "plans.js", "entries.js",
+    "ui.js", "list.js", "browser.js", "kits.js", "cards.js",
+)
+"""The page's own modules, imported by `page.js`'s setup through `host.importModule` (the order of
+its `PAGE_MODULES`; docs/rules/console.md §3.3)."""
+
 ASSETS: tuple[UiAsset, ...] = (
     UiAsset("iii-directory/page.js", "console:script"),
     UiAsset("iii-directory/styles.css", "console:style"),
     UiAsset("iii-directory/module.js", "console:module"),
+    *(UiAsset(f"iii-directory/{name}", "console:module") for name in PAGE_MODULES),
 )
 
 
@@ -169,11 +177,13 @@ def watch_dir_from_env(environ: Mapping[str, str] | None = None) -> Path | None:
 
 
 def read_text(folder: Path, asset: UiAsset) -> str | None:
-    """The asset's file in `folder` as UTF-8 text; None when missing or unreadable."""
+    """The asset's file in `folder` as UTF-8 text; None when missing, unreadable or blank (an
+    asset is never blank, but a file being rewritten is empty for a moment: skipped, not served)."""
     try:
-        return (folder / asset.file_name).read_text(encoding="utf-8")
+        text = (folder / asset.file_name).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
+    return text if text.strip() else None
 
 
 def read_packaged(asset: UiAsset) -> str:

@@ -1183,6 +1183,29 @@ scenario('S13c the windowed list tells screen readers its size and each row\'s p
   }, 'the new row is in view');
 });
 
+scenario('S13d the first screen of a long list shows from a small answer while the whole list loads', async () => {
+  const before = (await callsTo('directory::skills::list')).length;
+  const tab = await openTab('/harness/?holdWhole=directory::skills::list#/worker/iii-directory/directory', 'first-screen');
+  await tab.getByRole('radiogroup', {name: 'Browse skills, agent profiles or kits'}).getByRole('radio', {name: 'Skills'}).click();
+  const first = tab.locator('ul[aria-label="skills"] > li.iiid-row').first();
+  await first.waitFor();
+  // Only part of the list is here: the count says so, and no size or group count is claimed.
+  await tab.getByText('Loading skills…').waitFor();
+  assert.equal(await first.getAttribute('aria-setsize'), '-1');
+  const rows = await tab.locator('ul[aria-label="skills"] > li.iiid-row').count();
+  assert.ok(rows > 0 && rows <= 60, `${rows} rows from the first screen`);
+  const asked = (await callsTo('directory::skills::list')).slice(before).map((c) => c.payload);
+  assert.ok(asked.some((p) => p.limit === 60 && p.include_origin === true && p.include_description === true), JSON.stringify(asked));
+  assert.ok(await tab.evaluate(() => window.__harness.heldCalls()) >= 1, 'the whole list is still on its way');
+  await tab.evaluate(() => window.__harness.release());
+  const count = tab.locator('.iiid-sidebar:visible .iiid-count');
+  await until(async () => /^\d+ skills/.test(await count.innerText()), 'the whole list replaces the first screen');
+  const total = Number((await count.innerText()).split(' ')[0]);
+  assert.ok(total > 60, `${total} skills`);
+  assert.equal(Number(await tab.locator('ul[aria-label="skills"] > li.iiid-row').first().getAttribute('aria-setsize')), total);
+  await tab.close();
+});
+
 scenario('S13b the filter finds skills by words only in their body, and says it searches bodies', async () => {
   await switcher().getByRole('radio', {name: 'Skills'}).click();
   const filter = page.getByRole('textbox', {name: 'Filter'});
@@ -1195,6 +1218,8 @@ scenario('S13b the filter finds skills by words only in their body, and says it 
   await row.getByText('matches body').waitFor();
   const asked = (await callsTo('directory::skills::list')).filter((c) => c.payload && c.payload.search_body === true);
   assert.ok(asked.some((c) => c.payload.search === 'quokka-lever'), JSON.stringify(asked.map((c) => c.payload)));
+  // The light answer: the ids of the matching skills, not their rows.
+  assert.ok(asked.every((c) => c.payload.ids_only === true), JSON.stringify(asked.map((c) => c.payload)));
   await filter.fill('rollback QUOKKA-LEVER');
   const count = page.locator('.iiid-sidebar:visible .iiid-count');
   await until(async () => /^1 skill\b(?!s)/.test(await count.innerText()), 'one skill matches the title word plus the body word');

@@ -1,13 +1,16 @@
 // Bundle React and ReactDOM as ES modules for the harness import map (console-ui.md §5.7).
 // One esbuild run with splitting: React lives in one shared chunk, so the page and the harness
 // share one React instance exactly like the console. Skipped when .vendor/ is newer than the lock.
+// `--production` writes React's production build (NODE_ENV=production, minified) to
+// .vendor-production/ instead, for the page benchmarks (benchmarks/bench_ui_page.py --vendor).
 import {build} from 'esbuild';
 import {mkdirSync, statSync, writeFileSync, existsSync} from 'node:fs';
 import {dirname, join} from 'node:path';
 import {fileURLToPath} from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const out = join(here, '.vendor');
+const production = process.argv.includes('--production');
+const out = join(here, production ? '.vendor-production' : '.vendor');
 const lock = join(here, '..', 'package-lock.json');
 const stamp = join(out, 'react.js');
 if (existsSync(stamp) && existsSync(lock) && statSync(stamp).mtimeMs > statSync(lock).mtimeMs) {
@@ -28,6 +31,6 @@ writeFileSync(join(entries, 'jsx-runtime.js'), reexport('react/jsx-runtime', ['F
 await build({
   entryPoints: ['react', 'react-dom', 'react-dom-client', 'jsx-runtime'].map((n) => ({in: join(entries, `${n}.js`), out: n})),
   bundle: true, format: 'esm', splitting: true, outdir: out, absWorkingDir: join(here, '..'),
-  define: {'process.env.NODE_ENV': '"development"'}, logLevel: 'warning',
+  define: {'process.env.NODE_ENV': production ? '"production"' : '"development"'}, minify: production, logLevel: 'warning',
 });
 console.log(`vendor modules written to ${out}`);

@@ -4,7 +4,7 @@
 import {test} from 'node:test';
 import assert from 'node:assert/strict';
 
-import * as page from '../../../src/iii_directory/ui/dist/page.js';
+import {page} from './page.mjs';
 
 /** Length of a longest common subsequence by the textbook table (small inputs only). */
 function lcsLength(a, b) {

@@ -4,7 +4,7 @@
 import {test} from 'node:test';
 import assert from 'node:assert/strict';
 
-import * as page from '../../../src/iii_directory/ui/dist/page.js';
+import {page} from './page.mjs';
 
 /** [front-matter lines, the value of `description`] */
 const BLOCK_SCALARS = [

@@ -3,7 +3,7 @@
 import {test} from 'node:test';
 import assert from 'node:assert/strict';
 
-import * as page from '../../../src/iii_directory/ui/dist/page.js';
+import {page} from './page.mjs';
 
 const BASE = '# Notes\n\nOne.\n';
 const stored = (content, base = BASE) => ({content, base, base_sha256: page.sha256Hex(base), saved_at: '2026-01-01T00:00:00Z'});

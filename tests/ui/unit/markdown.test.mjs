@@ -3,7 +3,7 @@
 import {test} from 'node:test';
 import assert from 'node:assert/strict';
 
-import * as page from '../../../src/iii_directory/ui/dist/page.js';
+import {page} from './page.mjs';
 
 /** A tiny createElement that renders the element tree to HTML with text escaped, like React does. */
 function h(tag, props, ...children) { return {tag, props: props || {}, children: children.flat(Infinity)}; }

@@ -2,7 +2,7 @@
 import {test} from 'node:test';
 import assert from 'node:assert/strict';
 
-import setup, * as page from '../../../src/iii_directory/ui/dist/page.js';
+import {page, setup} from './page.mjs';
 import * as mod from '../../../src/iii_directory/ui/dist/module.js';
 
 const NAMES = ['COLLECTIONS', 'cleanError', 'formatAgo', 'formatSize', 'routeFromContext', 'narrowPanes', 'draftAction', 'originLabel',
@@ -260,7 +260,7 @@ test('palette rows and source', async () => {
   const opened = [];
   const host = {iii: {trigger: async (fn, payload) => { calls.push(fn); return fn.includes('skills') ? {skills} : {agents}; }},
     panels: {open: (x) => opened.push(x)}};
-  const source = page.createPaletteSource(host);
+  const source = page.createPaletteSource(host, page);
   assert.equal(source.id, 'directory-entries');
   assert.equal(source.minQuery, 2);
   const found = await source.search('scribe', {});

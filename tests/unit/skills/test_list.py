@@ -162,3 +162,23 @@ async def test_repeated_unreadable_files_log_once_then_at_debug(
     unreadable = [r.levelname for r in caplog.records if "is too large" in r.getMessage()]
     # six reads of three oversized files, two listings: the first at INFO, the rest at DEBUG
     assert unreadable == ["INFO"] + ["DEBUG"] * 5
+
+
+async def test_limit_and_ids_only_shape_a_light_answer(
+    directory: Directory, roots: dict[str, Path]
+) -> None:
+    for name in ("a", "b", "c", "d"):
+        write(roots["skills"], f"ops/{name}.md", f"# {name.upper()}\n\nAbout {name}.\n\nrecord it\n")
+    full = (await call(directory, "directory::skills::list", {"include_origin": True}))["skills"]
+    first = await call(directory, "directory::skills::list", {"include_origin": True, "limit": 2})
+    assert first == {"skills": full[:2]}, "the first rows of the same list, same shape"
+    assert (await call(directory, "directory::skills::list", {"limit": 99}))["skills"] == [
+        {k: v for k, v in row.items() if k != "origin"} for row in full]
+    light = await call(directory, "directory::skills::list",
+                       {"search": "RECORD", "search_body": True, "ids_only": True})
+    assert light == {"skills": [], "ids": ["ops/a", "ops/b", "ops/c", "ops/d"]}
+    assert await call(directory, "directory::skills::list",
+                      {"search": "about c", "ids_only": True, "limit": 1}) == {"skills": [], "ids": ["ops/c"]}
+    assert "ids" not in await call(directory, "directory::skills::list", {"ids_only": False})
+    failure = await error(directory, "directory::skills::list", {"limit": 0})
+    assert "limit" in failure.message

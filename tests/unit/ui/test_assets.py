@@ -10,6 +10,7 @@ import pytest
 
 from iii_directory.ui.assets import (
     ASSETS,
+    PAGE_MODULES,
     WATCH_ENV,
     UiAsset,
     packaged_dir,
@@ -32,7 +33,10 @@ def test_table_rows() -> None:
         ("iii-directory/page.js", "console:script", "script", "text/javascript; charset=utf-8"),
         ("iii-directory/styles.css", "console:style", "style", "text/css; charset=utf-8"),
         ("iii-directory/module.js", "console:module", "module", "text/javascript; charset=utf-8"),
+        *((f"iii-directory/{name}", "console:module", "module", "text/javascript; charset=utf-8")
+          for name in PAGE_MODULES),
     }
+    assert len(PAGE_MODULES) >= 10, "page.js is split into its modules (issue 35 item 8)"
 
 
 def test_table_paths_pass_the_console_rules() -> None:
@@ -89,7 +93,8 @@ def test_bad_path_refuses_startup_with_the_console_text() -> None:
 def test_unknown_asset_message_lists_every_path_sorted() -> None:
     assert unknown_asset_message("nope.js") == (
         "UNKNOWN_UI_ASSET: 'nope.js' is not one of this worker's ui assets (expected one of: "
-        "iii-directory/module.js, iii-directory/page.js, iii-directory/styles.css)"
+        + ", ".join(sorted(f"iii-directory/{name}" for name in (*PAGE_MODULES, "module.js", "page.js", "styles.css")))
+        + ")"
     )
 
 
@@ -147,14 +152,31 @@ def test_module_exports() -> None:
     assert re.search(r"^export function createKitsReview\(", text, re.M)
 
 
-@pytest.mark.parametrize("name", ["page.js", "module.js"])
+SCRIPTS = [a.file_name for a in ASSETS if a.file_name.endswith(".js")]
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
 def test_no_static_imports(name: str) -> None:
     assert STATIC_IMPORT.findall(_text(name)) == []
 
 
 def test_only_react_is_imported_dynamically() -> None:
-    assert [arg.strip() for arg in DYNAMIC_IMPORT.findall(_text("page.js"))] == ["'react'"]
-    assert DYNAMIC_IMPORT.findall(_text("module.js")) == []
+    # React by name; on a console without host.importModule, the page's own modules beside page.js.
+    assert [arg.strip() for arg in DYNAMIC_IMPORT.findall(_text("page.js"))] == ["siblingUrl(path, base", "'react'"]
+    for name in SCRIPTS:
+        if name != "page.js":
+            assert DYNAMIC_IMPORT.findall(_text(name)) == [], name
+
+
+def test_page_js_names_every_page_module() -> None:
+    """page.js's setup imports exactly the modules the worker serves as `console:module` assets."""
+    listed = re.findall(r"^  [a-z]+: 'iii-directory/([a-z]+\.js)',$", _text("page.js"), re.M)
+    assert listed == list(PAGE_MODULES)
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_each_module_is_small(name: str) -> None:
+    assert len(_text(name).splitlines()) <= 600, name
 
 
 def test_stylesheet_is_fully_scoped() -> None:
@@ -195,7 +217,22 @@ def test_the_page_knows_the_bundled_agent_profiles() -> None:
     from iii_directory.content.agents import bundled_profiles
     from iii_directory.ui.assets import packaged_dir
 
-    text = (packaged_dir() / "page.js").read_text(encoding="utf-8")
+    text = (packaged_dir() / "rules.js").read_text(encoding="utf-8")
     match = re.search(r"export const BUILTIN_AGENT_IDS = \[([^\]]*)\];", text)
     assert match is not None
     assert sorted(re.findall(r"'([^']+)'", match.group(1))) == sorted(bundled_profiles())
+
+
+def test_a_watched_file_caught_mid_rewrite_is_skipped(tmp_path: Path) -> None:
+    """`writeFileSync` truncates before it writes: a poll in between reads an empty file, which
+    must not be served as the page (the S12 hot-reload scenario once loaded the empty text)."""
+    from iii_directory.ui.assets import read_text
+
+    page = next(a for a in ASSETS if a.file_name == "page.js")
+    assert read_text(tmp_path, page) is None
+    (tmp_path / "page.js").write_text("")
+    assert read_text(tmp_path, page) is None
+    (tmp_path / "page.js").write_text(" \n")
+    assert read_text(tmp_path, page) is None
+    (tmp_path / "page.js").write_text("export default function setup() {}\n")
+    assert read_text(tmp_path, page) == "export default function setup() {}\n"

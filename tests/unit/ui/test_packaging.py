@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from iii_directory.ui.assets import packaged_dir
+from iii_directory.ui.assets import ASSETS, packaged_dir
 
 REPO = Path(__file__).resolve().parents[3]
-DIST_FILES = ("page.js", "module.js", "styles.css", "package.json")
+DIST_FILES = ("package.json", *(asset.file_name for asset in ASSETS))
 TOP_LEVEL = ("setup.py", "pyproject.toml", "MANIFEST.in", "README.md", "NOTICE", "LICENSE", "wheels.toml")
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "*.so", "*.pyd", "*.egg-info", "build", "node_modules")
 

@@ -14,7 +14,7 @@ import pytest
 
 from iii_directory.kits.merge import three_way
 
-PAGE = Path(__file__).resolve().parents[3] / "src" / "iii_directory" / "ui" / "dist" / "page.js"
+PAGE = Path(__file__).resolve().parents[3] / "src" / "iii_directory" / "ui" / "dist" / "diff.js"
 CASES = 400
 SCRIPT = """
 const page = await import(process.argv[1]);

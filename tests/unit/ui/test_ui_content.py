@@ -14,7 +14,7 @@ from iii_directory.directory import Directory
 from iii_directory.errors import DirectoryError
 from iii_directory.functions.ui import DESCRIPTION, FUNCTION_ID, SURFACE, UiAssets, ui_assets
 from iii_directory.port import StandaloneEngine
-from iii_directory.ui.assets import ASSETS, WATCH_ENV, packaged_dir, read_packaged
+from iii_directory.ui.assets import ASSETS, PAGE_MODULES, WATCH_ENV, packaged_dir, read_packaged
 
 
 class RecordingEngine(StandaloneEngine):
@@ -51,8 +51,9 @@ async def test_unknown_path_error(directory: Directory) -> None:
     assert info.value.code == "invocation_failed"
     assert info.value.message == (
         "UNKNOWN_UI_ASSET: 'nope.js' is not one of this worker's ui assets (expected one of: "
-        "iii-directory/module.js, iii-directory/page.js, iii-directory/styles.css)"
+        + ", ".join(sorted(asset.path for asset in ASSETS)) + ")"
     )
+    assert "iii-directory/page.js, iii-directory/plans.js" in info.value.message
 
 
 async def test_missing_path_is_a_request_error(directory: Directory) -> None:
@@ -69,6 +70,7 @@ def test_table_entry() -> None:
         ("console:script", FUNCTION_ID, {"path": "iii-directory/page.js"}),
         ("console:style", FUNCTION_ID, {"path": "iii-directory/styles.css"}),
         ("console:module", FUNCTION_ID, {"path": "iii-directory/module.js"}),
+        *(("console:module", FUNCTION_ID, {"path": f"iii-directory/{name}"}) for name in PAGE_MODULES),
     ]
 
 

@@ -76,22 +76,25 @@ const iii = {
 // Test switches: `__harness.setConnection(state)` drives the connection-state listeners;
 // `?fail=<function id>,…` makes those calls reject as an unreachable worker would;
 // `__harness.hold(functionId)` (or `?hold=<function id>,…` from the start) keeps that function's
-// calls waiting until `__harness.release()`; `__harness.unreachable(true)` answers every
+// calls waiting until `__harness.release()` (`?holdWhole=<function id>,…`: only its calls without a
+// `limit`, e.g. the whole skills list but not its first screen); `__harness.unreachable(true)` answers every
 // `directory::` call as the engine does once the worker is gone.
 let connectionState = 'connected';
 const connectionListeners = new Set();
 H.setConnection = (state) => { connectionState = state; connectionListeners.forEach((l) => l(state)); };
 const failing = new Set((query.get('fail') || '').split(',').filter(Boolean));
 const realTrigger = iii.trigger;
-const held = {ids: new Set((query.get('hold') || '').split(',').filter(Boolean)), waiting: []};
+const held = {ids: new Set((query.get('hold') || '').split(',').filter(Boolean)),
+  whole: new Set((query.get('holdWhole') || '').split(',').filter(Boolean)), waiting: []};
 let unreachable = false;
 H.unreachable = (on) => { unreachable = !!on; };
 H.hold = (functionId) => { held.ids.add(functionId); };
-H.release = () => { held.ids.clear(); held.waiting.splice(0).forEach((go) => go()); };
+H.release = () => { held.ids.clear(); held.whole.clear(); held.waiting.splice(0).forEach((go) => go()); };
 H.heldCalls = () => held.waiting.length;
 iii.trigger = async (functionId, payload, options) => {
   if (failing.has(functionId)) throw new Error(`remote error (invocation_failed): function ${functionId} timed out (harness ?fail)`);
-  if (held.ids.has(functionId)) await new Promise((go) => held.waiting.push(go));
+  const whole = held.whole.has(functionId) && !(payload && typeof payload === 'object' && 'limit' in payload);
+  if (held.ids.has(functionId) || whole) await new Promise((go) => held.waiting.push(go));
   if (unreachable && functionId.startsWith('directory::')) {
     throw new Error(`remote error (function_not_found): Function '${functionId}' not found (harness unreachable)`);
   }
