@@ -20,8 +20,9 @@ async def test_after_registration_runs_once_after_the_frames_are_sent(
     seen: list[dict[str, Any]] = []
     holder: dict[str, Any] = {}
 
-    def after() -> None:
+    def after(given: Settings) -> None:
         worker = holder["worker"]
+        assert given == settings
         queued = [f for f in worker.connection._outbox
                   if f.get("type") in (fr.REGISTER_FUNCTION, fr.REGISTER_TRIGGER_TYPE)]
         seen.append({"queued": len(queued), "ready": worker.ready.is_set(),

@@ -5,7 +5,8 @@ A worker learns its search mode only once it has connected and read its configur
 engine, and `serve` spends most of its first seconds importing its surfaces. Rule: when the
 `dense` extra is installed (hybrid is then the default mode) and the local configuration seed
 does not say `lexical`, `start()` builds the encoder on its own thread; `serve` calls it once its
-registration frames are on the socket (`Worker.after_registration`), because its imports (numpy,
+registration frames are on the socket (`worker.encoder_preload`; not when the engine's
+configuration says `lexical`), because its imports (numpy,
 onnxruntime, tokenizers) hold the GIL and would delay them. The session load then overlaps the
 configuration's start hooks and the first calls instead of stalling the event loop while the
 first callers wait; on a host that never ran hybrid the graph optimization runs in a niced child

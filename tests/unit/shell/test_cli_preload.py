@@ -39,3 +39,16 @@ def test_serve_that_never_registers_starts_no_preload(tmp_path) -> None:
 def test_other_commands_start_no_preload() -> None:
     report = run("--manifest")
     assert report == {"code": 0, "seen": []}
+
+
+def test_the_preload_follows_the_engine_configuration(monkeypatch) -> None:  # noqa: ANN001
+    from iii_directory.config import Settings
+    from iii_directory.search import preload
+    from iii_directory.worker import encoder_preload
+
+    started: list[str | None] = []
+    monkeypatch.setattr(preload, "start", lambda config=None, **_: started.append(config) or False)
+    encoder_preload("seed.yaml")(Settings(function_search_mode="lexical"))
+    assert started == []  # a worker the engine configures lexical loads no encoder libraries
+    encoder_preload("seed.yaml")(Settings(function_search_mode="hybrid"))
+    assert started == ["seed.yaml"]
