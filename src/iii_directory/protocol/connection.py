@@ -276,7 +276,7 @@ class Connection(InboundFrames):
         """Return once every frame queued before this call has been handed to the socket, or at
         once when no session is open (the replay of the next session carries registrations)."""
         while self._session_open and self._outbox:
-            await anyio.sleep(0)  # the writer, woken by `_push`, takes the send lock first
+            await anyio.lowlevel.checkpoint()  # the writer, woken by `_push`, takes the send lock first
             async with self._send_lock:  # held by the writer's flush until the outbox is empty
                 pass
 

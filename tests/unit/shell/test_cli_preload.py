@@ -41,7 +41,7 @@ def test_other_commands_start_no_preload() -> None:
     assert report == {"code": 0, "seen": []}
 
 
-def test_the_preload_follows_the_engine_configuration(monkeypatch) -> None:  # noqa: ANN001
+def test_the_preload_follows_the_engine_configuration(monkeypatch) -> None:
     from iii_directory.config import Settings
     from iii_directory.search import preload
     from iii_directory.worker import encoder_preload
