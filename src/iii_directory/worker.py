@@ -272,7 +272,10 @@ class Worker:
         log.info("registered %d functions, %d trigger types", len(self.table.functions), len(self.table.trigger_types))
         if self.after_registration is not None:
             await self.connection.wait_sent()
-            self.after_registration(settings)
+            try:
+                self.after_registration(settings)
+            except Exception:  # noqa: BLE001 - a failed hint must not stop the boot
+                log.exception("after-registration callback failed")
         await directory.start()
         self.ready.set()
 

@@ -40,3 +40,15 @@ async def test_after_registration_runs_once_after_the_frames_are_sent(
     async with running_worker(settings, monkeypatch, after_registration=after) as (_engine, worker, _client):
         assert worker.ready.is_set()
     assert seen == [{"queued": 0, "ready": False, "functions": len(worker.table.functions)}]
+
+
+async def test_a_failing_after_registration_does_not_stop_the_boot(
+        settings: Settings, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    def after(_settings: Settings) -> None:
+        raise RuntimeError("no encoder today")
+
+    async with running_worker(settings, monkeypatch, after_registration=after) as (_engine, worker, client):
+        assert worker.ready.is_set()
+        answer = await client.call("directory::skills::list", {}, timeout=10.0)
+        assert isinstance(answer["skills"], list)  # the worker serves calls
+    assert "after-registration callback failed" in caplog.text
