@@ -2,9 +2,9 @@
 
 No numpy, no onnxruntime: the table ships in the base package and is read into flat buffers.
 
-* `StaticTable.load()` reads `data/static/minilm-static-256.bin` (built by
-  `benchmarks/build_static_table.py`), checks its SHA-256 against the pinned digest and its
-  header: magic `b"RANKSTAT"`, `u32 version` (1), `u32 rows`, `u32 dims`, `u32 flags`, then
+* `StaticTable.load()` maps `data/static/minilm-static-256.bin` read-only (built by
+  `benchmarks/build_static_table.py`) after checking its SHA-256 against the pinned digest
+  (streamed, so only the rows a worker looks up become resident), and checks its header: magic `b"RANKSTAT"`, `u32 version` (1), `u32 rows`, `u32 dims`, `u32 flags`, then
   `rows × dims` int8 values and `rows` float32 scales, all little-endian. Row `i` is
   `int8 row · scale[i]`, the piece's MiniLM output (PCA to 256 dims) times its Zipf/SIF weight.
 * `WordPiece` tokenizes as the vendored `tokenizer.json` does with `tokenizers` (BERT
@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import mmap
 import os
 import re
 import struct
@@ -35,6 +36,7 @@ import threading
 import unicodedata
 from array import array
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 
@@ -47,6 +49,7 @@ from ._assets import (
     sha256_file,
     static_table_path,
     tokenizer_path,
+    verify,
 )
 
 __all__ = [
@@ -57,6 +60,7 @@ __all__ = [
     "StaticTable",
     "WordPiece",
     "default_encoder",
+    "packaged_vocabulary",
 ]
 
 MAGIC = b"RANKSTAT"
@@ -108,11 +112,20 @@ def _read_verified(path: Path, sha256: str, size: int) -> bytes:
     return blob
 
 
+def _mapped_verified(path: Path, sha256: str, size: int) -> mmap.mmap:
+    """The file mapped read-only once its size and SHA-256 (read in chunks) match the pinned
+    ones; `ValueError` naming the file otherwise."""
+    verify(path, sha256, size)
+    with path.open("rb") as handle:
+        return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+
+
 class StaticTable:
     """The int8 word-piece table: `rows`, `dims`, `flags`, `data` (a memoryview of format `b`,
-    `rows × dims`) and `scales` (`array("f")`, one per row)."""
+    `rows × dims`, over the bytes or the read-only mapping given) and `scales` (`array("f")`,
+    one per row)."""
 
-    def __init__(self, blob: bytes, *, source: str = "<bytes>") -> None:
+    def __init__(self, blob: bytes | mmap.mmap, *, source: str = "<bytes>") -> None:
         if len(blob) < HEADER.size:
             raise ValueError(f"{source}: {len(blob)} bytes is shorter than the table header")
         magic, version, rows, dims, flags = HEADER.unpack_from(blob, 0)
@@ -140,7 +153,7 @@ class StaticTable:
         """The packaged table (SHA-256 checked), or the file at `path` (header checked only)."""
         if path is None:
             packaged = static_table_path()
-            return cls(_read_verified(packaged, STATIC_TABLE_SHA256, STATIC_TABLE_SIZE),
+            return cls(_mapped_verified(packaged, STATIC_TABLE_SHA256, STATIC_TABLE_SIZE),
                        source=str(packaged))
         target = Path(path)
         return cls(target.read_bytes(), source=str(target))
@@ -269,15 +282,11 @@ class WordPiece:
     @classmethod
     def load(cls, path: str | Path | None = None) -> WordPiece:
         """The vendored tokenizer (SHA-256 checked), or a `tokenizer.json` at `path`."""
-        target = tokenizer_path() if path is None else Path(path)
         if path is None:
-            document = json.loads(_read_verified(target, TOKENIZER_SHA256, TOKENIZER_SIZE))
+            model = _packaged_model()
         else:
-            document = json.loads(target.read_bytes())
-        model = document.get("model") or {}
-        if model.get("type") != "WordPiece":
-            raise ValueError(f"{target}: not a WordPiece tokenizer")
-        return cls(dict(model["vocab"]), unk=model.get("unk_token", "[UNK]"),
+            model = _wordpiece_model(json.loads(Path(path).read_bytes()), Path(path))
+        return cls(model["vocab"], unk=model.get("unk_token", "[UNK]"),
                    prefix=model.get("continuing_subword_prefix", "##"),
                    max_chars=int(model.get("max_input_chars_per_word", 100)))
 
@@ -339,6 +348,27 @@ class WordPiece:
 
     def tokens(self, text: str) -> list[str]:
         return [self.pieces[i] for i in self.ids(text)]
+
+
+def _wordpiece_model(document: object, source: Path) -> dict:
+    """The `model` object of a parsed `tokenizer.json`; `ValueError` unless it is WordPiece."""
+    model = document.get("model") if isinstance(document, dict) else None
+    if not isinstance(model, dict) or model.get("type") != "WordPiece":
+        raise ValueError(f"{source}: not a WordPiece tokenizer")
+    return model
+
+
+@lru_cache(maxsize=1)
+def _packaged_model() -> dict:
+    """The vendored tokenizer's `model` object (SHA-256 checked), parsed once per process."""
+    target = tokenizer_path()
+    return _wordpiece_model(json.loads(_read_verified(target, TOKENIZER_SHA256, TOKENIZER_SIZE)), target)
+
+
+def packaged_vocabulary() -> dict[str, int]:
+    """Piece → id of the vendored tokenizer, one dict per process (shared with
+    `WordPiece.load()`; callers must not change it)."""
+    return _packaged_model()["vocab"]
 
 
 # --------------------------------------------------------------------------- encoder and index

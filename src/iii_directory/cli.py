@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .config import Settings
 
 # The configuration (pydantic), the protocol (websockets) and the surfaces are imported by the
-# command that uses them, so `serve` starts its encoder preload before any of them (`main`).
+# command that uses them; `serve` starts its encoder preload once it has registered (`worker.py`).
 
 SUPPORTED_TARGETS = (
     "x86_64-unknown-linux-gnu",
@@ -187,15 +187,6 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
-def start_preload(config: str | None) -> None:
-    """Start the `serve` encoder preload (`search/preload.py`) first thing: its native work
-    (checksum, ONNX session load) then overlaps the imports of the configuration, the protocol
-    and the surfaces instead of starting after them; `serve_main` finds it pending."""
-    from .search import preload
-
-    preload.start(config)
-
-
 def cmd_serve(args: argparse.Namespace) -> int:
     from .worker import serve_main
 
@@ -269,8 +260,6 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
-    if args.func is cmd_serve:
-        start_preload(args.config)
     try:
         code = int(args.func(args))
         sys.stdout.flush()

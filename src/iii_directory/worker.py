@@ -6,7 +6,8 @@
 * `register_table` — trigger types first, then functions, then the bindings whose
   `enabled(settings)` holds.
 * `Worker` — boot order: connect (the connection sends `engine::workers::register`) →
-  configuration boot (`config_boot`) → registrations → `Directory.start()` hooks. After a
+  configuration boot (`config_boot`) → registrations → (once their frames are on the socket)
+  the `after_registration(settings)` callback → `Directory.start()` hooks. After a
   reattach the connection replays everything; the worker then re-reads its configuration and
   refreshes its catalog once (the bindings may have missed events while disconnected).
 * `serve_main(url, config)` — the `iii-directory serve` entry point.
@@ -21,7 +22,7 @@ import platform
 import signal
 import sys
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
@@ -178,8 +179,10 @@ class Worker:
         shutdown_grace_s: float = DEFAULT_SHUTDOWN_GRACE_S,
         ping_interval: float | None = 20.0,
         name: str | None = None,
+        after_registration: Callable[[Settings], object] | None = None,
     ) -> None:
         self.url = validate_url(url)
+        self.after_registration = after_registration
         self.config_path = config_path
         self.table = table or build_table()
         self.retry = retry
@@ -267,6 +270,12 @@ class Worker:
         register_table(self.connection, self.engine, self.table, settings)
         self.directory = directory
         log.info("registered %d functions, %d trigger types", len(self.table.functions), len(self.table.trigger_types))
+        if self.after_registration is not None:
+            await self.connection.wait_sent()
+            try:
+                self.after_registration(settings)
+            except Exception:  # noqa: BLE001 - a failed hint must not stop the boot
+                log.exception("after-registration callback failed")
         await directory.start()
         self.ready.set()
 
@@ -309,6 +318,21 @@ async def _settle_heap_when_ready(worker: Worker) -> None:
     settle_heap()
 
 
+def encoder_preload(config: str | None) -> Callable[[Settings], None]:
+    """`serve`'s `after_registration`: start the encoder preload (`search/preload.py`) once the
+    registration frames are on the socket (its imports hold the GIL and would delay them), and
+    only when the configuration the engine gave is not `lexical` (nor the local seed's)."""
+
+    def start(settings: Settings) -> None:
+        if settings.function_search_mode == "lexical":
+            return
+        from .search import preload
+
+        preload.start(config)
+
+    return start
+
+
 def serve_main(url: str | None, config: str | None) -> int:
     """Run `iii-directory serve`; returns the process exit code."""
     target = resolve_url(url)
@@ -328,12 +352,8 @@ def serve_main(url: str | None, config: str | None) -> int:
         print(f"iii-directory: invalid configuration in config file {config}: {exc}", file=sys.stderr)
         return 1
 
-    from .search import preload
-
-    preload.start(config)  # the encoder session builds while the worker imports and boots
-
     async def main() -> None:
-        worker = Worker(target, config_path=config)
+        worker = Worker(target, config_path=config, after_registration=encoder_preload(config))
         async with anyio.create_task_group() as tg:
             tg.start_soon(_watch_signals, worker)
             tg.start_soon(_settle_heap_when_ready, worker)

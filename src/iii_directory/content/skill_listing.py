@@ -22,11 +22,13 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .body_index import BodyIndex
 from .skills import SkillFile, SkillsView, row_in_state, row_origin
 from .stat_cache import Signature, settled, signature
+
+if TYPE_CHECKING:  # imported by a body search only (`functions/skills.py`)
+    from .body_index import BodyIndex
 
 DEFAULT_CAPACITY = 16384
 """Rows kept; a row of a typical skill takes about 1 KB (5.0 MB for 5,000 skills)."""
@@ -102,7 +104,7 @@ def _unchanged(file: SkillFile, sig: Signature) -> bool:
 def wire_rows(
     view: SkillsView,
     rows: ListingRows,
-    bodies: BodyIndex,
+    bodies: BodyIndex | None,
     *,
     search: str | None = None,
     prefix: str | None = None,
@@ -115,8 +117,9 @@ def wire_rows(
     """The `skills::list` rows of `view` in wire form (fresh dicts), filtered exactly as
     `skills.list_rows` filters: `prefix` on the on-disk id, `type` exact, `search` a
     case-insensitive substring of the display id, title or description — or, with
-    `search_body`, of the body (looked up only for rows the cheaper fields missed); with `limit`,
-    the first `limit` rows that pass (the files after them are not even `stat`ed)."""
+    `search_body`, of the body (looked up in `bodies` only for rows the cheaper fields missed;
+    without `bodies` no body matches); with `limit`, the first `limit` rows that pass (the files
+    after them are not even `stat`ed)."""
     needle = search.lower() if search else None
     out: list[dict[str, Any]] = []
     for file in view.files:
@@ -132,7 +135,7 @@ def wire_rows(
         if type is not None and listed.type != type:
             continue
         if needle is not None and not any(needle in text for text in listed.haystack) and not (
-            search_body and bodies.contains(file.path, st, needle)
+            search_body and bodies is not None and bodies.contains(file.path, st, needle)
         ):
             continue
         wire = dict(listed.wire)

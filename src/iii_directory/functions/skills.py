@@ -277,11 +277,14 @@ class SkillsIndexOutput(Response):
 async def list_skills(ctx: Context, req: ListSkillsInput) -> dict[str, Any]:
     """The `ListSkillsOutput` shape as plain data: the rows come finished from the listing
     cache (`content/skill_listing.py`), so 5,000 rows are not re-validated per call."""
-    from ..content.body_index import BodyIndex  # with the skills modules, not to register
     from ..content.skill_listing import ListingRows, wire_rows
 
     rows = ctx.directory.service(ListingRows)
-    bodies = ctx.directory.service(BodyIndex)
+    bodies = None
+    if req.search_body is True:  # the body index is imported and built for a body search only
+        from ..content.body_index import BodyIndex
+
+        bodies = ctx.directory.service(BodyIndex)
     listed = await skills.in_view(ctx, lambda view: wire_rows(
         view, rows, bodies, search=req.search, prefix=req.prefix, type=req.type,
         search_body=req.search_body is True,

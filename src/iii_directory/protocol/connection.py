@@ -272,6 +272,14 @@ class Connection(InboundFrames):
             self._drop_queued(dropped, f"more than {self.queue_limit} frames queued while disconnected")
         self._wakeup.set()
 
+    async def wait_sent(self) -> None:
+        """Return once every frame queued before this call has been handed to the socket, or at
+        once when no session is open (the replay of the next session carries registrations)."""
+        while self._session_open and self._outbox:
+            await anyio.lowlevel.checkpoint()  # the writer, woken by `_push`, takes the send lock first
+            async with self._send_lock:  # held by the writer's flush until the outbox is empty
+                pass
+
     def _drop_queued(self, frame: dict[str, Any], why: str) -> None:
         invocation_id = frame.get("invocation_id")
         pending = self._pending.get(invocation_id) if isinstance(invocation_id, str) else None

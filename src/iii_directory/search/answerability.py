@@ -33,7 +33,6 @@ Figures (before → after, cross-checks on the held-out catalog, what was tried)
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import threading
@@ -68,10 +67,10 @@ def tokenizer_words() -> dict[str, int]:
     tokenizer's vocabulary — about 21,700 English words and names — with their vocabulary ids.
     BERT's WordPiece vocabulary lists whole words roughly by corpus frequency (`the` is 1996,
     `until` 2127, `calendar` 8094), so the id is a usable frequency rank."""
-    from _rank._assets import tokenizer_path
+    from _rank.static import packaged_vocabulary  # the static lane's parse, shared
 
     try:
-        vocab = json.loads(tokenizer_path().read_text(encoding="utf-8"))["model"]["vocab"]
+        vocab = packaged_vocabulary()
     except (OSError, ValueError, KeyError):  # pragma: no cover - a broken install
         return {}
     return {word: int(rank) for word, rank in vocab.items()

@@ -4,9 +4,11 @@ cold worker's first seconds under load).
 A worker learns its search mode only once it has connected and read its configuration from the
 engine, and `serve` spends most of its first seconds importing its surfaces. Rule: when the
 `dense` extra is installed (hybrid is then the default mode) and the local configuration seed
-does not say `lexical`, `start()` builds the encoder on its own thread from the first line of
-`serve` on. Its imports (numpy, onnxruntime, tokenizers: GIL-bound) and the session load then
-overlap the worker's own imports and registration instead of stalling the event loop while the
+does not say `lexical`, `start()` builds the encoder on its own thread; `serve` calls it once its
+registration frames are on the socket (`worker.encoder_preload`; not when the engine's
+configuration says `lexical`), because its imports (numpy,
+onnxruntime, tokenizers) hold the GIL and would delay them. The session load then overlaps the
+configuration's start hooks and the first calls instead of stalling the event loop while the
 first callers wait; on a host that never ran hybrid the graph optimization runs in a niced child
 process (`_rank.dense.build_in_child`). A cold hybrid soak (50 callers, 60 s) left the fastest
 file calls' slowest first-second answers at 270–300 ms with it, against 250–491 ms without (the

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import mmap
 import os
 import struct
 import subprocess
@@ -120,6 +121,23 @@ def test_a_corrupt_packaged_table_is_refused(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setattr(static, "static_table_path", lambda: copy)
     with pytest.raises(ValueError, match="sha256"):
         static.StaticTable.load()
+
+
+def test_the_packaged_table_is_mapped_not_copied() -> None:
+    """The packaged table is a read-only mapping of the file (pages resident only where rows
+    are read), and reads as the file's bytes do."""
+    mapped = static.StaticTable.load()
+    copied = static.StaticTable(_assets.static_table_path().read_bytes())
+    assert isinstance(mapped._blob, mmap.mmap)
+    assert mapped.data.readonly
+    assert mapped.row(2000) == copied.row(2000) and mapped.scales == copied.scales
+
+
+def test_the_packaged_vocabulary_is_parsed_once() -> None:
+    """`WordPiece.load()` and `packaged_vocabulary()` (which the answerability words read) share
+    one dict."""
+    assert static.WordPiece.load().vocab is static.packaged_vocabulary()
+    assert static.packaged_vocabulary()["deploy"] == static.WordPiece.load().ids("deploy")[0]
 
 
 # -- tokenizer --------------------------------------------------------------------------------

@@ -38,7 +38,8 @@ socket, clones, the file watcher, stemming)."""
 
 FORBIDDEN_OURS = ("iii_directory.search", "iii_directory.protocol.connection", "iii_directory.worker",
                   "iii_directory.schemas", "iii_directory.sources", "iii_directory.kits",
-                  "iii_directory.ui", "iii_directory.testing", "iii_directory.content.watch")
+                  "iii_directory.ui", "iii_directory.testing", "iii_directory.content.watch",
+                  "iii_directory.content.body_index")
 
 CALLS = [
     ("directory::skills::list", {}, "skills"),

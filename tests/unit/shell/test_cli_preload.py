@@ -1,5 +1,6 @@
-"""`iii-directory serve` starts its encoder preload before it imports the configuration, the
-protocol or the worker (their imports then overlap the preload's native work)."""
+"""`iii-directory serve` starts its encoder preload only once it has registered (the worker's
+`after_registration`, tests/wire/test_after_registration.py), never from the command line
+before it has connected; other commands never start it."""
 
 from __future__ import annotations
 
@@ -28,14 +29,26 @@ def run(*argv: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_serve_starts_the_preload_before_the_heavy_imports(tmp_path) -> None:
+def test_serve_that_never_registers_starts_no_preload(tmp_path) -> None:
     seed = tmp_path / "seed.yaml"
     seed.write_text("function_search_mode: hybrid\n", encoding="utf-8")
     report = run("serve", "--url", "not a url", "--config", str(seed))
-    assert report["code"] == 2  # the URL is refused after the preload started
-    assert report["seen"][0] == {"config": str(seed), "loaded": []}
+    assert report == {"code": 2, "seen": []}  # the URL is refused before any connection
 
 
 def test_other_commands_start_no_preload() -> None:
     report = run("--manifest")
     assert report == {"code": 0, "seen": []}
+
+
+def test_the_preload_follows_the_engine_configuration(monkeypatch) -> None:
+    from iii_directory.config import Settings
+    from iii_directory.search import preload
+    from iii_directory.worker import encoder_preload
+
+    started: list[str | None] = []
+    monkeypatch.setattr(preload, "start", lambda config=None, **_: started.append(config) or False)
+    encoder_preload("seed.yaml")(Settings(function_search_mode="lexical"))
+    assert started == []  # a worker the engine configures lexical loads no encoder libraries
+    encoder_preload("seed.yaml")(Settings(function_search_mode="hybrid"))
+    assert started == ["seed.yaml"]
