@@ -34,10 +34,10 @@ from .corpus import Corpus
 from .dense_lane import DenseLane, DenseUnavailable
 from .fusion import Request, learned_lane
 from .judge import FUNCTION_DEPTH, JUDGE_EVALUATE, Candidate, Judge, JudgeFailure, LaneAsk, function_candidate
-from .lanes import (CATALOG, Ranking, action_agreement, answered_tail, bm25_tail, exact_lane,
-                    lexical_lane, ranking_tail, weighted_rrf)
+from .lanes import (ACTION_BONUS, CATALOG, Ranking, action_agreement, answered_tail, bm25_tail,
+                    exact_lane, lexical_lane, ranking_tail, weighted_rrf)
 from .memory import SessionMemory
-from .needs import expand_needs, need_texts, regroup
+from .needs import agreed_tails, expand_needs, need_action_bonus, need_texts, regroup
 from .query import Query, make_queries, screen_queries
 from .registry_lane import search_registry
 from .request_limits import validate_capabilities
@@ -346,7 +346,9 @@ class SearchService:
 
         async def installed() -> None:
             lanes, tier, tails, learned, levels = await self._installed_lanes(call, queries)
-            result.selection = select_batch(lanes, judged=tier == "judge", tails=tails,
+            ordered = agreed_tails([q.text for q in queries], tails, call.needs,
+                                   lambda position, tail: self._agree(call, queries[position], tail))
+            result.selection = select_batch(lanes, judged=tier == "judge", tails=ordered,
                                             learned=learned)
             result.tier = tier
             result.levels = id_confidence(lanes, tails, levels)
@@ -440,7 +442,8 @@ class SearchService:
             learned = [was and new is old for was, new, old in zip(learned, ranked, lanes)]
             lanes = ranked
         lanes = [lane if was_learned and query.text not in call.needs
-                 else self._agree(call, query, lane)
+                 else self._agree(call, query, lane,
+                                  need_action_bonus(query.text, call.needs, ACTION_BONUS))
                  for query, lane, was_learned in zip(queries, lanes, learned)]
         lanes, levels = await self._answerable(call, queries, lanes, dense, pairs, tick, admitted)
         tails = [[] if d is None or e is not None
@@ -481,9 +484,10 @@ class SearchService:
         return lambda function_id: descriptions.get(function_id, "")
 
     @classmethod
-    def _agree(cls, call: SearchCall, query: Query, lane: Ranking) -> Ranking:
+    def _agree(cls, call: SearchCall, query: Query, lane: Ranking,
+               bonus: float = ACTION_BONUS) -> Ranking:
         """`lane` re-sorted by action agreement with its request (`lanes.action_agreement`)."""
-        return action_agreement(lane, request_actions(query.terms), cls._describe(call))
+        return action_agreement(lane, request_actions(query.terms), cls._describe(call), bonus)
 
     async def _judge_lanes(self, call: SearchCall, queries: list[Query],
                            dense: list[Ranking | None] | None) -> list[Ranking] | None:
