@@ -23,7 +23,10 @@ budget, in BM25 order, where the clause's object words outrank its verb ("email 
 payment reminder" puts payment functions before `email::send`). In hybrid a need's lane weighs
 its verb `NEED_ACTION_BONUS` (`need_action_bonus`): a need is one verb phrase, so its verb says
 more about which sibling it wants than the whole capability's does (figures:
-docs/record/search-quality.md, "Several needs, round three").
+docs/record/search-quality.md, "Several needs, round three"). A need that the graded decision
+empties keeps its recall tail (graded `low`, as every tail is) when its capability's own lane is
+answered (`answered_needs`): the weak floor judges a capability, and a short clause of a
+servable capability ("email it to legal@acme.eu") carries less evidence than the request does.
 """
 
 from __future__ import annotations
@@ -148,3 +151,19 @@ def agreed_tails(texts: Sequence[str], tails: Sequence[R], needs: Collection[str
     `agree(position, tail)` (its re-sorting by the need's verb); the others as they are."""
     return [agree(position, tail) if text in needs else tail
             for position, (text, tail) in enumerate(zip(texts, tails))]
+
+
+def answered_needs(texts: Sequence[str], answered: Sequence[bool],
+                   needs: Collection[str]) -> list[bool]:
+    """For each query of a batch (`texts`, as `expand_needs` orders them: a capability, then its
+    needs), whether it is a need whose lane is empty (`answered` false) while its capability's
+    own lane is answered: such a need keeps its recall tail."""
+    out: list[bool] = []
+    owner = False
+    for text, lane in zip(texts, answered):
+        if text in needs:
+            out.append(owner and not lane)
+        else:
+            owner = lane
+            out.append(False)
+    return out

@@ -37,7 +37,8 @@ from .judge import FUNCTION_DEPTH, JUDGE_EVALUATE, Candidate, Judge, JudgeFailur
 from .lanes import (ACTION_BONUS, CATALOG, Ranking, action_agreement, answered_tail, bm25_tail,
                     exact_lane, lexical_lane, ranking_tail, weighted_rrf)
 from .memory import SessionMemory
-from .needs import agreed_tails, expand_needs, need_action_bonus, need_texts, regroup
+from .needs import (agreed_tails, answered_needs, expand_needs, need_action_bonus, need_texts,
+                    regroup)
 from .query import Query, make_queries, screen_queries
 from .registry_lane import search_registry
 from .request_limits import validate_capabilities
@@ -412,12 +413,15 @@ class SearchService:
             lanes = [self._agree(call, q, lane) for q, lane in zip(queries, lexical)]
             lanes, levels = await self._answerable(call, queries, lanes, None, None, tick)
             levels = [LOW if low and level else level for low, level in zip(fallback, levels)]
+            kept = answered_needs([q.text for q in queries], [bool(lane) for lane in lanes],
+                                  call.needs)
             if static_tails:
-                tails = [tail if lane else [] for tail, lane in zip(static_tails, lanes)]
+                tails = [tail if lane or keep else []
+                         for tail, lane, keep in zip(static_tails, lanes, kept)]
             else:
-                tails = [bm25_tail(lane, documents, informative_terms(q.text, q.terms))
+                tails = [bm25_tail(lane, documents, informative_terms(q.text, q.terms), keep)
                          if e is None else []
-                         for q, lane, e in zip(queries, lanes, exact)]
+                         for q, lane, e, keep in zip(queries, lanes, exact, kept)]
             levels = [HIGH if e is not None else level for e, level in zip(exact, levels)]
             return ([e if e is not None else lane for e, lane in zip(exact, lanes)], "lexical",
                     tails, [], levels)
@@ -446,9 +450,12 @@ class SearchService:
                                   need_action_bonus(query.text, call.needs, ACTION_BONUS))
                  for query, lane, was_learned in zip(queries, lanes, learned)]
         lanes, levels = await self._answerable(call, queries, lanes, dense, pairs, tick, admitted)
+        kept = answered_needs([q.text for q in queries], [bool(lane) for lane in lanes],
+                              call.needs)
         tails = [[] if d is None or e is not None
-                 else answered_tail(lane, d) if fill is None else ranking_tail(lane, fill)
-                 for lane, d, e, fill in zip(lanes, dense, exact, fills)]
+                 else answered_tail(lane, d, keep) if fill is None
+                 else ranking_tail(lane, fill, keep)
+                 for lane, d, e, fill, keep in zip(lanes, dense, exact, fills, kept)]
         learned = [was_learned and e is None for was_learned, e in zip(learned, exact)]
         lanes = [e if e is not None else lane for e, lane in zip(exact, lanes)]
         levels = [HIGH if e is not None else level for e, level in zip(exact, levels)]

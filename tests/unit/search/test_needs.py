@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from iii_directory.search.needs import (MAX_NEEDS, NEED_ACTION_BONUS, agreed_tails, expand_needs,
+from iii_directory.search.needs import (MAX_NEEDS, NEED_ACTION_BONUS, agreed_tails, answered_needs,
+                                        expand_needs,
                                         need_action_bonus, need_texts, regroup, split_needs)
 from iii_directory.search.query import make_query
 
@@ -108,3 +109,13 @@ def test_agreed_tails_resort_only_the_needs_tails() -> None:
     assert out == [tails[0], tails[1][::-1], tails[2][::-1]]
     assert seen == [1, 2]
     assert agreed_tails(texts, [[], [], []], frozenset(), reverse) == [[], [], []]
+
+
+def test_an_emptied_need_keeps_its_tail_only_under_an_answered_capability() -> None:
+    needs = frozenset({"find the paper", "email it to legal", "post it", "send it"})
+    texts = ["find the paper and email it to legal", "find the paper", "email it to legal",
+             "book a flight and post it", "post it", "weather chat and send it", "send it"]
+    answered = [True, True, False, False, False, True, True]
+    assert answered_needs(texts, answered, needs) == [False, False, True, False, False, False,
+                                                      False]
+    assert answered_needs([], [], needs) == []
