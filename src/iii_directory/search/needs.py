@@ -17,10 +17,10 @@ At most `MAX_NEEDS` needs. The search service searches each need beside the whol
 that the screening refuses (an intrinsic need such as "summarise it") is dropped there, and a
 need's lane is always re-sorted by its verb (most needs lost on the real-world several-needs set
 were another function of a service the answer held: docs/record/search-quality.md, "Several needs,
-round two"). A need's recall tail is re-sorted by its verb too (`agreed_tails`): in lexical mode a
-need's lane is short (the two-term minimum and coverage pruning) and its tail spends most of the
-budget, in BM25 order, where the clause's object words outrank its verb ("email the customer a
-payment reminder" puts payment functions before `email::send`). In hybrid a need's lane weighs
+round two"); so is every lane's recall tail (`service.SearchService`): in lexical mode a need's
+lane is short (the two-term minimum and coverage pruning) and its tail spends most of the budget,
+in BM25 order, where the clause's object words outrank its verb ("email the customer a payment
+reminder" put payment functions before `email::send`). In hybrid a need's lane weighs
 its verb `NEED_ACTION_BONUS` (`need_action_bonus`): a need is one verb phrase, so its verb says
 more about which sibling it wants than the whole capability's does (figures:
 docs/record/search-quality.md, "Several needs, round three"). A need that the graded decision
@@ -32,7 +32,7 @@ servable capability ("email it to legal@acme.eu") carries less evidence than the
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from functools import lru_cache
 from typing import TypeVar
 
@@ -47,7 +47,6 @@ NEED_ACTION_BONUS = 0.5  # chosen: tuned on our several-needs and joined sets (h
 NEEDS_PER_CALL = 12  # chosen: the answer's budget (select.SELECTION_BUDGET); more needs cannot each get a slot, and the cap bounds a call of long capabilities
 MIN_WORDS = 2  # chosen: a verb and its object
 T = TypeVar("T")
-R = TypeVar("R")
 
 _BOUNDARY = re.compile(r"\s*;\s*|,?\s+(?:and\s+)?then\s+|,?\s+so\s+that\s+|,\s+and\s+|,\s+"
                        r"|\s+and\s+", re.IGNORECASE)
@@ -143,14 +142,6 @@ def need_action_bonus(text: str, needs: Collection[str], default: float) -> floa
     is a need's lane, `default` otherwise. Lexical and static lanes keep `default` for every lane
     (the static lane lost needs with the larger bonus)."""
     return NEED_ACTION_BONUS if text in needs else default
-
-
-def agreed_tails(texts: Sequence[str], tails: Sequence[R], needs: Collection[str],
-                 agree: Callable[[int, R], R]) -> list[R]:
-    """`tails` (aligned with the batch's query `texts`) with each need's tail replaced by
-    `agree(position, tail)` (its re-sorting by the need's verb); the others as they are."""
-    return [agree(position, tail) if text in needs else tail
-            for position, (text, tail) in enumerate(zip(texts, tails))]
 
 
 def answered_needs(texts: Sequence[str], answered: Sequence[bool],

@@ -37,8 +37,7 @@ from .judge import FUNCTION_DEPTH, JUDGE_EVALUATE, Candidate, Judge, JudgeFailur
 from .lanes import (ACTION_BONUS, CATALOG, Ranking, action_agreement, answered_tail, bm25_tail,
                     exact_lane, lexical_lane, ranking_tail, weighted_rrf)
 from .memory import SessionMemory
-from .needs import (agreed_tails, answered_needs, expand_needs, need_action_bonus, need_texts,
-                    regroup)
+from .needs import answered_needs, expand_needs, need_action_bonus, need_texts, regroup
 from .query import Query, make_queries, screen_queries
 from .registry_lane import search_registry
 from .request_limits import validate_capabilities
@@ -347,8 +346,10 @@ class SearchService:
 
         async def installed() -> None:
             lanes, tier, tails, learned, levels = await self._installed_lanes(call, queries)
-            ordered = agreed_tails([q.text for q in queries], tails, call.needs,
-                                   lambda position, tail: self._agree(call, queries[position], tail))
+            # a lane's recall tail in its request's verb order, as the lane itself
+            describe = self._describe(call)
+            ordered = [action_agreement(tail, request_actions(query.terms), describe)
+                       for query, tail in zip(queries, tails)]
             result.selection = select_batch(lanes, judged=tier == "judge", tails=ordered,
                                             learned=learned)
             result.tier = tier

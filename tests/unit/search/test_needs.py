@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from iii_directory.search.needs import (MAX_NEEDS, NEED_ACTION_BONUS, agreed_tails, answered_needs,
-                                        expand_needs,
+from iii_directory.search.needs import (MAX_NEEDS, NEED_ACTION_BONUS, answered_needs, expand_needs,
                                         need_action_bonus, need_texts, regroup, split_needs)
 from iii_directory.search.query import make_query
 
@@ -94,21 +93,6 @@ def test_only_a_needs_hybrid_lane_weighs_its_verb_more() -> None:
     needs = frozenset({"email it to the team"})
     assert need_action_bonus("email it to the team", needs, 0.25) == NEED_ACTION_BONUS
     assert need_action_bonus("find the paper and email it to the team", needs, 0.25) == 0.25
-
-
-def test_agreed_tails_resort_only_the_needs_tails() -> None:
-    texts = ["find the paper and email it to the team", "find the paper", "email it to the team"]
-    tails = [[("a", 2.0), ("b", 1.0)], [("c", 2.0), ("d", 1.0)], [("e", 2.0), ("f", 1.0)]]
-    seen: list[int] = []
-
-    def reverse(position: int, tail: list[tuple[str, float]]) -> list[tuple[str, float]]:
-        seen.append(position)
-        return tail[::-1]
-
-    out = agreed_tails(texts, tails, frozenset(texts[1:]), reverse)
-    assert out == [tails[0], tails[1][::-1], tails[2][::-1]]
-    assert seen == [1, 2]
-    assert agreed_tails(texts, [[], [], []], frozenset(), reverse) == [[], [], []]
 
 
 def test_an_emptied_need_keeps_its_tail_only_under_an_answered_capability() -> None:
