@@ -245,7 +245,7 @@ TAIL_COSINE = 0.20  # chosen: tuned on dev + our case sets (docs/record/search-q
 TAIL_DEPTH = 6  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
 
 
-def answered_tail(lane: Ranking, dense: Ranking) -> Ranking:
+def answered_tail(lane: Ranking, dense: Ranking, answered: bool = False) -> Ranking:
     """The recall tail of an answered lane that admitted its dense ranking (chosen for this
     project): the first `TAIL_DEPTH` (6) dense hits at a cosine of at least `TAIL_COSINE` (0.20)
     that `lane` (the lane as ranked) does not hold; empty for an empty lane (a capability the
@@ -256,18 +256,21 @@ def answered_tail(lane: Ranking, dense: Ranking) -> Ranking:
     encoder placed a little lower was then never returned although the budget of 12 was far
     from spent. Appended to the lane itself instead,
     the tail would cost recall in multi-capability batches, whose lanes share the budget
-    (figures: docs/record/search-quality.md, "Figures from the search/ docstrings")."""
+    (figures: docs/record/search-quality.md, "Figures from the search/ docstrings").
+    `answered`: the lane is a need's, emptied, of a capability whose own lane is answered
+    (`needs.answered_needs`); its tail is kept."""
     return ranking_tail(lane, [(doc_id, cos) for doc_id, cos in dense
-                               if cos >= TAIL_COSINE])[:TAIL_DEPTH]
+                               if cos >= TAIL_COSINE], answered)[:TAIL_DEPTH]
 
 
-def ranking_tail(lane: Ranking, ranking: Ranking) -> Ranking:
+def ranking_tail(lane: Ranking, ranking: Ranking, answered: bool = False) -> Ranking:
     """The entries of `ranking` that `lane` does not hold, in `ranking`'s order; empty for an
     empty lane (a capability the answerability decision refused). The recall tail of a hybrid
     lane that kept its lexical ranking (its dense ranking corroborated it without being
     admitted) is its learned fusion (`fusion.learned_lane`): the lexical head stays as the spec
-    ranks it, the budget it leaves is filled in the learned order."""
-    if not lane:
+    ranks it, the budget it leaves is filled in the learned order. An empty lane keeps its tail
+    only when `answered` (a need's lane of an answered capability, `needs.answered_needs`)."""
+    if not lane and not answered:
         return []
     held = {doc_id for doc_id, _ in lane}
     return [(doc_id, score) for doc_id, score in ranking if doc_id not in held]
@@ -276,7 +279,8 @@ def ranking_tail(lane: Ranking, ranking: Ranking) -> Ranking:
 BM25_TAIL_DEPTH = 12  # spec: docs/rules/search.md §7.2 (the budget of 12)
 
 
-def bm25_tail(lane: Ranking, documents: DocumentSet, terms: Sequence[str]) -> Ranking:
+def bm25_tail(lane: Ranking, documents: DocumentSet, terms: Sequence[str],
+              answered: bool = False) -> Ranking:
     """The recall tail of an answered lexical lane (chosen for this project): the BM25 hits of
     `terms` (the request's informative terms, `answerability.informative_terms`: one shared
     `into` made `compose::add` pad a geocoding request) with one matched term or more that
@@ -287,11 +291,12 @@ def bm25_tail(lane: Ranking, documents: DocumentSet, terms: Sequence[str]) -> Ra
 
     A prior for the lane's own workers was measured and not kept: the padding joins its
     worker's entry in the response, ahead of the next capability's functions
-    (figures: docs/record/search-quality.md, "Figures from the search/ docstrings")."""
-    if not lane:
+    (figures: docs/record/search-quality.md, "Figures from the search/ docstrings").
+    An empty lane keeps its tail when `answered` (`needs.answered_needs`)."""
+    if not lane and not answered:
         return []
     hits = [(doc_id, score) for doc_id, score, _ in documents.bm25(terms, 1, LEXICAL_DEPTH)]
-    return ranking_tail(lane, hits)[:BM25_TAIL_DEPTH]
+    return ranking_tail(lane, hits, answered)[:BM25_TAIL_DEPTH]
 
 
 def exact_lane(capability: str, known: set[str] | dict[str, object] | DocumentSet,

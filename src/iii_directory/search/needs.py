@@ -17,13 +17,22 @@ At most `MAX_NEEDS` needs. The search service searches each need beside the whol
 that the screening refuses (an intrinsic need such as "summarise it") is dropped there, and a
 need's lane is always re-sorted by its verb (most needs lost on the real-world several-needs set
 were another function of a service the answer held: docs/record/search-quality.md, "Several needs,
-round two").
+round two"); so is every lane's recall tail (`service.SearchService`): in lexical mode a need's
+lane is short (the two-term minimum and coverage pruning) and its tail spends most of the budget,
+in BM25 order, where the clause's object words outrank its verb ("email the customer a payment
+reminder" put payment functions before `email::send`). In hybrid a need's lane weighs
+its verb `NEED_ACTION_BONUS` (`need_action_bonus`): a need is one verb phrase, so its verb says
+more about which sibling it wants than the whole capability's does (figures:
+docs/record/search-quality.md, "Several needs, round three"). A need that the graded decision
+empties keeps its recall tail (graded `low`, as every tail is) when its capability's own lane is
+answered (`answered_needs`): the weak floor judges a capability, and a short clause of a
+servable capability ("email it to legal@acme.eu") carries less evidence than the request does.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from functools import lru_cache
 from typing import TypeVar
 
@@ -33,7 +42,8 @@ from .answerability import INTRINSIC_VERBS
 from .query import Query, make_query
 from .vocabulary import ACTIONS, normal_term
 
-MAX_NEEDS = 5  # chosen: more clauses than a step names in practice
+MAX_NEEDS = 6  # chosen: the longest chains in our case sets name six steps (joined "multi-six" cases)
+NEED_ACTION_BONUS = 0.5  # chosen: tuned on our several-needs and joined sets (hybrid lanes only)
 NEEDS_PER_CALL = 12  # chosen: the answer's budget (select.SELECTION_BUDGET); more needs cannot each get a slot, and the cap bounds a call of long capabilities
 MIN_WORDS = 2  # chosen: a verb and its object
 T = TypeVar("T")
@@ -125,3 +135,26 @@ def regroup(items: Sequence[T], owners: Sequence[int], count: int) -> list[list[
     for item, owner in zip(items, owners):
         groups[owner].append(item)
     return groups
+
+
+def need_action_bonus(text: str, needs: Collection[str], default: float) -> float:
+    """The action-agreement bonus of a hybrid lane for query `text`: `NEED_ACTION_BONUS` when it
+    is a need's lane, `default` otherwise. Lexical and static lanes keep `default` for every lane
+    (the static lane lost needs with the larger bonus)."""
+    return NEED_ACTION_BONUS if text in needs else default
+
+
+def answered_needs(texts: Sequence[str], answered: Sequence[bool],
+                   needs: Collection[str]) -> list[bool]:
+    """For each query of a batch (`texts`, as `expand_needs` orders them: a capability, then its
+    needs), whether it is a need whose lane is empty (`answered` false) while its capability's
+    own lane is answered: such a need keeps its recall tail."""
+    out: list[bool] = []
+    owner = False
+    for text, lane in zip(texts, answered):
+        if text in needs:
+            out.append(owner and not lane)
+        else:
+            owner = lane
+            out.append(False)
+    return out

@@ -34,10 +34,10 @@ from .corpus import Corpus
 from .dense_lane import DenseLane, DenseUnavailable
 from .fusion import Request, learned_lane
 from .judge import FUNCTION_DEPTH, JUDGE_EVALUATE, Candidate, Judge, JudgeFailure, LaneAsk, function_candidate
-from .lanes import (CATALOG, Ranking, action_agreement, answered_tail, bm25_tail, exact_lane,
-                    lexical_lane, ranking_tail, weighted_rrf)
+from .lanes import (ACTION_BONUS, CATALOG, Ranking, action_agreement, answered_tail, bm25_tail,
+                    exact_lane, lexical_lane, ranking_tail, weighted_rrf)
 from .memory import SessionMemory
-from .needs import expand_needs, need_texts, regroup
+from .needs import answered_needs, expand_needs, need_action_bonus, need_texts, regroup
 from .query import Query, make_queries, screen_queries
 from .registry_lane import search_registry
 from .request_limits import validate_capabilities
@@ -346,7 +346,11 @@ class SearchService:
 
         async def installed() -> None:
             lanes, tier, tails, learned, levels = await self._installed_lanes(call, queries)
-            result.selection = select_batch(lanes, judged=tier == "judge", tails=tails,
+            # a lane's recall tail in its request's verb order, as the lane itself
+            describe = self._describe(call)
+            ordered = [action_agreement(tail, request_actions(query.terms), describe)
+                       for query, tail in zip(queries, tails)]
+            result.selection = select_batch(lanes, judged=tier == "judge", tails=ordered,
                                             learned=learned)
             result.tier = tier
             result.levels = id_confidence(lanes, tails, levels)
@@ -410,12 +414,15 @@ class SearchService:
             lanes = [self._agree(call, q, lane) for q, lane in zip(queries, lexical)]
             lanes, levels = await self._answerable(call, queries, lanes, None, None, tick)
             levels = [LOW if low and level else level for low, level in zip(fallback, levels)]
+            kept = answered_needs([q.text for q in queries], [bool(lane) for lane in lanes],
+                                  call.needs)
             if static_tails:
-                tails = [tail if lane else [] for tail, lane in zip(static_tails, lanes)]
+                tails = [tail if lane or keep else []
+                         for tail, lane, keep in zip(static_tails, lanes, kept)]
             else:
-                tails = [bm25_tail(lane, documents, informative_terms(q.text, q.terms))
+                tails = [bm25_tail(lane, documents, informative_terms(q.text, q.terms), keep)
                          if e is None else []
-                         for q, lane, e in zip(queries, lanes, exact)]
+                         for q, lane, e, keep in zip(queries, lanes, exact, kept)]
             levels = [HIGH if e is not None else level for e, level in zip(exact, levels)]
             return ([e if e is not None else lane for e, lane in zip(exact, lanes)], "lexical",
                     tails, [], levels)
@@ -440,12 +447,16 @@ class SearchService:
             learned = [was and new is old for was, new, old in zip(learned, ranked, lanes)]
             lanes = ranked
         lanes = [lane if was_learned and query.text not in call.needs
-                 else self._agree(call, query, lane)
+                 else self._agree(call, query, lane,
+                                  need_action_bonus(query.text, call.needs, ACTION_BONUS))
                  for query, lane, was_learned in zip(queries, lanes, learned)]
         lanes, levels = await self._answerable(call, queries, lanes, dense, pairs, tick, admitted)
+        kept = answered_needs([q.text for q in queries], [bool(lane) for lane in lanes],
+                              call.needs)
         tails = [[] if d is None or e is not None
-                 else answered_tail(lane, d) if fill is None else ranking_tail(lane, fill)
-                 for lane, d, e, fill in zip(lanes, dense, exact, fills)]
+                 else answered_tail(lane, d, keep) if fill is None
+                 else ranking_tail(lane, fill, keep)
+                 for lane, d, e, fill, keep in zip(lanes, dense, exact, fills, kept)]
         learned = [was_learned and e is None for was_learned, e in zip(learned, exact)]
         lanes = [e if e is not None else lane for e, lane in zip(exact, lanes)]
         levels = [HIGH if e is not None else level for e, level in zip(exact, levels)]
@@ -481,9 +492,10 @@ class SearchService:
         return lambda function_id: descriptions.get(function_id, "")
 
     @classmethod
-    def _agree(cls, call: SearchCall, query: Query, lane: Ranking) -> Ranking:
+    def _agree(cls, call: SearchCall, query: Query, lane: Ranking,
+               bonus: float = ACTION_BONUS) -> Ranking:
         """`lane` re-sorted by action agreement with its request (`lanes.action_agreement`)."""
-        return action_agreement(lane, request_actions(query.terms), cls._describe(call))
+        return action_agreement(lane, request_actions(query.terms), cls._describe(call), bonus)
 
     async def _judge_lanes(self, call: SearchCall, queries: list[Query],
                            dense: list[Ranking | None] | None) -> list[Ranking] | None:

@@ -220,6 +220,9 @@ def test_answered_tail_fills_an_answered_lane_from_the_dense_ranking() -> None:
     # no admission check any more: the answerability decision said yes to this lane
     assert [i for i, _ in answered_tail([("kv::get", 1.0)], dense)] == ["kv::set", "db::x"]
     assert answered_tail([], dense) == []  # a refused capability gets nothing
+    # an emptied need of an answered capability keeps its tail
+    assert [i for i, _ in answered_tail([], dense, answered=True)] == ["kv::get", "kv::set",
+                                                                       "db::x"]
 
 
 def test_bm25_tail_pads_with_one_term_hits_the_lane_left_out() -> None:
@@ -233,6 +236,8 @@ def test_bm25_tail_pads_with_one_term_hits_the_lane_left_out() -> None:
     # one matched term is enough, the lane's own hit is not repeated, kv::get matches nothing
     assert {i for i, _ in bm25_tail(lane, docs, ["send", "email"])} == {"sms::send", "mail::inbox"}
     assert bm25_tail([], docs, ["send", "email"]) == []
+    assert {i for i, _ in bm25_tail([], docs, ["send", "email"], answered=True)} == {
+        "mail::send", "mail::inbox", "sms::send"}
     many = DocumentSet(tuple(Document(f"w{i}::send", "", "send") for i in range(30)))
     assert len(bm25_tail([("w0::send", 1.0)], many, ["send"])) == BM25_TAIL_DEPTH
 
@@ -242,3 +247,4 @@ def test_ranking_tail_keeps_the_lane_and_fills_in_the_rankings_order() -> None:
     learned = [("kv::set", 1.0), ("kv::get", 0.8), ("db::x", 0.5)]
     assert ranking_tail(lane, learned) == [("kv::set", 1.0), ("db::x", 0.5)]
     assert ranking_tail([], learned) == []
+    assert ranking_tail([], learned, answered=True) == learned

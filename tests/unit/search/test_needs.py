@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from iii_directory.search.needs import MAX_NEEDS, expand_needs, need_texts, regroup, split_needs
+from iii_directory.search.needs import (MAX_NEEDS, NEED_ACTION_BONUS, answered_needs, expand_needs,
+                                        need_action_bonus, need_texts, regroup, split_needs)
 from iii_directory.search.query import make_query
 
 
@@ -40,7 +41,7 @@ def test_one_need_stays_whole(text: str) -> None:
     assert split_needs(text) == ()
 
 
-def test_at_most_five_needs() -> None:
+def test_at_most_max_needs() -> None:
     text = ", ".join(f"create ticket {n}" for n in range(8))
     assert len(split_needs(text)) == MAX_NEEDS
 
@@ -76,3 +77,29 @@ def test_a_call_searches_at_most_its_budget_of_needs() -> None:
     flat, owners = expand_needs(queries)
     assert len(flat) - len(queries) == NEEDS_PER_CALL
     assert sorted(set(owners)) == list(range(18))
+
+
+def test_a_six_step_chain_keeps_all_six_needs() -> None:
+    """The longest chains of our case sets name six steps; the sixth is searched too."""
+    text = ("look up the customer in the CRM by email address, list their open helpdesk tickets, "
+            "refund their most recent charge, reply on the ticket confirming the refund, add a "
+            "note to their CRM record and post a summary in #support-escalations")
+    needs = split_needs(text)
+    assert len(needs) == 6
+    assert needs[-1] == "post a summary in #support-escalations"
+
+
+def test_only_a_needs_hybrid_lane_weighs_its_verb_more() -> None:
+    needs = frozenset({"email it to the team"})
+    assert need_action_bonus("email it to the team", needs, 0.25) == NEED_ACTION_BONUS
+    assert need_action_bonus("find the paper and email it to the team", needs, 0.25) == 0.25
+
+
+def test_an_emptied_need_keeps_its_tail_only_under_an_answered_capability() -> None:
+    needs = frozenset({"find the paper", "email it to legal", "post it", "send it"})
+    texts = ["find the paper and email it to legal", "find the paper", "email it to legal",
+             "book a flight and post it", "post it", "weather chat and send it", "send it"]
+    answered = [True, True, False, False, False, True, True]
+    assert answered_needs(texts, answered, needs) == [False, False, True, False, False, False,
+                                                      False]
+    assert answered_needs([], [], needs) == []

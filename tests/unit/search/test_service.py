@@ -499,9 +499,9 @@ async def test_each_need_lane_is_sorted_by_its_own_verb_in_hybrid(
     agreed: list[str] = []
     original = SearchService._agree.__func__  # type: ignore[attr-defined]
 
-    def spy(cls: type, call: Any, query: Any, lane: Any) -> Any:
+    def spy(cls: type, call: Any, query: Any, lane: Any, *bonus: float) -> Any:
         agreed.append(query.text)
-        return original(cls, call, query, lane)
+        return original(cls, call, query, lane, *bonus)
 
     monkeypatch.setattr(SearchService, "_agree", classmethod(spy))
     learned: list[bool] = []
@@ -519,3 +519,20 @@ async def test_each_need_lane_is_sorted_by_its_own_verb_in_hybrid(
     assert {"get the weather forecast for Paris",
             "create a calendar event with attendees"} <= set(agreed)
     assert whole not in agreed or not learned[0]  # a whole capability's learned lane stays as fused
+
+
+async def test_a_lexical_recall_tail_comes_in_its_requests_verb_order(settings: Settings) -> None:
+    """The two-term lane holds the billing functions; the one-term padding that follows it puts
+    the function whose action agrees with the request's verb (`send`) before a better BM25 hit
+    that only shares an object word."""
+    catalog = [
+        record("billing::invoice-create", "Create an invoice for a billing customer.", "customer"),
+        record("billing::customer-get", "Get a billing customer by id.", "customer"),
+        record("reports::reminder-list", "List the reminder reports of every reminder.", "reminder"),
+        record("notify::send", "Send a note to a person.", "to"),
+    ]
+    directory = Directory(settings=settings, engine=PeerEngine(catalog))
+    lexical_only(directory)
+    answer = ids(await search(directory, "send the billing customer a reminder message"))
+    assert set(answer[:2]) == {"billing::invoice-create", "billing::customer-get"}
+    assert answer.index("notify::send") < answer.index("reports::reminder-list")
