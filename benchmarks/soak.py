@@ -468,7 +468,9 @@ class SubprocessWorker:
         return self.process.pid
 
     def start(self) -> None:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("III_")}
+        # the worker's own settings stay out, except the encoder's weight arithmetic (measured both ways)
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("III_") or k == "III_DIRECTORY_ENCODER_WEIGHTS"}
         env.update({"HOME": str(self.project.home), "OTEL_ENABLED": "false",
                     "III_DIRECTORY_CACHE_DIR": str(self.project.root / "vectors")})
         if not self.preload:
