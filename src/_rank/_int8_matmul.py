@@ -17,7 +17,8 @@ as 8-bit integers:
   activations quantized per tensor to uint8 (asymmetric) and multiplied by `Q` in integers.
 
 Either changes the arithmetic of the encoder, hence its vectors (docs/record/performance.md,
-"Hybrid worker memory"). A model without the pattern, with external weights, subgraphs, or a
+"int8 weight matrices": "nbits" at `INT8_ACCURACY`, `INT8_BLOCK` is the one `_rank.dense` uses;
+"dynamic" moved the vectors ten times as far). A model without the pattern, with external weights, subgraphs, or a
 `K` not a multiple of `BLOCK` (for `"nbits"`) keeps that MatMul as it is.
 """
 
@@ -28,7 +29,15 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._graph_rewrite import _SUBGRAPH_OPS, _Node, _node, _payload, _tensor, _text
+from ._graph_rewrite import (
+    _SUBGRAPH_OPS,
+    _Node,
+    _node,
+    _payload,
+    _Tensor,
+    _tensor,
+    _text,
+)
 from ._protobuf import LENGTH, ProtobufError, bytes_field, fields, int_field
 
 MODES = ("nbits", "dynamic")
@@ -44,6 +53,7 @@ INT8_ACCURACY = 4  # chosen: integer products, activations quantized per block (
 INT8_BLOCK = 16  # chosen: MatMulNBits' smallest block, the activations' closest quantization
 INT8_REWRITE = f"matmul-nbits8-a{INT8_ACCURACY}-b{INT8_BLOCK}"
 """The int8 rewrite's identity; part of the saved graph's key for int8 weights."""
+
 _MODEL_GRAPH, _MODEL_OPSET = 7, 8
 _OPSET_DOMAIN, _OPSET_VERSION = 1, 2
 _GRAPH_NODE, _GRAPH_INITIALIZER, _GRAPH_OUTPUT, _VALUE_NAME = 1, 5, 12, 1
@@ -111,10 +121,15 @@ def int8_matmuls(model: bytes, mode: str, accuracy_level: int = 0, block: int = 
     return out
 
 
+def int8_weights(model: bytes) -> bytes | None:
+    """`int8_matmuls(model, "nbits", INT8_ACCURACY, INT8_BLOCK)`: the rewrite `weights="int8"` uses."""
+    return int8_matmuls(model, "nbits", INT8_ACCURACY, INT8_BLOCK)
+
+
 def _rewrite_graph(payload: bytes, mode: str, accuracy_level: int, block: int) -> bytes | None:
     entries = list(fields(payload))
     nodes = {i: _node(_payload(f)) for i, f in enumerate(entries) if f.number == _GRAPH_NODE}
-    initializers = {}
+    initializers: dict[str, tuple[int, _Tensor]] = {}
     for i, f in enumerate(entries):
         if f.number == _GRAPH_INITIALIZER:
             name, tensor = _tensor(_payload(f))
@@ -126,6 +141,7 @@ def _rewrite_graph(payload: bytes, mode: str, accuracy_level: int, block: int) -
                             for part in fields(_payload(f)) if part.number == _VALUE_NAME)
     uses = Counter(name for n in nodes.values() for name in n.inputs) + graph_outputs
     producer = {out: i for i, n in nodes.items() for out in n.outputs}
+    names = set(producer) | set(initializers) | set(uses)
     replaced: dict[int, bytes] = {}
     dropped: set[int] = set()
     for position, node in nodes.items():
@@ -148,6 +164,8 @@ def _rewrite_graph(payload: bytes, mode: str, accuracy_level: int, block: int) -
             blocks = (q.T.astype(np.int16) + 128).astype(np.uint8).reshape(n, k // block, block)
             scales = np.repeat(scale.reshape(n, 1), k // block, axis=1).astype("<f4")
             b_name, s_name = f"{base}/nbits_weight", f"{base}/nbits_scales"
+            if {b_name, s_name} & names:
+                continue
             new = (_tensor_bytes(b_name, blocks, _UINT8) + _tensor_bytes(s_name, scales, _FLOAT)
                    + _node_bytes([x, b_name, s_name], node.outputs, f"{node.name}/nbits", "MatMulNBits",
                                  {"K": k, "N": n, "bits": 8, "block_size": block,
@@ -155,6 +173,8 @@ def _rewrite_graph(payload: bytes, mode: str, accuracy_level: int, block: int) -
             dropped |= {q_at, s_at}
         else:
             s_name = f"{base}/column_scales"
+            if s_name in names:
+                continue
             new = (_tensor_bytes(s_name, scale.astype("<f4"), _FLOAT)
                    + _node_bytes([x, match.table, s_name], node.outputs, f"{node.name}/dynamic",
                                  "DynamicQuantizeMatMul", {}, CONTRIB))
@@ -167,7 +187,7 @@ def _rewrite_graph(payload: bytes, mode: str, accuracy_level: int, block: int) -
 
 
 def _match(position: int, node: _Node, nodes: dict[int, _Node], producer: dict[str, int],
-           initializers: dict[str, tuple[int, object]], uses: Counter[str]) -> _Match | None:
+           initializers: dict[str, tuple[int, _Tensor]], uses: Counter[str]) -> _Match | None:
     """The pattern of the module doc at the MatMul `node`, with every intermediate and both
     initializers used by it alone, else None."""
     if node.op_type != "MatMul" or node.domain or len(node.inputs) != 2 or len(node.outputs) != 1:

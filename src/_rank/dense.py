@@ -50,7 +50,7 @@ from ._assets import (
     verify,
 )
 from ._graph_rewrite import keep_int8_rows
-from ._int8_matmul import INT8_ACCURACY, INT8_BLOCK, INT8_REWRITE, WEIGHTS, int8_matmuls, runs_here
+from ._int8_matmul import INT8_REWRITE, WEIGHTS, int8_weights, runs_here
 
 __all__ = ["DIMENSION", "HNSW_THRESHOLD", "Encoder", "VectorIndex", "normalize"]
 
@@ -177,8 +177,7 @@ class Encoder:
         self.batch_size = batch_size
         self.max_length = max_length
         self.max_batch_tokens = max_batch_tokens
-        #: how the weight matrices are held at run time (`WEIGHTS`)
-        self.weights = weights
+        self.weights = weights  #: how the weight matrices are held at run time (`WEIGHTS`)
 
         self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self._tokenizer.enable_truncation(max_length=max_length)
@@ -191,8 +190,6 @@ class Encoder:
         """The saved optimized graph this session was loaded from, if any."""
         self._session = self._open_session(model_file, threads, optimized_dir, optimize_in_child)
         if self.weights != "float" and not runs_here(self._session):
-            # e.g. onnxruntime builds without an 8-bit MatMulNBits kernel for this CPU, which
-            # refuse the op at run time, not when the session is built
             log.warning("this onnxruntime cannot run the int8 weight matrices here; using float weights")
             self.weights = "float"
             self._session = self._open_session(model_file, threads, optimized_dir, optimize_in_child)
@@ -314,8 +311,7 @@ def optimized_graph_dir(root: Path, model_file: Path, weights: str = "float") ->
     for int8 weights, by `INT8_REWRITE`."""
     stat = model_file.stat()
     stamp = f"{model_file.resolve()}:{stat.st_size}:{stat.st_mtime_ns}:{ort.__version__}:{GRAPH_REWRITE}"
-    if weights != "float":
-        stamp += f":{INT8_REWRITE}"
+    stamp += f":{INT8_REWRITE}" if weights != "float" else ""
     return root / f"onnx-{hashlib.sha256(stamp.encode('utf-8')).hexdigest()[:16]}"
 
 
@@ -345,7 +341,7 @@ def model_source(model_file: Path, weights: str = "float") -> Path | bytes:
     model = model_file.read_bytes()
     rewritten = keep_int8_rows(model)
     if weights == "int8":
-        rewritten = int8_matmuls(rewritten or model, "nbits", INT8_ACCURACY, INT8_BLOCK) or rewritten
+        rewritten = int8_weights(rewritten or model) or rewritten
     return model_file if rewritten is None else rewritten
 
 
