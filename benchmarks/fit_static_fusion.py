@@ -14,7 +14,7 @@ cross-catalog check, both directions: the shipped fit scored on the held-out cat
 eval-catalog set (printed as "held-out fit").
 
 Through the pipeline the weights order an answered lane below its first place only
-(`static_lane.learned_order`: the rule's leader after action agreement stays first, the rest
+(`static_fusion.learned_order`: the rule's leader after action agreement stays first, the rest
 scored `exp((score − best) / 7)`). Recall@12 / MRR@1 with the weights fitted on the other two
 sets: dev .895 / .739, extra .835 / .633, extra2 .778 / .671; with the shipped weights .895,
 .818, .778 and held-out catalog .765 (the rule alone: .888, .769, .759, .760; MRR@1 the same).
@@ -45,7 +45,7 @@ DATA = Path(__file__).resolve().parent / "data"
 def samples(corpus: Corpus, matrix: np.ndarray, encoder: _Static,
             graded: list[tuple[str, dict[str, int]]]) -> list[fit_fusion.Sample]:
     """`fit_fusion.samples` as the static lane scores them: the static top 64 as the dense
-    ranking and no view cosines (`static_lane.learned_order` calls `fusion.features` without
+    ranking and no view cosines (`static_fusion.learned_order` calls `fusion.features` without
     views, so the rows have the thirteen `FEATURES`)."""
     ids = [tool.name for tool in corpus.tools]
     out = []

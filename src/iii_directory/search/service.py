@@ -38,7 +38,8 @@ from .lanes import (ACTION_BONUS, CATALOG, Ranking, action_agreement, answered_t
                     exact_lane, lexical_lane, ranking_tail, weighted_rrf)
 from .memory import SessionMemory
 from .needs import answered_needs, expand_needs, need_action_bonus, need_texts, regroup
-from .query import Query, make_queries, screen_queries
+from .query import Query
+from .sliced_queries import make_queries, screen_queries
 from .registry_lane import search_registry
 from .request_limits import validate_capabilities
 from .response import BatchResult, respond

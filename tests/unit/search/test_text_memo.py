@@ -15,7 +15,7 @@ from search_fakes import CATALOG, PeerEngine
 
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
-from iii_directory.search import answerability, query
+from iii_directory.search import answerability, query, sliced_queries
 from iii_directory.search.corpus import Corpus
 from iii_directory.search.request_limits import CAPABILITY_MAX_CHARS
 from iii_directory.search.service import SearchService
@@ -154,7 +154,7 @@ async def test_many_long_capabilities_leave_every_memo_within_its_share() -> Non
     documents = Corpus.empty().documents
     capabilities = [distinct_capability(n) for n in range(600)]
     for start in range(0, len(capabilities), 18):
-        await query.prepare_queries(capabilities[start:start + 18], documents, TimeSlice())
+        await sliced_queries.prepare_queries(capabilities[start:start + 18], documents, TimeSlice())
     for memo in BUDGET.memos:
         assert memo.bytes <= memo.limit_bytes, memo.function
     assert BUDGET.held_bytes() <= BUDGET.limit_bytes
