@@ -20,11 +20,12 @@ from pathlib import Path
 
 from _rank.static import StaticIndex, default_encoder
 
-from iii_directory.search import static_fusion, static_lane
-from iii_directory.search.corpus import Corpus, tool_from_schema
-from iii_directory.search.fusion import Request
-from iii_directory.search.lanes import lexical_lane
-from iii_directory.search.query import make_query
+from iii_directory.search.ranking import static_fusion
+from iii_directory.search import static_lane
+from iii_directory.search.ranking.corpus import Corpus, tool_from_schema
+from iii_directory.search.ranking.fusion import Request
+from iii_directory.search.ranking.lanes import lexical_lane
+from iii_directory.search.ranking.query import make_query
 
 EVAL = Path("/work/shared/eval")
 

@@ -48,6 +48,11 @@ LAYERS: dict[str, int] = {
     "iii_directory.ui": 100,
     "iii_directory.sources": 110,
     "iii_directory.kits": 120,
+    # search: the synchronous ranking core < the encoder machinery (its dense lane returns the
+    # core's rankings) < the orchestration of a call; the pre-generate hint stands alone
+    "iii_directory.search.ranking": 115,
+    "iii_directory.encoder": 118,
+    "iii_directory.hints": 120,
     "iii_directory.search": 120,
     # one module per surface, then the assembled directory, the worker and the entry points
     "iii_directory.functions": 200,

@@ -122,7 +122,7 @@ class GuidanceInput:
     has_triggers: bool = False
     dropped: Sequence[str] = field(default_factory=list)
     low_only: Sequence[str] = ()
-    """Capabilities whose candidates are all `confidence: low` (search/confidence.py)."""
+    """Capabilities whose candidates are all `confidence: low` (search/ranking/confidence.py)."""
 
 
 def needs_install_workflow(has_installables: bool, compose_add_selected: bool) -> bool:

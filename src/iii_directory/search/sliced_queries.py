@@ -8,12 +8,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..timeslice import TimeSlice
-from .answerability import screen
-from .corpus import DocumentSet
-from .query import Query, make_query
+from .ranking.answerability import screen
+from .ranking.corpus import DocumentSet
+from .ranking.query import Query, make_query
 
 if TYPE_CHECKING:
-    from .answerability import Screening
+    from .ranking.answerability import Screening
 
 
 async def make_queries(capabilities: Sequence[str], tick: TimeSlice) -> list[Query | None]:

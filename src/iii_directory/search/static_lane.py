@@ -28,12 +28,12 @@ import anyio
 
 import _rank
 
-from . import static_evidence
-from .corpus import Corpus
-from .lanes import Ranking, exact_lane
-from .static_expansion import CatalogWords
-from .static_fusion import (expanded_lane, fuse_static, head_share, keep_lexical_head, learned_order,
-                            static_tail)
+from .ranking import static_evidence
+from .ranking.corpus import Corpus
+from .ranking.lanes import Ranking, exact_lane
+from .ranking.static_expansion import CatalogWords
+from .ranking.static_fusion import (expanded_lane, fuse_static, head_share, keep_lexical_head,
+                                    learned_order, static_tail)
 
 log = logging.getLogger(__name__)
 
@@ -201,7 +201,7 @@ class StaticLane:
             return [lane for lane, _ in lanes], []
         static_evidence.record((query, ranking[0][1], head_share(ranking))
                                for query, ranking in zip(queries, rankings) if ranking)
-        from .fusion import Request
+        from .ranking.fusion import Request
 
         descriptions = corpus.descriptions
         describe: Callable[[str], str] = lambda function_id: descriptions.get(function_id, "")

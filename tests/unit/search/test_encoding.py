@@ -18,7 +18,7 @@ from iii_directory.config import Settings
 from iii_directory.directory import Directory
 from iii_directory.search.encoding import (BACKGROUND_SHARE, BUSY_SHARE, DOCUMENT, INDEX, INDEX_BUSY_SHARE, QUERY,
                                           EncoderPipeline, EncodingDropped, pause_after, query_key)
-from iii_directory.search.second_query import second_query
+from iii_directory.search.ranking.second_query import second_query
 from iii_directory.search.service import SearchService
 from iii_directory.search.vector_cache import VectorCache
 

@@ -1,4 +1,4 @@
-"""The fitted numbers: `search/data/fitted.json` names where each table came from, the stage
+"""The fitted numbers: `search/ranking/data/fitted.json` names where each table came from, the stage
 modules read exactly it, and re-running each fit script's `--check` reproduces it (a subprocess;
 fails when a table no longer matches its fit)."""
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from iii_directory.search import answerability, fitted, fusion, static_fusion
+from iii_directory.search.ranking import answerability, fitted, fusion, static_fusion
 
 REPO = Path(__file__).resolve().parents[3]
 EVAL_DIR = REPO.parent / "shared" / "eval"

@@ -16,8 +16,9 @@ from search_fakes import CATALOG, PeerEngine, search
 from iii_directory import timeslice
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
-from iii_directory.search import answerability, query as query_module, sliced_queries
-from iii_directory.search.corpus import Corpus
+from iii_directory.search.ranking import answerability, query as query_module
+from iii_directory.search import sliced_queries
+from iii_directory.search.ranking.corpus import Corpus
 from iii_directory.search.sliced_queries import prepare_queries
 from iii_directory.search.request_limits import CAPABILITY_MAX_CHARS
 from iii_directory.search.service import SearchService

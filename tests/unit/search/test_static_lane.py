@@ -1,4 +1,4 @@
-"""The static lane (`search/static_lane.py`, its rule `search/static_fusion.py`): its fusion rule,
+"""The static lane (`search/static_lane.py`, its rule `ranking/static_fusion.py`): its fusion rule,
 when it serves, and a search on a host without the `dense` extra. Needs no numpy (it runs on BM25-only targets)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
-from iii_directory.search import static_fusion as sf
+from iii_directory.search.ranking import static_fusion as sf
 from iii_directory.search import static_lane as sl
 from iii_directory.search.service import SearchService
 from iii_directory.standalone import standalone_engine
@@ -105,9 +105,9 @@ def test_static_cut_and_tail() -> None:
 
 
 def test_the_learned_order_keeps_the_leader_and_reorders_the_rest() -> None:
-    from iii_directory.search.corpus import Corpus, tool_from_schema
-    from iii_directory.search.fusion import Request
-    from iii_directory.search.lanes import action_agreement
+    from iii_directory.search.ranking.corpus import Corpus, tool_from_schema
+    from iii_directory.search.ranking.fusion import Request
+    from iii_directory.search.ranking.lanes import action_agreement
 
     corpus = Corpus.build([tool_from_schema(r["function_id"], r["description"],
                                             r["request_schema"]) for r in CATALOG])
@@ -131,8 +131,8 @@ def test_the_learned_order_keeps_the_leader_and_reorders_the_rest() -> None:
 
 
 def test_a_refusal_the_static_lane_vouches_for() -> None:
-    from iii_directory.search import static_evidence
-    from iii_directory.search.answerability import Signals, answerable, vouches
+    from iii_directory.search.ranking import static_evidence
+    from iii_directory.search.ranking.answerability import Signals, answerable, vouches
 
     query = object()
     # no content term a document's id names: under the evidence floor, so the decision says no
@@ -222,7 +222,7 @@ def _ids(response: dict) -> list[str]:
 async def test_search_without_the_dense_extra_fuses_the_static_lane(
         settings: Settings, bm25_only: None, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="iii_directory.search.static_lane")
-    # A request the answerability decision accepts (search/answerability.py refuses "email the
+    # A request the answerability decision accepts (ranking/answerability.py refuses "email the
     # report to my manager" in every BM25-only mode: "email" earns no content credit there).
     fused, service = await _search(settings, "hybrid", "send my manager a message")
     assert fused["search_mode"] == "lexical"  # the published values are kept

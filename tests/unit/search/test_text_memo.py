@@ -15,11 +15,13 @@ from search_fakes import CATALOG, PeerEngine
 
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
-from iii_directory.search import answerability, query, sliced_queries
-from iii_directory.search.corpus import Corpus
+from iii_directory.search.ranking import answerability, query
+from iii_directory.search import sliced_queries
+from iii_directory.search.ranking.corpus import Corpus
 from iii_directory.search.request_limits import CAPABILITY_MAX_CHARS
 from iii_directory.search.service import SearchService
-from iii_directory.search.text_memo import BUDGET, MIB, HotMemo, MemoBudget, TextMemo, approx_bytes, text_memo
+from iii_directory.search.ranking.text_memo import (BUDGET, MIB, HotMemo, MemoBudget, TextMemo,
+                                                    approx_bytes, text_memo)
 from iii_directory.timeslice import TimeSlice
 
 
