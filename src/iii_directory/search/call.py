@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..log_throttle import ThrottledLog
 from ..timeslice import TimeSlice
 from .ranking.corpus import Corpus, DocumentSet
-from .dense_lane import DenseLane, DenseUnavailable
+from ..encoder.dense_lane import DenseLane, DenseUnavailable
 from .judge import Candidate, Judge, JudgeFailure, JudgeSettings, Kind, LaneAsk
 from .ranking.lanes import Ranking, exact_lane
 from .ranking.query import Query, local_lanes, shortlist

@@ -31,7 +31,7 @@ from .call import SearchCall
 from .catalog import CatalogFetchError, fetch_corpus
 from .ranking.confidence import HIGH, LOW, Confidence, fallback_lanes, graded_lanes, id_confidence
 from .ranking.corpus import Corpus
-from .dense_lane import DenseLane, DenseUnavailable, embed_views
+from ..encoder.dense_lane import DenseLane, DenseUnavailable, embed_views
 from .ranking.fusion import Request, learned_lane
 from .judge import FUNCTION_DEPTH, JUDGE_EVALUATE, Candidate, Judge, JudgeFailure, LaneAsk, function_candidate
 from .ranking.lanes import (ACTION_BONUS, CATALOG, Ranking, action_agreement, answered_tail,

@@ -53,7 +53,7 @@ from .soak_report import (SEARCH, FunctionStats, Phase, SoakReport, baseline_due
 WORKER_NAME = "iii-directory"
 DEFAULT_RSS_BOUND_MIB = 64
 ENCODER_READY = b"dense lane ready"
-"""The worker's log line once its encoder is loaded (`search/dense_lane.py`)."""
+"""The worker's log line once its encoder is loaded (`encoder/dense_lane.py`)."""
 CALL_TIMEOUT_S = 30.0
 RETRY_CODES = frozenset({"invocation_stopped", "function_not_found"})
 """Answers meaning "the worker was not there" (dropped mid-call or not yet re-registered)."""
@@ -160,7 +160,7 @@ class Project:
 
 def installed_default_mode() -> str:
     """The search mode an installation serves: `hybrid` with the `dense` extra, else `lexical`."""
-    from iii_directory.search.dense_lane import dense_installed
+    from iii_directory.encoder.dense_lane import dense_installed
 
     return "hybrid" if dense_installed() else "lexical"
 

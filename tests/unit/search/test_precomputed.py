@@ -13,7 +13,7 @@ from iii_directory.search.ranking import fusion
 from iii_directory.search.ranking.answerability import known_share, ordinary_terms, request_words
 from iii_directory.search.ranking.corpus import (Document, DocumentSet, Tool, document_terms,
                                                  query_terms)
-from iii_directory.search.dense_lane import top_ranking
+from iii_directory.encoder.dense_lane import top_ranking
 from iii_directory.search.ranking.views import Views
 from iii_directory.search.ranking.vocabulary import function_actions
 

@@ -13,7 +13,7 @@ from iii_directory.directory import Directory
 from iii_directory.errors import DirectoryError
 from iii_directory.search import guidance as g
 from iii_directory.search import service as service_module
-from iii_directory.search.dense_lane import DenseUnavailable
+from iii_directory.encoder.dense_lane import DenseUnavailable
 from iii_directory.search.ranking.second_query import SECOND_QUERY_CAPABILITIES, second_query
 from iii_directory.search.service import SearchService
 

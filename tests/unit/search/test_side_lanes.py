@@ -60,7 +60,7 @@ async def test_scans_go_to_a_thread_while_search_calls_overlap(tmp_path) -> None
     from iii_directory.search import side_lanes
     from iii_directory.search.call import SearchCall
     from iii_directory.search.ranking.corpus import Corpus
-    from iii_directory.search.dense_lane import DenseLane
+    from iii_directory.encoder.dense_lane import DenseLane
     from iii_directory.search.judge import Judge
 
     empty = tmp_path / "none"

@@ -8,8 +8,8 @@ import pytest
 
 from iii_directory.search.ranking import views as views_module
 from iii_directory.search.ranking.corpus import Corpus, Tool
-from iii_directory.search.dense_lane import embed_views
-from iii_directory.search.encoding import DOCUMENT
+from iii_directory.encoder.dense_lane import embed_views
+from iii_directory.encoder.encoding import DOCUMENT
 from iii_directory.search.ranking.views import (ViewVectors, Views, action_view, description_view,
                                                 view_texts)
 

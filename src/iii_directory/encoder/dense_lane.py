@@ -43,8 +43,8 @@ import _rank
 from . import preload_slot
 from .encoding import (DOCUMENT, FIRST_INDEX_SHARE, INDEX, INDEX_BUSY_SHARE, QUERY, EncoderPipeline,
                        encoder_thread)
-from .ranking.lanes import DENSE_K, Ranking
-from .ranking.views import Views, ViewVectors, view_texts
+from ..search.ranking.lanes import DENSE_K, Ranking
+from ..search.ranking.views import Views, ViewVectors, view_texts
 from .vector_cache import VectorCache, default_cache_dir
 
 log = logging.getLogger(__name__)
