@@ -1,7 +1,7 @@
 """Every numeric module-level constant of search (`search/`, its ranking core `search/ranking/`,
-the encoder machinery `encoder/`) says where it came from: a comment on its line or the line
-above, or its docstring, that starts `spec` (a rule of docs/rules/search.md), `chosen` (with its
-reason) or `fitted` (search/ranking/data/fitted.json)."""
+the encoder machinery `encoder/`, the hint hook `hints/`) says where it came from: a comment on
+its line or the line above, or its docstring, that starts `spec` (a rule of docs/rules/search.md),
+`chosen` (with its reason) or `fitted` (search/ranking/data/fitted.json)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,12 @@ import tokenize
 from pathlib import Path
 
 import iii_directory.encoder
+import iii_directory.hints
 import iii_directory.search
 
 SEARCH = Path(iii_directory.search.__file__).parent
-PACKAGES = (SEARCH, Path(iii_directory.encoder.__file__).parent)
+PACKAGES = (SEARCH, Path(iii_directory.encoder.__file__).parent,
+            Path(iii_directory.hints.__file__).parent)
 """The packages checked, each with its subpackages."""
 MARK = re.compile(r"^(?:spec|chosen|fitted)\b", re.IGNORECASE)
 
