@@ -24,6 +24,12 @@ static inline ptrdiff_t rk_next_depth(ptrdiff_t depth)
 {
     return depth < RK_EXACT_DEPTH ? depth + 1 : 2 * depth;
 }
+/* documents kept per term to seed the pruned top-k's threshold (_maxscore.h: rk_seed) */
+#define RK_SEEDS 8
+#if RK_SEEDS > RK_DEPTH
+#error "seeds come from the depth heap: RK_SEEDS <= RK_DEPTH"
+#endif
+
 /* a bound prunes only when bound * RK_MARGIN < threshold: a float sum in another order can
  * exceed the exact sum by a few ulps, never by a relative 1e-9 */
 #define RK_MARGIN (1.0 + 1e-9)
@@ -50,9 +56,15 @@ typedef struct {
     const int64_t *blk_off;
     const int32_t *blk_last;
     const double *blk_max;
+    /* postings per document of each block, 16.16 fixed point: (n - 1) / (last - first) */
+    const uint32_t *blk_scale;
     const double *term_max;
     const int64_t *kth_off; /* depth bounds of term t: kth[kth_off[t] .. kth_off[t+1]) */
     const double *kth;
+    /* seeds of term t, a list longer than RK_SEEDS: the documents of its RK_SEEDS largest
+     * weights, seed_doc[seed_off[t] .. seed_off[t+1]) (a shorter list is its own seeds) */
+    const int64_t *seed_off;
+    const int32_t *seed_doc;
 } RkIndex;
 
 static inline double rk_weight(const RkIndex *ix, int32_t term, int64_t p)

@@ -107,6 +107,19 @@ def test_ties_keep_the_lower_index() -> None:
     assert [d for d, _, _ in top] == [200, 201, 202]
 
 
+def test_seeded_hits_lose_ties_to_earlier_documents() -> None:
+    # the seeds (the largest weights of each term) tie with many documents before them: the
+    # hits scored by the walk displace seeded hits of a higher index at an equal score
+    corpus = [["x", "y"]] * 50 + [["x", "pad", "pad"]] * 100 + [["x", "y"]] * 50 + [["y"]] * 3
+    index, reference = COMPILED.BM25Index(corpus), _reference.BM25Index(corpus)
+    for k in (1, 3, 8, 10, 60, 101):
+        for min_matched in (1, 2):
+            hits = index.search(["x", "y"], k=k, min_matched=min_matched)
+            _same(reference.search(["x", "y"], k=k, min_matched=min_matched), hits)
+    # the three one-term documents score highest, then the first of the hundred equal ones
+    assert [d for d, _, _ in index.search(["y", "x"], k=10)] == [200, 201, 202, *range(7)]
+
+
 def test_k_beyond_the_matches_and_empty_queries() -> None:
     corpus = _zipf_corpus(500, 60, seed=11)
     index, reference = COMPILED.BM25Index(corpus), _reference.BM25Index(corpus)
