@@ -25,8 +25,6 @@ cdef extern from "_maxscore.h" nogil:
         const double* term_max
         const int64_t* kth_off
         const double* kth
-        const int64_t* seed_off
-        const int32_t* seed_doc
     double rk_weight(const RkIndex* ix, int32_t term, int64_t p)
     Py_ssize_t rk_score_all(const RkIndex* ix, const int32_t* qterms, Py_ssize_t nq,
                             int32_t min_matched, Py_ssize_t k, double* scores, int32_t* matched,
@@ -38,7 +36,6 @@ cdef extern from "_bounds.h" nogil:
     ctypedef struct RkBounds:
         int64_t* blk_off
         int64_t* kth_off
-        int64_t* seed_off
     void rk_bounds_free(RkBounds* b)
     int rk_build_bounds(RkIndex* ix, int64_t n_terms, RkBounds* b)
 
@@ -314,14 +311,13 @@ cdef class BM25Index:
         bounds, per-term and per-document arrays, the exhaustive path's scratch once allocated);
         the vocabulary dict is not counted} — for benchmarks."""
         cdef int64_t total = self._offsets[self._n_terms] if self._offsets != NULL else 0
-        cdef int64_t blocks = 0, levels = 0, seeds = 0, size
+        cdef int64_t blocks = 0, levels = 0, size
         if self._bounds.blk_off != NULL:
             blocks = self._bounds.blk_off[self._n_terms]
             levels = self._bounds.kth_off[self._n_terms]
-            seeds = self._bounds.seed_off[self._n_terms]
         size = total * (4 + (8 if self._weights != NULL else 2))  # docs, tf or weights
-        size += (self._n_terms + 1) * 8 * 6  # offsets, idf, blk_off, term_max, kth_off, seed_off
-        size += blocks * 16 + levels * 8 + seeds * 4  # blocks: last, max, scale
+        size += (self._n_terms + 1) * 8 * 5  # offsets, idf, blk_off, term_max, kth_off
+        size += blocks * 16 + levels * 8  # blocks: last document, largest weight, density
         if self._knorm != NULL:
             size += self._n * 8
         if self._scores != NULL:

@@ -1,5 +1,5 @@
-/* Build-time part of the pruned top-k of `_rank._core`: block bounds, depth bounds and seeds
- * over the postings (docs/rank-at-scale.md). Portable C99, malloc/free only.
+/* Build-time part of the pruned top-k of `_rank._core`: block bounds and depth bounds over the
+ * postings (docs/rank-at-scale.md). Portable C99, malloc/free only.
  */
 #ifndef RANK_BOUNDS_H
 #define RANK_BOUNDS_H
@@ -7,9 +7,9 @@
 #include "_topk.h"
 
 typedef struct {
-    int64_t *blk_off, *kth_off, *seed_off;
+    int64_t *blk_off, *kth_off;
     double *blk_max, *term_max, *kth;
-    int32_t *blk_last, *seed_doc;
+    int32_t *blk_last;
     uint32_t *blk_scale;
 } RkBounds;
 
@@ -21,32 +21,23 @@ static void rk_bounds_free(RkBounds *b)
     free(b->term_max);
     free(b->kth);
     free(b->blk_last);
-    free(b->seed_off);
-    free(b->seed_doc);
     free(b->blk_scale);
     memset(b, 0, sizeof(*b));
 }
 
 /* The depth bounds of term t into out (as many levels as the list is deep: each depth <=
- * df) and, when seeds is not NULL, the documents of its RK_SEEDS largest weights; heap and
- * hdoc are scratch of RK_DEPTH entries. Returns the number of levels written. */
-static ptrdiff_t rk_term_depths(const RkIndex *ix, int32_t t, double *heap, int32_t *hdoc,
-                                double *out, int32_t *seeds)
+ * df); heap is scratch of RK_DEPTH doubles. Returns the number of levels written. */
+static ptrdiff_t rk_term_depths(const RkIndex *ix, int32_t t, double *heap, double *out)
 {
     int64_t p, start = ix->offsets[t], df = ix->offsets[t + 1] - start;
     ptrdiff_t size = 0, i, child, levels = 0, depth;
     double w, tmp;
-    int32_t d, dtmp;
     for (p = start; p < start + df; p++) {  /* a min-heap of the RK_DEPTH largest weights */
         w = rk_weight(ix, t, p);
-        d = ix->docs[p];
         if (size < RK_DEPTH) {
-            for (i = size++; i > 0 && heap[(i - 1) / 2] > w; i = (i - 1) / 2) {
+            for (i = size++; i > 0 && heap[(i - 1) / 2] > w; i = (i - 1) / 2)
                 heap[i] = heap[(i - 1) / 2];
-                hdoc[i] = hdoc[(i - 1) / 2];
-            }
             heap[i] = w;
-            hdoc[i] = d;
         } else if (w > heap[0]) {
             for (i = 0;; i = child) {
                 child = 2 * i + 1;
@@ -57,44 +48,33 @@ static ptrdiff_t rk_term_depths(const RkIndex *ix, int32_t t, double *heap, int3
                 if (heap[child] >= w)
                     break;
                 heap[i] = heap[child];
-                hdoc[i] = hdoc[child];
             }
             heap[i] = w;
-            hdoc[i] = d;
         }
     }
     for (i = 1; i < size; i++) {  /* descending */
         tmp = heap[i];
-        dtmp = hdoc[i];
-        for (child = i - 1; child >= 0 && heap[child] < tmp; child--) {
+        for (child = i - 1; child >= 0 && heap[child] < tmp; child--)
             heap[child + 1] = heap[child];
-            hdoc[child + 1] = hdoc[child];
-        }
         heap[child + 1] = tmp;
-        hdoc[child + 1] = dtmp;
     }
     for (depth = 2; depth <= size; depth = rk_next_depth(depth))
         out[levels++] = heap[depth - 1];
-    if (seeds != NULL)
-        for (i = 0; i < RK_SEEDS && i < size; i++)
-            seeds[i] = hdoc[i];
     return levels;
 }
 
 /* RK_BLOCK-posting blocks per term (last document, largest weight, density), each term's
- * largest weight, its depth bounds and its seeds. ix must view offsets, docs and tf or weights (with idf, knorm, k1p1);
+ * largest weight and its depth bounds. ix must view offsets, docs and tf or weights (with idf, knorm, k1p1);
  * its bound fields are set to *b. Returns 0, or -1 when out of memory (b then freed). */
 static int rk_build_bounds(RkIndex *ix, int64_t n_terms, RkBounds *b)
 {
-    int64_t t, n_blk = 0, n_levels = 0, n_seeds = 0, p, blk, depth, df;
+    int64_t t, n_blk = 0, n_levels = 0, p, blk, depth, df;
     double heap[RK_DEPTH], w;
-    int32_t hdoc[RK_DEPTH];
     memset(b, 0, sizeof(*b));
     b->blk_off = malloc((size_t)(n_terms + 1) * sizeof(int64_t));
     b->kth_off = malloc((size_t)(n_terms + 1) * sizeof(int64_t));
     b->term_max = calloc((size_t)(n_terms + 1), sizeof(double));
-    b->seed_off = malloc((size_t)(n_terms + 1) * sizeof(int64_t));
-    if (!b->blk_off || !b->kth_off || !b->term_max || !b->seed_off)
+    if (!b->blk_off || !b->kth_off || !b->term_max)
         goto fail;
     for (t = 0; t < n_terms; t++) {
         df = ix->offsets[t + 1] - ix->offsets[t];
@@ -103,19 +83,14 @@ static int rk_build_bounds(RkIndex *ix, int64_t n_terms, RkBounds *b)
         b->kth_off[t] = n_levels;
         for (depth = 2; depth <= df && depth <= RK_DEPTH; depth = rk_next_depth(depth))
             n_levels++;
-        b->seed_off[t] = n_seeds;
-        if (df > RK_SEEDS)
-            n_seeds += RK_SEEDS;
     }
     b->blk_off[n_terms] = n_blk;
     b->kth_off[n_terms] = n_levels;
-    b->seed_off[n_terms] = n_seeds;
     b->blk_last = malloc((size_t)(n_blk + 1) * sizeof(int32_t));
     b->blk_max = calloc((size_t)(n_blk + 1), sizeof(double));
     b->kth = malloc((size_t)(n_levels + 1) * sizeof(double));
-    b->seed_doc = malloc((size_t)(n_seeds + 1) * sizeof(int32_t));
     b->blk_scale = calloc((size_t)(n_blk + 1), sizeof(uint32_t));
-    if (!b->blk_last || !b->blk_max || !b->kth || !b->seed_doc || !b->blk_scale)
+    if (!b->blk_last || !b->blk_max || !b->kth || !b->blk_scale)
         goto fail;
     for (t = 0; t < n_terms; t++) {
         for (p = ix->offsets[t]; p < ix->offsets[t + 1]; p++) {
@@ -133,8 +108,7 @@ static int rk_build_bounds(RkIndex *ix, int64_t n_terms, RkBounds *b)
             int64_t n = (blk + 1 < b->blk_off[t + 1] ? RK_BLOCK : ix->offsets[t + 1] - first);
             b->blk_scale[blk] = span > 0 ? (uint32_t)(((n - 1) << 16) / span) : 0;
         }
-        rk_term_depths(ix, (int32_t)t, heap, hdoc, b->kth + b->kth_off[t],
-                       b->seed_off[t + 1] > b->seed_off[t] ? b->seed_doc + b->seed_off[t] : NULL);
+        rk_term_depths(ix, (int32_t)t, heap, b->kth + b->kth_off[t]);
     }
     ix->blk_off = b->blk_off;
     ix->blk_last = b->blk_last;
@@ -143,8 +117,6 @@ static int rk_build_bounds(RkIndex *ix, int64_t n_terms, RkBounds *b)
     ix->term_max = b->term_max;
     ix->kth_off = b->kth_off;
     ix->kth = b->kth;
-    ix->seed_off = b->seed_off;
-    ix->seed_doc = b->seed_doc;
     return 0;
 fail:
     rk_bounds_free(b);

@@ -55,7 +55,8 @@ static inline int rk_seek_block(const RkIndex *ix, RkCursor *c, int32_t target)
     return hi < c->blk_end;
 }
 
-/* move c to its first posting with a document >= target */
+/* move c to its first posting with a document >= target: galloping over block ends, then an
+ * interpolation inside the block */
 static inline void rk_advance(const RkIndex *ix, RkCursor *c, int32_t target)
 {
     int64_t lo, hi;
@@ -109,8 +110,6 @@ typedef struct {
     double *iprefix;    /* the same from block maxima, for the documents of the checked interval */
     double *contrib;    /* per query slot: the candidate's weight, valid where mark == stamp */
     int32_t *mark;      /* per query slot: stamp of the last candidate holding the term */
-    RkCursor *probe;    /* per query slot: the seeds' cursors (rk_seed) */
-    int32_t *seeds;     /* the seeded documents, sorted (RK_SEEDS per query term) */
     ptrdiff_t slots;    /* query terms */
     ptrdiff_t nq;       /* cursors: one per query term */
     ptrdiff_t ne;       /* cur[0..ne) are non-essential: together they cannot reach the bar */
@@ -223,60 +222,6 @@ static double rk_depth_bound(const RkIndex *ix, const int32_t *qterms, ptrdiff_t
     return best;
 }
 
-/* Seeding: before the walk, score exactly the documents of the largest weights of every query
- * term (its RK_SEEDS stored seeds; a list of at most RK_SEEDS documents: all of them) and offer
- * them to the heap, so the threshold starts from real hits near its final value instead of a
- * single list's depth. The hits are exact (every list probed, weights summed in query order,
- * min_matched checked), so they are the walk's own answers for those documents; the walk then
- * skips them. seeds (RK_SEEDS per cursor) receives them sorted and distinct; probe is scratch of
- * one cursor per query term. Returns the number of seeds. */
-static ptrdiff_t rk_seed(const RkIndex *ix, const RkQuery *q, int32_t mm, ptrdiff_t k,
-                         RkHit *hits, ptrdiff_t *nh, int32_t *seeds, RkCursor *probe)
-{
-    ptrdiff_t n = 0, i, j, u;
-    int64_t p;
-    int32_t d, matched;
-    double s;
-    RkHit hit;
-    for (j = 0; j < q->nq; j++) {
-        const RkCursor *c = &q->cur[j];
-        if (ix->seed_off[c->term + 1] > ix->seed_off[c->term])
-            for (p = ix->seed_off[c->term]; p < ix->seed_off[c->term + 1]; p++)
-                seeds[n++] = ix->seed_doc[p];
-        else
-            for (p = c->base; p < c->end; p++)
-                seeds[n++] = ix->docs[p];
-        probe[c->slot] = *c;
-    }
-    for (i = 1; i < n; i++) {  /* insertion sort: a few dozen documents */
-        d = seeds[i];
-        for (j = i - 1; j >= 0 && seeds[j] > d; j--)
-            seeds[j + 1] = seeds[j];
-        seeds[j + 1] = d;
-    }
-    for (i = u = 0; i < n; i++) {
-        if (u && seeds[u - 1] == seeds[i])
-            continue;
-        seeds[u++] = d = seeds[i];
-        s = 0.0;
-        matched = 0;
-        for (j = 0; j < q->slots; j++) {  /* query order, as the reference sums */
-            rk_advance(ix, &probe[j], d);
-            if (probe[j].doc == d) {
-                s += rk_weight(ix, probe[j].term, probe[j].pos);
-                matched++;
-            }
-        }
-        if (matched >= mm) {
-            hit.score = s;
-            hit.doc = d;
-            hit.matched = matched;
-            *nh = rk_offer(hits, *nh, k, &hit);
-        }
-    }
-    return u;
-}
-
 /* One cursor per query term, sorted by bound ascending, with the prefix bounds; q's arrays live
  * in one allocation (*mem, freed by the caller). 0, -1 when out of memory. */
 static int rk_open_cursors(const RkIndex *ix, const int32_t *qterms, ptrdiff_t nq, RkQuery *q,
@@ -284,17 +229,14 @@ static int rk_open_cursors(const RkIndex *ix, const int32_t *qterms, ptrdiff_t n
 {
     ptrdiff_t j, i;
     RkCursor tmp;
-    *mem = malloc((size_t)nq * (2 * sizeof(RkCursor) + 3 * sizeof(double) +
-                                (1 + RK_SEEDS) * sizeof(int32_t)));
+    *mem = malloc((size_t)nq * (sizeof(RkCursor) + 3 * sizeof(double) + sizeof(int32_t)));
     if (*mem == NULL)
         return -1;
     q->cur = (RkCursor *)*mem;
-    q->probe = q->cur + nq;
-    q->prefix = (double *)(q->probe + nq);
+    q->prefix = (double *)(q->cur + nq);
     q->iprefix = q->prefix + nq;
     q->contrib = q->iprefix + nq;
     q->mark = (int32_t *)(q->contrib + nq);
-    q->seeds = q->mark + nq;
     q->nq = q->slots = nq;
     q->ne = 0;
     for (j = 0; j < nq; j++) {
@@ -329,17 +271,14 @@ static ptrdiff_t rk_top_k(const RkIndex *ix, const int32_t *qterms, ptrdiff_t nq
     RkQuery q;
     RkHit hit;
     RkBar bar;
-    ptrdiff_t j, nh = 0, ns, si = 0;
+    ptrdiff_t j, nh = 0;
     int32_t d, end, checked_end = -1;
     double theta0 = rk_depth_bound(ix, qterms, nq, k, mm);
     void *mem;
     if (rk_open_cursors(ix, qterms, nq, &q, &mem) < 0)
         return -1;
     bar.theta = theta0 > 0.0 ? theta0 : -1.0;
-    bar.tie = 0;  /* seeded hits may come after the walk's documents: they do not win ties yet */
-    ns = rk_seed(ix, &q, mm, k, hits, &nh, q.seeds, q.probe);
-    if (nh == k && hits[0].score >= bar.theta)
-        bar.theta = hits[0].score;
+    bar.tie = 0;
     rk_update_essential(&q, &bar);
     while (q.ne < q.nq) {
         if (q.ne == q.nq - 1 && bar.theta >= 0.0) {
@@ -367,15 +306,10 @@ static ptrdiff_t rk_top_k(const RkIndex *ix, const int32_t *qterms, ptrdiff_t nq
             checked_end = end;
         }
         if (rk_score_candidate(ix, &q, d, mm, &bar, &hit)) {
-            while (si < ns && q.seeds[si] < d)
-                si++;
-            if (si < ns && q.seeds[si] == d)
-                continue;  /* seeded: offered already */
             nh = rk_offer(hits, nh, k, &hit);
             if (nh == k && hits[0].score >= bar.theta) {
-                /* documents after d lose a tie to a kept hit at or before d */
                 bar.theta = hits[0].score;
-                bar.tie = hits[0].doc <= d;
+                bar.tie = 1;
                 rk_update_essential(&q, &bar);
             }
         }

@@ -14,8 +14,8 @@
 #include <string.h>
 
 /* postings per block; a block keeps its last document, its largest weight and its density
- * (chosen: with the in-block interpolation, 256 took 14 % fewer instructions than 64 on the
- * benchmark's 100k Zipf queries; docs/rank-at-scale.md) */
+ * (chosen: with the in-block interpolation, 256 took 14 % fewer instructions than 64 and 1.2x
+ * less time on the benchmark's 100k Zipf queries; docs/rank-at-scale.md) */
 #define RK_BLOCK 256
 /* depth bounds: each term keeps its 2nd, 3rd, ... RK_EXACT_DEPTH-th largest weight, then every
  * power of two up to RK_DEPTH (the common k are exact, a larger k rounds up) */
@@ -26,12 +26,6 @@ static inline ptrdiff_t rk_next_depth(ptrdiff_t depth)
 {
     return depth < RK_EXACT_DEPTH ? depth + 1 : 2 * depth;
 }
-/* documents kept per term to seed the pruned top-k's threshold (_maxscore.h: rk_seed) */
-#define RK_SEEDS 8
-#if RK_SEEDS > RK_DEPTH
-#error "seeds come from the depth heap: RK_SEEDS <= RK_DEPTH"
-#endif
-
 /* a bound prunes only when bound * RK_MARGIN < threshold: a float sum in another order can
  * exceed the exact sum by a few ulps, never by a relative 1e-9 */
 #define RK_MARGIN (1.0 + 1e-9)
@@ -63,10 +57,6 @@ typedef struct {
     const double *term_max;
     const int64_t *kth_off; /* depth bounds of term t: kth[kth_off[t] .. kth_off[t+1]) */
     const double *kth;
-    /* seeds of term t, a list longer than RK_SEEDS: the documents of its RK_SEEDS largest
-     * weights, seed_doc[seed_off[t] .. seed_off[t+1]) (a shorter list is its own seeds) */
-    const int64_t *seed_off;
-    const int32_t *seed_doc;
 } RkIndex;
 
 static inline double rk_weight(const RkIndex *ix, int32_t term, int64_t p)
