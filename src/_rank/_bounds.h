@@ -64,8 +64,9 @@ static ptrdiff_t rk_term_depths(const RkIndex *ix, int32_t t, double *heap, doub
 }
 
 /* RK_BLOCK-posting blocks per term (last document, largest weight, density), each term's
- * largest weight and its depth bounds. ix must view offsets, docs and tf or weights (with idf, knorm, k1p1);
- * its bound fields are set to *b. Returns 0, or -1 when out of memory (b then freed). */
+ * largest weight and its depth bounds. ix must view offsets, docs and tf or weights (with idf,
+ * knorm, k1p1); its bound fields are set to *b. Returns 0, or -1 when out of memory (b then
+ * freed). */
 static int rk_build_bounds(RkIndex *ix, int64_t n_terms, RkBounds *b)
 {
     int64_t t, n_blk = 0, n_levels = 0, p, blk, depth, df;
