@@ -111,7 +111,7 @@ def test_uneven_blocks_find_every_document() -> None:
     # inside a block the probe guesses a position from the block's average density: lists
     # dense at one end of a block and sparse at the other send the guess far both ways
     corpus: list[list[str]] = [[] for _ in range(20_000)]
-    for d in [*range(0, 400), *range(400, 20_000, 37)]:
+    for d in [*range(400), *range(400, 20_000, 37)]:
         corpus[d].append("x")
     for d in [*range(0, 20_000, 5), *range(19_600, 20_000)]:
         corpus[d].extend(["y", "y"] if d % 3 else ["y"])
