@@ -64,6 +64,7 @@ def respond(call: SearchCall, memory: SessionMemory, results: Sequence[BatchResu
         has_triggers=bool(triggers.rows),
         dropped=dropped,
         low_only=[text for r in results for text in r.low_only] if workers else [],
+        shed=call.shed and call.settings.function_search_mode != "lexical",
     ))
     mode = best_tier([r.tier for r in results])
     if skills.judged or triggers.judged:

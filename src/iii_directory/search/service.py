@@ -244,6 +244,13 @@ class SearchService:
         kept, dropped = validate_capabilities(capabilities)
         started = time.perf_counter()
         await self.ensure_ready(ctx)
+        # a heavy call (search/slots.py) waits for its turn before any of its work
+        async with self.slots.heavy(kept) as ticket:
+            return await self._admitted(ctx, kept, dropped, started, concurrent, ticket.shed)
+
+    async def _admitted(self, ctx: Context, kept: list[str], dropped: list[str], started: float,
+                        concurrent: bool, shed: bool) -> dict[str, Any]:
+        """The call's work once admitted: queries, then a search slot for the lanes."""
         settings = ctx.settings
         corpus = self.corpus
         tick = TimeSlice()
@@ -255,7 +262,7 @@ class SearchService:
                           and JUDGE_EVALUATE in corpus.raw_ids),
             deadline=self.judge.clock() + settings.function_search_judge_timeout_ms / 1000.0,
             concurrent=concurrent, screened=screened,
-            needs=need_texts(per_capability, owners),
+            needs=need_texts(per_capability, owners), shed=shed,
         )
         # A judge-backed call mostly awaits the judge worker; it takes no slot (search/slots.py).
         async with (nullcontext() if call.judge_active else self.slots.hold()):
@@ -305,7 +312,8 @@ class SearchService:
         """Embed every searched, non-exact capability of the call in one batch, with its
         action-and-object text (`second_query.py`) when the call embeds at most
         `SECOND_QUERY_CAPABILITIES` of them."""
-        if call.settings.function_search_mode == "lexical" or self.dense.state not in ("ready", "loading"):
+        if (call.settings.function_search_mode == "lexical" or call.shed
+                or self.dense.state not in ("ready", "loading")):
             return queries
         wanted = [i for i, q in enumerate(queries)
                   if q is not None and exact_lane(q.text, call.corpus.documents) is None]
