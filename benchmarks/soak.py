@@ -50,6 +50,7 @@ grows by more than the stated bound after the baseline (`--rss-bound-mib`, defau
 from __future__ import annotations
 
 import argparse
+import contextvars
 import json
 import math
 import os
@@ -77,6 +78,8 @@ from iii_directory.testing.engine import TestEngine
 from iii_directory.testing.registry import MockRegistry
 
 WORKER_NAME = "iii-directory"
+LONG_CALLER: contextvars.ContextVar[bool] = contextvars.ContextVar("long_caller", default=False)
+"""Set in a long caller's task: its calls are counted apart."""
 SEARCH = "directory::search_functions"
 DEFAULT_RSS_BOUND_MIB = 64
 RSS_SETTLE_S = 1.0
@@ -227,6 +230,8 @@ class SoakReport:
     """Seconds after the callers started of the first hybrid search answer."""
     long_callers: int = 0
     """Callers whose searches send 18 distinct maximum-length capabilities."""
+    long_caller_calls: int = 0
+    """Measured calls made by the long callers (the rest by the ordinary ones)."""
 
     def tail(self, name: str, share: float = 0.01) -> list[tuple[float, float]]:
         """The slowest `share` of `name`'s calls (at least one) as (seconds after the start of
@@ -313,6 +318,11 @@ class SoakReport:
             f"{fmt(self.rss_end)} (growth {fmt(growth)}; bound {self.rss_bound / mib:.0f} MiB after the baseline"
             + ("; not judged: no baseline" if growth is None else "") + ")")
         lines.append(self.modes_line())
+        if self.long_callers:
+            ordinary = self.calls - self.long_caller_calls
+            lines.append(f"calls by the {self.callers - self.long_callers} ordinary callers {ordinary} "
+                         f"({ordinary / self.seconds:.1f}/s), by the {self.long_callers} long callers "
+                         f"{self.long_caller_calls} ({self.long_caller_calls / self.seconds:.1f}/s)")
         if self.cpu_seconds is not None and not self.in_process:
             lines.append(f"worker CPU: {self.cpu_seconds:.1f} s over {self.seconds:.0f} s "
                          f"({self.cpu_seconds / self.seconds:.2f} cores), "
@@ -355,7 +365,8 @@ class SoakReport:
                 "rss_bound": self.rss_bound, "drops": self.drops, "ok": self.ok, "phases": phases,
                 "cpu_seconds": self.cpu_seconds, "search_modes": self.search_modes,
                 "hybrid_share": self.hybrid_share, "ready_after": self.ready_after,
-                "first_hybrid_after": self.first_hybrid_after, "long_callers": self.long_callers}
+                "first_hybrid_after": self.first_hybrid_after, "long_callers": self.long_callers,
+                "long_caller_calls": self.long_caller_calls}
 
 
 # ---------------------------------------------------------------------------------- project
@@ -580,6 +591,7 @@ class SoakSession:
         self.first_answer_at: float | None = None
         self.first_hybrid_at: float | None = None
         self._long_serial = 0
+        self._long_caller_calls = 0
         self.in_process = in_process
         self.rng = random.Random(seed)
         self.keep_frames = keep_frames
@@ -668,6 +680,7 @@ class SoakSession:
             if self._measuring:
                 stats.latencies.append(elapsed)
                 stats.finished.append(time.monotonic())
+                self._long_caller_calls += LONG_CALLER.get()
             return result, error, resent
 
     def _fail(self, function_id: str, message: str) -> None:
@@ -678,10 +691,14 @@ class SoakSession:
     def _capabilities(self, caller: int) -> list[str]:
         """A search's capabilities: 18 new maximum-length ones for a long caller, else 1–18
         ordinary ones."""
-        if caller % 2 == 0 and caller < 2 * self.long_callers:
+        if self._is_long(caller):
             self._long_serial += MAX_CAPABILITIES
             return [long_capability(self._long_serial - n) for n in range(MAX_CAPABILITIES)]
         return self.rng.sample(CAPABILITIES, self.rng.randint(1, MAX_CAPABILITIES))
+
+    def _is_long(self, caller: int) -> bool:
+        """Callers 0, 2, 4, … up to `long_callers` of them send long capabilities."""
+        return caller % 2 == 0 and caller < 2 * self.long_callers
 
     def _answered(self, result: dict[str, Any]) -> None:
         """Count a search answer by its mode; note the first answer and the first hybrid one."""
@@ -750,6 +767,7 @@ class SoakSession:
 
     async def _caller(self, index: int, deadline: float, retry_dropped: bool) -> None:
         lane = WriteLane(index)
+        LONG_CALLER.set(self._is_long(index))  # this caller's task only
         while time.monotonic() < deadline:
             await self._one(lane, retry_dropped, deadline)
 
@@ -830,7 +848,7 @@ class SoakSession:
                           origin=measured_from, search_modes=dict(self.search_modes),
                           ready_after=None if ready_at is None else ready_at - start,
                           first_hybrid_after=None if self.first_hybrid_at is None else self.first_hybrid_at - start,
-                          long_callers=self.long_callers)
+                          long_callers=self.long_callers, long_caller_calls=self._long_caller_calls)
 
     def _phases(self, origin: float, boundaries: list[tuple[float, int | None]]) -> list[Phase]:
         phases = []
