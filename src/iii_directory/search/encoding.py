@@ -111,6 +111,8 @@ PAUSE_POLL_S = 0.05  # chosen: short against a call's latency
 """Longest single wait of a pause before the wall clock is read again (a wake ends it sooner)."""
 AGING_S = 1.0  # chosen: a third of a call's 3 s embedding budget (dense_lane.QUERY_TIMEOUT_S)
 """A text waiting this long is no longer passed by shorter ones: it goes in arrival order."""
+LONG_QUERY_TOKENS = 64  # chosen: twice the longest graded capability (210 characters, ~50 tokens)
+"""A capability over this many tokens is encoded in a batch of its own (query lane)."""
 
 
 def lane_of(kind: int) -> int:
@@ -509,7 +511,9 @@ class EncoderPipeline:
         of the lane present, texts some caller waits on first; among those, texts queued at least
         `AGING_S` ago (by `wall`) in arrival order, then the others shortest first (by tokens,
         text) — shortest job first with aging: a short capability does not wait behind long
-        ones, and a long one is passed for at most `AGING_S`; as many
+        ones, and a long one is passed for at most `AGING_S`; a capability over
+        `LONG_QUERY_TOKENS` is a batch of its own, so one arriving short one waits for at most one
+        long text; as many
         as fit `max_batch` and `max_tokens` (at least one); with `split` and at least
         `SPLIT_AT` texts, at most half of them (rounded up), leaving the rest to the other
         thread. The batch's jobs are marked
@@ -539,7 +543,9 @@ class EncoderPipeline:
         longest = 0
         for job in ordered:
             longest = max(longest, job.tokens)
-            if batch and (len(batch) >= self.max_batch or (len(batch) + 1) * longest > self.max_tokens):
+            alone = lane == QUERY_LANE and longest > LONG_QUERY_TOKENS
+            if batch and (len(batch) >= self.max_batch or alone
+                          or (len(batch) + 1) * longest > self.max_tokens):
                 break
             batch.append(job)
         for job in batch:

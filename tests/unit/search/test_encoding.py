@@ -651,3 +651,19 @@ async def test_token_counts_of_a_call_give_the_loop_way_between_texts() -> None:
         timeslice.SLICE_S = budget
     assert vectors.shape == (4, 384) and counted == ["a", "b", "c", "d"]
     assert turns >= 3
+
+
+async def test_a_long_capability_is_a_batch_of_its_own() -> None:
+    """Capabilities over `LONG_QUERY_TOKENS` are encoded one per batch, so a short capability
+    arriving meanwhile waits for at most one of them; short ones still share a batch."""
+    encoder = GatedEncoder()
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None), busy=lambda: True)
+    long = [f"{i} " + "y" * 300 for i in range(3)]  # 77 tokens by the estimate
+    short = ["s1", "s2"]
+    async with anyio.create_task_group() as group:
+        group.start_soon(lambda: pipeline.embed(["blocker"], kind=QUERY))
+        await wait_for_thread_event(encoder.entered)
+        group.start_soon(lambda: pipeline.embed(long + short, kind=QUERY))
+        await anyio.wait_all_tasks_blocked()
+        encoder.gate.set()
+    assert encoder.batches[1:] == [short, [long[0]], [long[1]], [long[2]]]
