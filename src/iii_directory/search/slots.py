@@ -17,12 +17,13 @@ maximum-length capabilities are 9,216; the longest ordinary call of 18 graded ca
 about 2,000) costs several times an ordinary call at every step — query preparation,
 screening, encoding (each capability up to the encoder's 128 tokens), the registry lane. Before
 any of that work it first takes one of `heavy_count` heavy tokens (default 1), so heavy calls
-run one at a time and never hold more than that many of the `count` slots: ordinary calls keep
-the others and do not queue behind a line of heavy ones. A heavy call waits for its token for at
-most `patience_s` (default 10 s, a third of the client's 30 s timeout); past it, it goes on
-without one as a *shed* call (`HeavyTicket.shed`): in hybrid it is answered from the lexical lane
-with a guidance line (no encoding, its most expensive step), instead of failing with `TIMEOUT`
-when its turn would come after its caller gave up. Heavy calls are scheduled by size, not
+run one at a time: ordinary calls keep the other slots and do not queue behind a line of heavy
+ones. A heavy call waits for its token for at most `patience_s` (default 20 s, two thirds of the
+client's 30 s timeout); past it, it goes on without one as a *shed* call (`HeavyTicket.shed`): in
+hybrid it is answered from the lexical lane with a guidance line (no encoding, its most expensive
+step), instead of failing with `TIMEOUT` when its turn would come after its caller gave up. The
+long patience is the budget: a caller that keeps sending heavy calls mostly waits, which costs
+the worker nothing, and ordinary callers keep the CPU. Heavy calls are scheduled by size, not
 refused: the limits at the edge (`request_limits.py`) already bound one call's work.
 """
 
@@ -48,7 +49,7 @@ HEAVY_CHARS = 4096  # chosen: twice the longest ordinary call (18 × 111 charact
 """Characters of a call's capabilities in all above which it is a heavy call."""
 HEAVY_SLOTS = 1  # chosen: heavy calls one at a time (docs/record/performance.md, issue 33)
 """Heavy calls doing their work at once."""
-HEAVY_PATIENCE_S = 10.0  # chosen: a third of the client's 30 s timeout, the rest for a lexical answer
+HEAVY_PATIENCE_S = 20.0  # chosen: two thirds of the client's 30 s timeout, the rest for a lexical answer
 """How long a heavy call waits for its token before it goes on shed (lexical)."""
 
 
