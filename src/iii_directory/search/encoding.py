@@ -111,7 +111,7 @@ PAUSE_POLL_S = 0.05  # chosen: short against a call's latency
 """Longest single wait of a pause before the wall clock is read again (a wake ends it sooner)."""
 AGING_S = 1.0  # chosen: a third of a call's 3 s embedding budget (dense_lane.QUERY_TIMEOUT_S)
 """A text waiting this long is no longer passed by shorter ones: it goes in arrival order."""
-LONG_QUERY_TOKENS = 64  # chosen: twice the longest graded capability (210 characters, ~50 tokens)
+LONG_QUERY_TOKENS = 64  # chosen: above the longest graded capability (210 characters, ~50 tokens)
 """A capability over this many tokens is encoded in a batch of its own (query lane)."""
 
 

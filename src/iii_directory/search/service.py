@@ -6,12 +6,12 @@ lane (model, vector cache, document index), the optional reranker, the judge's p
 session memory. One async lock serialises catalog reloads; a new fingerprint resets session
 delivery and requests a dense index for it.
 
-Pipeline of one call: validate → keep 18 → a heavy call's turn (`slots.py`) → compact, drop intrinsic → each capability's needs
-beside it (`needs.expand_needs`) → embed every query in one batch (∥ fetch the side-lane
-corpora) → batches of six capabilities, concurrently (installed lanes graded `high` / `low` /
-none, `confidence.graded_lanes` ∥ registry lane) ∥ side lanes → selection → `high` first →
-session memory → grouping → guidance → response with `search_mode` and `latency_ms`
-(`response.respond`).
+Pipeline of one call: validate → keep 18 → a heavy call's turn (`slots.py`) → compact, drop
+intrinsic → each capability's needs beside it (`needs.expand_needs`) → embed every query in one
+batch (∥ fetch the side-lane corpora) → batches of six capabilities, concurrently (installed lanes
+graded `high` / `low` / none, `confidence.graded_lanes` ∥ registry lane) ∥ side lanes → selection
+→ `high` first → session memory → grouping → guidance → response with `search_mode` and
+`latency_ms` (`response.respond`).
 """
 
 from __future__ import annotations
