@@ -317,7 +317,7 @@ cdef class BM25Index:
             levels = self._bounds.kth_off[self._n_terms]
         size = total * (4 + (8 if self._weights != NULL else 2))  # docs, tf or weights
         size += (self._n_terms + 1) * 8 * 5  # offsets, idf, blk_off, term_max, kth_off
-        size += blocks * 12 + levels * 8
+        size += blocks * 16 + levels * 8  # blocks: last document, largest weight, density
         if self._knorm != NULL:
             size += self._n * 8
         if self._scores != NULL:

@@ -10,6 +10,7 @@ typedef struct {
     int64_t *blk_off, *kth_off;
     double *blk_max, *term_max, *kth;
     int32_t *blk_last;
+    uint32_t *blk_scale;
 } RkBounds;
 
 static void rk_bounds_free(RkBounds *b)
@@ -20,6 +21,7 @@ static void rk_bounds_free(RkBounds *b)
     free(b->term_max);
     free(b->kth);
     free(b->blk_last);
+    free(b->blk_scale);
     memset(b, 0, sizeof(*b));
 }
 
@@ -61,12 +63,10 @@ static ptrdiff_t rk_term_depths(const RkIndex *ix, int32_t t, double *heap, doub
     return levels;
 }
 
-/* Top k (k >= 1) by document-at-a-time MaxScore with block-max interval skipping; the same
- * hits, scores and order as rk_score_all. Returns the number of hits, -1 when out of memory. */
-
-/* RK_BLOCK-posting blocks per term (last document, largest weight), each term's largest weight
- * and its depth bounds. ix must view offsets, docs and tf or weights (with idf, knorm, k1p1);
- * its bound fields are set to *b. Returns 0, or -1 when out of memory (b then freed). */
+/* RK_BLOCK-posting blocks per term (last document, largest weight, density), each term's
+ * largest weight and its depth bounds. ix must view offsets, docs and tf or weights (with idf,
+ * knorm, k1p1); its bound fields are set to *b. Returns 0, or -1 when out of memory (b then
+ * freed). */
 static int rk_build_bounds(RkIndex *ix, int64_t n_terms, RkBounds *b)
 {
     int64_t t, n_blk = 0, n_levels = 0, p, blk, depth, df;
@@ -90,7 +90,8 @@ static int rk_build_bounds(RkIndex *ix, int64_t n_terms, RkBounds *b)
     b->blk_last = malloc((size_t)(n_blk + 1) * sizeof(int32_t));
     b->blk_max = calloc((size_t)(n_blk + 1), sizeof(double));
     b->kth = malloc((size_t)(n_levels + 1) * sizeof(double));
-    if (!b->blk_last || !b->blk_max || !b->kth)
+    b->blk_scale = calloc((size_t)(n_blk + 1), sizeof(uint32_t));
+    if (!b->blk_last || !b->blk_max || !b->kth || !b->blk_scale)
         goto fail;
     for (t = 0; t < n_terms; t++) {
         for (p = ix->offsets[t]; p < ix->offsets[t + 1]; p++) {
@@ -102,11 +103,18 @@ static int rk_build_bounds(RkIndex *ix, int64_t n_terms, RkBounds *b)
             if (w > b->term_max[t])
                 b->term_max[t] = w;
         }
+        for (blk = b->blk_off[t]; blk < b->blk_off[t + 1]; blk++) {
+            int64_t first = ix->offsets[t] + (blk - b->blk_off[t]) * RK_BLOCK;
+            int64_t span = b->blk_last[blk] - ix->docs[first];
+            int64_t n = (blk + 1 < b->blk_off[t + 1] ? RK_BLOCK : ix->offsets[t + 1] - first);
+            b->blk_scale[blk] = span > 0 ? (uint32_t)(((n - 1) << 16) / span) : 0;
+        }
         rk_term_depths(ix, (int32_t)t, heap, b->kth + b->kth_off[t]);
     }
     ix->blk_off = b->blk_off;
     ix->blk_last = b->blk_last;
     ix->blk_max = b->blk_max;
+    ix->blk_scale = b->blk_scale;
     ix->term_max = b->term_max;
     ix->kth_off = b->kth_off;
     ix->kth = b->kth;

@@ -55,10 +55,11 @@ static inline int rk_seek_block(const RkIndex *ix, RkCursor *c, int32_t target)
     return hi < c->blk_end;
 }
 
-/* move c to its first posting with a document >= target */
+/* move c to its first posting with a document >= target: galloping over block ends, then an
+ * interpolation inside the block */
 static inline void rk_advance(const RkIndex *ix, RkCursor *c, int32_t target)
 {
-    int64_t lo, hi, mid;
+    int64_t lo, hi;
     if (c->doc >= target)
         return;
     if (!rk_seek_block(ix, c, target)) {
@@ -73,12 +74,17 @@ static inline void rk_advance(const RkIndex *ix, RkCursor *c, int32_t target)
     if (hi > c->end)
         hi = c->end;
     hi--;  /* docs[hi] >= target: the block's last document */
-    while (lo < hi) {
-        mid = (lo + hi) >> 1;
-        if (ix->docs[mid] < target)
-            lo = mid + 1;
+    if (ix->docs[lo] < target) {
+        /* interpolate from docs[lo] < target at the block's density (its documents are spread
+         * about evenly), then step to the first document >= target (docs[hi] >= target) */
+        int64_t guess = lo + (((int64_t)(target - ix->docs[lo]) * ix->blk_scale[c->blk]) >> 16);
+        lo = guess < hi ? guess : hi;
+        if (ix->docs[lo] >= target)
+            while (ix->docs[lo - 1] >= target)
+                lo--;
         else
-            hi = mid;
+            while (ix->docs[++lo] < target) {
+            }
     }
     c->pos = lo;
     c->doc = ix->docs[lo];

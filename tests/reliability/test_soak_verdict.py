@@ -85,3 +85,12 @@ def test_long_callers_send_18_new_capabilities_of_the_maximum_length(tmp_path: P
     assert len({c for batch in sent for c in batch}) == 54
     ordinary = session._capabilities(1) + session._capabilities(4)
     assert all(len(c) < 40 for c in ordinary)
+
+
+def test_calls_of_long_and_ordinary_callers_are_counted_apart() -> None:
+    report = soak_report.SoakReport(seconds=10.0, callers=4, functions={
+        "directory::skills::get": soak_report.FunctionStats(latencies=[0.01] * 30)},
+        rss_boot=None, rss_warm=None, rss_end=None, rss_bound=64 * MIB, in_process=False,
+        long_callers=2, long_caller_calls=5)
+    assert "calls by the 2 ordinary callers 25 (2.5/s), by the 2 long callers 5 (0.5/s)" in report.table()
+    assert report.to_json()["long_caller_calls"] == 5

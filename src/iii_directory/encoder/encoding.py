@@ -61,6 +61,7 @@ from typing import Any
 
 import anyio
 
+from ..timeslice import TimeSlice
 from .vector_cache import LruVectors, VectorCache, text_key
 
 log = logging.getLogger(__name__)
@@ -108,6 +109,10 @@ SPLIT_AT = 8  # chosen: below it one thread is faster (docs/record/performance.m
 on: two one-text runs in parallel cost more than one two-text batch."""
 PAUSE_POLL_S = 0.05  # chosen: short against a call's latency
 """Longest single wait of a pause before the wall clock is read again (a wake ends it sooner)."""
+AGING_S = 1.0  # chosen: a third of a call's 3 s embedding budget (dense_lane.QUERY_TIMEOUT_S)
+"""A text waiting this long is no longer passed by shorter ones: it goes in arrival order."""
+LONG_QUERY_TOKENS = 64  # chosen: above the longest graded capability (210 characters, ~50 tokens)
+"""A capability over this many tokens is encoded in a batch of its own (query lane)."""
 
 
 def lane_of(kind: int) -> int:
@@ -275,7 +280,9 @@ class EncoderPipeline:
         found = self.cached(texts, kind)
         missing = [i for i, vector in enumerate(found) if vector is None]
         if missing:
-            jobs = self.submit([texts[i] for i in missing], kind=kind, deadline=deadline, keep=keep)
+            tokens = await self._count_tokens([texts[i] for i in missing])
+            jobs = self.submit([texts[i] for i in missing], kind=kind, deadline=deadline, keep=keep,
+                               tokens=tokens)
             try:
                 vectors = await self._wait(jobs)
             finally:
@@ -287,22 +294,25 @@ class EncoderPipeline:
         return np.vstack(found).astype(np.float32, copy=False)
 
     def submit(self, texts: Sequence[str], *, kind: int = DOCUMENT, deadline: float | None = None,
-               keep: bool = False, query: bool | None = None) -> list[Job]:
+               keep: bool = False, query: bool | None = None,
+               tokens: Sequence[int] | None = None) -> list[Job]:
         """Queue `texts` (joining jobs already in flight) and wake the runner of their lane; the
         caller is one more waiter of every returned job and must `_leave` them (`embed` does).
         `query` (default: `kind == QUERY`) files the vectors in the query LRU instead of the
-        document cache."""
+        document cache; `tokens` are the texts' token counts when the caller has them (else
+        counted here)."""
         if self._closed:
             raise EncodingDropped("the encoder pipeline is closed")
         is_query = kind == QUERY if query is None else query
         loop = asyncio.get_running_loop()
         now = self.wall()
         jobs = []
-        for text in texts:
+        for position, text in enumerate(texts):
             digest = text_digest(text)
             job = self._pending.get(digest)
             if job is None:
-                job = Job(text, digest, kind, self._tokens(text), loop.create_future(), now)
+                count = self._tokens(text) if tokens is None else tokens[position]
+                job = Job(text, digest, kind, count, loop.create_future(), now)
                 job.future.add_done_callback(_consume)
                 self._pending[digest] = job
             else:
@@ -340,6 +350,17 @@ class EncoderPipeline:
     def _leave(self, jobs: list[Job]) -> None:
         for job in jobs:
             job.waiters -= 1
+
+    async def _count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Each text's token count, giving the loop way between texts once a time slice is
+        spent: the tokenizer runs on the loop's thread, ~0.5 ms for a 512-character text, and a
+        call's 18 of them in one go held the loop ~10 ms on a loaded host."""
+        tick = TimeSlice()
+        counts: list[int] = []
+        for text in texts:
+            counts.append(self._tokens(text))
+            await tick.pause()
+        return counts
 
     def _tokens(self, text: str) -> int:
         counter = getattr(self.encoder, "token_count", None)
@@ -487,7 +508,12 @@ class EncoderPipeline:
 
     def take_batch(self, lane: int = BACKGROUND_LANE, *, split: bool = False) -> list[Job]:
         """Drop expired and abandoned jobs, then the next batch of `lane`: the most urgent class
-        of the lane present, texts some caller waits on first, then by (tokens, text), as many
+        of the lane present, texts some caller waits on first; among those, texts queued at least
+        `AGING_S` ago (by `wall`) in arrival order, then the others shortest first (by tokens,
+        text) — shortest job first with aging: a short capability does not wait behind long
+        ones, and a long one is passed for at most `AGING_S`; a capability over
+        `LONG_QUERY_TOKENS` is a batch of its own, so one arriving short one waits for at most one
+        long text; as many
         as fit `max_batch` and `max_tokens` (at least one); with `split` and at least
         `SPLIT_AT` texts, at most half of them (rounded up), leaving the rest to the other
         thread. The batch's jobs are marked
@@ -507,14 +533,19 @@ class EncoderPipeline:
         if not live:
             return []
         urgent = min(job.kind for job in live)
+        aged = self.wall() - AGING_S
         ordered = sorted((j for j in live if j.kind == urgent),
-                         key=lambda j: (j.waiters <= 0, j.tokens, j.text))
+                         key=lambda j: (j.waiters <= 0, j.queued > aged,
+                                        j.tokens if j.queued > aged else j.queued, j.text))
         if split and len(ordered) >= SPLIT_AT:
             ordered = ordered[:(len(ordered) + 1) // 2]
         batch: list[Job] = []
+        longest = 0
         for job in ordered:
-            longest = max(job.tokens, batch[-1].tokens if batch else 0)
-            if batch and (len(batch) >= self.max_batch or (len(batch) + 1) * longest > self.max_tokens):
+            longest = max(longest, job.tokens)
+            alone = lane == QUERY_LANE and longest > LONG_QUERY_TOKENS
+            if batch and (len(batch) >= self.max_batch or alone
+                          or (len(batch) + 1) * longest > self.max_tokens):
                 break
             batch.append(job)
         for job in batch:

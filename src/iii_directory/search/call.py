@@ -60,6 +60,9 @@ class SearchCall:
     """Each searched capability's `answerability.screen` by its text, computed once."""
     needs: frozenset[str] = frozenset()
     """The texts of the needs searched beside their capabilities (`needs.expand_needs`)."""
+    shed: bool = False
+    """A heavy call that found no heavy token in time (`slots.HeavyTicket`): no capability is
+    embedded, the call is answered from the lexical lane."""
 
     @property
     def judge_settings(self) -> JudgeSettings:

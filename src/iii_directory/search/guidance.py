@@ -105,6 +105,12 @@ TRIGGERS_NOTE = (
     "and reuse the binding instead of registering a duplicate."
 )
 
+SHED_NOTE = (
+    "This worker was busy with other long searches, so these capabilities were searched by their "
+    "words only (search_mode lexical); shorter capabilities, a few words each, are searched "
+    "by meaning at once."
+)
+
 DROPPED_SENTENCE = "Only the first 18 capabilities were searched; search again for: {names}."
 
 
@@ -123,6 +129,8 @@ class GuidanceInput:
     dropped: Sequence[str] = field(default_factory=list)
     low_only: Sequence[str] = ()
     """Capabilities whose candidates are all `confidence: low` (search/ranking/confidence.py)."""
+    shed: bool = False
+    """A heavy call of a model-backed mode answered lexically under load (search/slots.py)."""
 
 
 def needs_install_workflow(has_installables: bool, compose_add_selected: bool) -> bool:
@@ -150,6 +158,8 @@ def compose(info: GuidanceInput) -> str:
         parts.append(SKILLS_NOTE)
     if info.has_triggers:
         parts.append(TRIGGERS_NOTE)
+    if info.shed:
+        parts.append(SHED_NOTE)
     if info.dropped:
         parts.append(DROPPED_SENTENCE.format(names=", ".join(info.dropped)))
     return " ".join(parts)

@@ -53,6 +53,9 @@ def respond(call: SearchCall, memory: SessionMemory, results: Sequence[BatchResu
     first_install = True
     if installables or compose_add:
         first_install = memory.first_send(session, corpus.fingerprint, PREAMBLE_INSTALL)
+    mode = best_tier([r.tier for r in results])
+    if skills.judged or triggers.judged:
+        mode = "judge"
     guidance = compose(GuidanceInput(
         workers_empty=workers_empty,
         suppressed=split.repeated,
@@ -64,10 +67,9 @@ def respond(call: SearchCall, memory: SessionMemory, results: Sequence[BatchResu
         has_triggers=bool(triggers.rows),
         dropped=dropped,
         low_only=[text for r in results for text in r.low_only] if workers else [],
+        # a shed call of a model-backed mode that the judge did not answer either
+        shed=call.shed and mode == "lexical" and call.settings.function_search_mode != "lexical",
     ))
-    mode = best_tier([r.tier for r in results])
-    if skills.judged or triggers.judged:
-        mode = "judge"
     response: dict[str, Any] = {"guidance": guidance, "workers": workers}
     if installables:
         response["installable"] = installables

@@ -6,12 +6,12 @@ lane (model, vector cache, document index), the optional reranker, the judge's p
 session memory. One async lock serialises catalog reloads; a new fingerprint resets session
 delivery and requests a dense index for it.
 
-Pipeline of one call: validate → keep 18 → compact, drop intrinsic → each capability's needs
-beside it (`needs.expand_needs`) → embed every query in one batch (∥ fetch the side-lane
-corpora) → batches of six capabilities, concurrently (installed lanes graded `high` / `low` /
-none, `confidence.graded_lanes` ∥ registry lane) ∥ side lanes → selection → `high` first →
-session memory → grouping → guidance → response with `search_mode` and `latency_ms`
-(`response.respond`).
+Pipeline of one call: validate → keep 18 → a heavy call's turn (`slots.py`) → compact, drop
+intrinsic → each capability's needs beside it (`needs.expand_needs`) → embed every query in one
+batch (∥ fetch the side-lane corpora) → batches of six capabilities, concurrently (installed lanes
+graded `high` / `low` / none, `confidence.graded_lanes` ∥ registry lane) ∥ side lanes → selection
+→ `high` first → session memory → grouping → guidance → response with `search_mode` and
+`latency_ms` (`response.respond`).
 """
 
 from __future__ import annotations
@@ -245,6 +245,13 @@ class SearchService:
         kept, dropped = validate_capabilities(capabilities)
         started = time.perf_counter()
         await self.ensure_ready(ctx)
+        # a heavy call (search/slots.py) waits for its turn before any of its work
+        async with self.slots.heavy(kept) as ticket:
+            return await self._admitted(ctx, kept, dropped, started, concurrent, ticket.shed)
+
+    async def _admitted(self, ctx: Context, kept: list[str], dropped: list[str], started: float,
+                        concurrent: bool, shed: bool) -> dict[str, Any]:
+        """The call's work once admitted: queries, then a search slot for the lanes."""
         settings = ctx.settings
         corpus = self.corpus
         tick = TimeSlice()
@@ -256,7 +263,7 @@ class SearchService:
                           and JUDGE_EVALUATE in corpus.raw_ids),
             deadline=self.judge.clock() + settings.function_search_judge_timeout_ms / 1000.0,
             concurrent=concurrent, screened=screened,
-            needs=need_texts(per_capability, owners),
+            needs=need_texts(per_capability, owners), shed=shed,
         )
         # A judge-backed call mostly awaits the judge worker; it takes no slot (search/slots.py).
         async with (nullcontext() if call.judge_active else self.slots.hold()):
@@ -306,7 +313,8 @@ class SearchService:
         """Embed every searched, non-exact capability of the call in one batch, with its
         action-and-object text (`second_query.py`) when the call embeds at most
         `SECOND_QUERY_CAPABILITIES` of them."""
-        if call.settings.function_search_mode == "lexical" or self.dense.state not in ("ready", "loading"):
+        if (call.settings.function_search_mode == "lexical" or call.shed
+                or self.dense.state not in ("ready", "loading")):
             return queries
         wanted = [i for i, q in enumerate(queries)
                   if q is not None and exact_lane(q.text, call.corpus.documents) is None]

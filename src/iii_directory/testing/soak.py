@@ -24,7 +24,7 @@ instead of failing a healthy run.
 
 from __future__ import annotations
 
-import json
+import contextvars
 import os
 import random
 import signal
@@ -35,22 +35,37 @@ from collections import Counter
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from ..config import Settings, config_id
+from ..config import config_id
 from ..port import EngineCallError
 from ..search.request_limits import CAPABILITY_MAX_CHARS, MAX_CAPABILITIES
 from .client import TestClient
 from .engine import TestEngine
 from .registry import MockRegistry
-from .soak_report import (SEARCH, FunctionStats, Phase, SoakReport, baseline_due, cpu_of,
-                          ready_moment, rss_of)
+from .soak_project import (  # noqa: F401 - the soak's face
+    Project,
+    example_catalog,
+    installed_default_mode,
+    publish_registry,
+    serve_peers,
+)
+from .soak_report import (
+    SEARCH,
+    FunctionStats,
+    Phase,
+    SoakReport,
+    baseline_due,
+    cpu_of,
+    ready_moment,
+    rss_of,
+)
 
 WORKER_NAME = "iii-directory"
+LONG_CALLER: contextvars.ContextVar[bool] = contextvars.ContextVar("long_caller", default=False)  # counted apart
 DEFAULT_RSS_BOUND_MIB = 64
 ENCODER_READY = b"dense lane ready"
 """The worker's log line once its encoder is loaded (`encoder/dense_lane.py`)."""
@@ -95,98 +110,6 @@ def long_capability(serial: int) -> str:
     text = " ".join(words)[:CAPABILITY_MAX_CHARS]
     return text[:-1] + "x" if text.endswith(" ") else text
 
-
-
-# ---------------------------------------------------------------------------------- project
-
-
-@dataclass
-class Project:
-    """The soak's project tree: roots, seeded skills and agent profiles."""
-
-    root: Path
-
-    @property
-    def skills(self) -> Path:
-        return self.root / "skills"
-
-    @property
-    def agents(self) -> Path:
-        return self.root / "agents"
-
-    @property
-    def home(self) -> Path:
-        return self.root / "home"
-
-    def seed(self, namespaces: list[str], pages: int = 8, agents: int = 6) -> tuple[list[str], list[str]]:
-        """Write the seeded documents; returns (skill ids, agent ids)."""
-        skill_ids: list[str] = []
-        for ns in namespaces:
-            folder = self.skills / ns
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / "index.md").write_text(
-                f"---\ntitle: {ns.title()}\ntype: index\n---\n# {ns.title()}\n\nHow to use the {ns} worker.\n",
-                encoding="utf-8")
-            skill_ids.append(ns)
-            for page in range(pages):
-                (folder / f"page-{page}.md").write_text(
-                    f"---\ntype: how-to\n---\n# {ns} page {page}\n\n"
-                    + f"Explains step {page} of working with {ns}. " * 6 + "\n", encoding="utf-8")
-                skill_ids.append(f"{ns}/page-{page}")
-        self.agents.mkdir(parents=True, exist_ok=True)
-        agent_ids = []
-        for index in range(agents):
-            (self.agents / f"agent-{index}.md").write_text(
-                f"---\nname: Agent {index}\ndescription: Soak profile {index}.\nfunctions:\n"
-                f"  - mailer::send\n  - directory::skills::get\n---\nYou are soak agent {index}.\n",
-                encoding="utf-8")
-            agent_ids.append(f"agent-{index}")
-        (self.root / ".agents" / "skills").mkdir(parents=True, exist_ok=True)
-        self.home.mkdir(parents=True, exist_ok=True)
-        return skill_ids, agent_ids + ["default"]
-
-    def settings(self, registry_url: str, mode: str = "lexical") -> Settings:
-        return Settings(
-            skills_folder=str(self.skills),
-            local_skills_folder=str(self.skills / "iii"),
-            agents_folder=str(self.agents),
-            agents_skills_folder=str(self.root / ".agents" / "skills"),
-            filter_unregistered=False,
-            auto_download=False,
-            registry_url=registry_url,
-            function_search_mode=mode,
-        )
-
-
-def installed_default_mode() -> str:
-    """The search mode an installation serves: `hybrid` with the `dense` extra, else `lexical`."""
-    from iii_directory.encoder.dense_lane import dense_installed
-
-    return "hybrid" if dense_installed() else "lexical"
-
-
-def example_catalog() -> list[dict[str, Any]]:
-    path = resources.files("iii_directory") / "data" / "example_catalog.json"
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def serve_peers(engine: TestEngine, catalog: list[dict[str, Any]]) -> list[str]:
-    """Register every catalog record as a peer function; returns their namespaces."""
-
-    async def answer(data: Any) -> dict[str, Any]:
-        return {"ok": True}
-
-    for record in catalog:
-        engine.add_function(record["function_id"], answer, description=record.get("description"),
-                            request_format=record.get("request_schema"), metadata=record.get("metadata") or {})
-    return sorted({r["function_id"].split("::", 1)[0] for r in catalog})
-
-
-def publish_registry(registry: MockRegistry) -> None:
-    for name, text in (("weatherly", "Forecasts and weather alerts"), ("parcel", "Track parcels and shipments"),
-                       ("imagery", "Resize and convert images"), ("voice", "Transcribe audio recordings")):
-        registry.add_worker(name, version="1.0.0", description=text, functions=[
-            {"id": f"{name}::run", "description": f"{text}.", "request_format": {"type": "object"}}])
 
 
 # ---------------------------------------------------------------------------------- workers
@@ -320,6 +243,7 @@ class SoakSession:
         self.first_answer_at: float | None = None
         self.first_hybrid_at: float | None = None
         self._long_serial = 0
+        self._long_caller_calls = 0
         self.in_process = in_process
         self.rng = random.Random(seed)
         self.keep_frames = keep_frames
@@ -408,6 +332,7 @@ class SoakSession:
             if self._measuring:
                 stats.latencies.append(elapsed)
                 stats.finished.append(time.monotonic())
+                self._long_caller_calls += LONG_CALLER.get()
             return result, error, resent
 
     def _fail(self, function_id: str, message: str) -> None:
@@ -418,10 +343,14 @@ class SoakSession:
     def _capabilities(self, caller: int) -> list[str]:
         """A search's capabilities: 18 new maximum-length ones for a long caller, else 1–18
         ordinary ones."""
-        if caller % 2 == 0 and caller < 2 * self.long_callers:
+        if self._is_long(caller):
             self._long_serial += MAX_CAPABILITIES
             return [long_capability(self._long_serial - n) for n in range(MAX_CAPABILITIES)]
         return self.rng.sample(CAPABILITIES, self.rng.randint(1, MAX_CAPABILITIES))
+
+    def _is_long(self, caller: int) -> bool:
+        """Callers 0, 2, 4, … up to `long_callers` of them send long capabilities."""
+        return caller % 2 == 0 and caller < 2 * self.long_callers
 
     def _answered(self, result: dict[str, Any]) -> None:
         """Count a search answer by its mode; note the first answer and the first hybrid one."""
@@ -490,6 +419,7 @@ class SoakSession:
 
     async def _caller(self, index: int, deadline: float, retry_dropped: bool) -> None:
         lane = WriteLane(index)
+        LONG_CALLER.set(self._is_long(index))  # this caller's task only
         while time.monotonic() < deadline:
             await self._one(lane, retry_dropped, deadline)
 
@@ -570,7 +500,7 @@ class SoakSession:
                           origin=measured_from, search_modes=dict(self.search_modes),
                           ready_after=None if ready_at is None else ready_at - start,
                           first_hybrid_after=None if self.first_hybrid_at is None else self.first_hybrid_at - start,
-                          long_callers=self.long_callers)
+                          long_callers=self.long_callers, long_caller_calls=self._long_caller_calls)
 
     def _phases(self, origin: float, boundaries: list[tuple[float, int | None]]) -> list[Phase]:
         phases = []

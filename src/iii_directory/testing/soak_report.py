@@ -123,6 +123,8 @@ class SoakReport:
     """Seconds after the callers started of the first hybrid search answer."""
     long_callers: int = 0
     """Callers whose searches send 18 distinct maximum-length capabilities."""
+    long_caller_calls: int = 0
+    """Measured calls made by the long callers (the rest by the ordinary ones)."""
 
     def tail(self, name: str, share: float = 0.01) -> list[tuple[float, float]]:
         """The slowest `share` of `name`'s calls (at least one) as (seconds after the start of
@@ -209,6 +211,11 @@ class SoakReport:
             f"{fmt(self.rss_end)} (growth {fmt(growth)}; bound {self.rss_bound / mib:.0f} MiB after the baseline"
             + ("; not judged: no baseline" if growth is None else "") + ")")
         lines.append(self.modes_line())
+        if self.long_callers:
+            ordinary = self.calls - self.long_caller_calls
+            lines.append(f"calls by the {self.callers - self.long_callers} ordinary callers {ordinary} "
+                         f"({ordinary / self.seconds:.1f}/s), by the {self.long_callers} long callers "
+                         f"{self.long_caller_calls} ({self.long_caller_calls / self.seconds:.1f}/s)")
         if self.cpu_seconds is not None and not self.in_process:
             lines.append(f"worker CPU: {self.cpu_seconds:.1f} s over {self.seconds:.0f} s "
                          f"({self.cpu_seconds / self.seconds:.2f} cores), "
@@ -251,4 +258,5 @@ class SoakReport:
                 "rss_bound": self.rss_bound, "drops": self.drops, "ok": self.ok, "phases": phases,
                 "cpu_seconds": self.cpu_seconds, "search_modes": self.search_modes,
                 "hybrid_share": self.hybrid_share, "ready_after": self.ready_after,
-                "first_hybrid_after": self.first_hybrid_after, "long_callers": self.long_callers}
+                "first_hybrid_after": self.first_hybrid_after, "long_callers": self.long_callers,
+                "long_caller_calls": self.long_caller_calls}

@@ -107,6 +107,24 @@ def test_ties_keep_the_lower_index() -> None:
     assert [d for d, _, _ in top] == [200, 201, 202]
 
 
+def test_uneven_blocks_find_every_document() -> None:
+    # inside a block the probe guesses a position from the block's average density: lists
+    # dense at one end of a block and sparse at the other send the guess far both ways
+    corpus: list[list[str]] = [[] for _ in range(20_000)]
+    for d in [*range(400), *range(400, 20_000, 37)]:
+        corpus[d].append("x")
+    for d in [*range(0, 20_000, 5), *range(19_600, 20_000)]:
+        corpus[d].extend(["y", "y"] if d % 3 else ["y"])
+    for d in range(0, 20_000, 11):
+        corpus[d].append("z")
+    index, reference = COMPILED.BM25Index(corpus), _reference.BM25Index(corpus)
+    for query in (["x", "y"], ["z", "x"], ["y", "z", "x"]):
+        for k in (1, 10, 100):
+            for min_matched in (1, 2):
+                _same(reference.search(query, k=k, min_matched=min_matched),
+                      index.search(query, k=k, min_matched=min_matched))
+
+
 def test_k_beyond_the_matches_and_empty_queries() -> None:
     corpus = _zipf_corpus(500, 60, seed=11)
     index, reference = COMPILED.BM25Index(corpus), _reference.BM25Index(corpus)

@@ -570,3 +570,101 @@ async def test_the_service_counts_calls_in_flight_as_busy(tmp_path: Path) -> Non
     assert service.dense.busy()
     service.use_encoder(FakeEncoder(), index_factory=ExactIndex, cache_dir=tmp_path)
     assert service.dense.pipeline is not None and service.dense.pipeline.busy()
+
+
+# -- shortest job first, with aging ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("opened_at", "first"), [(100.6, "short"), (101.2, "long")])
+async def test_a_short_capability_passes_a_long_one_until_the_long_one_has_aged(
+        opened_at: float, first: str) -> None:
+    """A long text queued at t=100 and a short one at t=100.5 wait behind a running batch. When
+    the next batch is taken at t=100.6 the short one goes first (shortest job first); at t=101.2
+    the long one has waited `AGING_S` (1 s) and goes first (arrival order)."""
+    encoder = GatedEncoder()
+    wall = Clock()
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None), max_tokens=12,
+                               busy=lambda: True)  # other calls in flight: one thread for capabilities
+    pipeline.wall = wall
+    texts = {"long": "x" * 40, "short": "s1"}  # 12 and 2 tokens by the estimate: no shared batch
+    async with anyio.create_task_group() as group:
+        group.start_soon(lambda: pipeline.embed(["blocker"], kind=QUERY))
+        await wait_for_thread_event(encoder.entered)
+        group.start_soon(lambda: pipeline.embed([texts["long"]], kind=QUERY))
+        await anyio.wait_all_tasks_blocked()
+        wall.now = 100.5
+        group.start_soon(lambda: pipeline.embed([texts["short"]], kind=QUERY))
+        await anyio.wait_all_tasks_blocked()
+        wall.now = opened_at
+        encoder.gate.set()
+    second = "short" if first == "long" else "long"
+    assert encoder.batches[1:] == [[texts[first]], [texts[second]]]
+
+
+async def test_an_aged_long_text_leads_a_batch_without_overfilling_it() -> None:
+    """The batch bound counts the longest text in the batch whatever the order: an aged long
+    text first, then short ones, stays within `max_tokens`."""
+    encoder = GatedEncoder()
+    wall = Clock()
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None), max_tokens=24,
+                               busy=lambda: True)  # other calls in flight: one thread for capabilities
+    pipeline.wall = wall
+    long, short = "x" * 40, ["s1", "s2", "s3"]  # 12 tokens, then 2 each
+    async with anyio.create_task_group() as group:
+        group.start_soon(lambda: pipeline.embed(["blocker"], kind=QUERY))
+        await wait_for_thread_event(encoder.entered)
+        group.start_soon(lambda: pipeline.embed([long], kind=QUERY))
+        await anyio.wait_all_tasks_blocked()
+        wall.now = 101.5
+        group.start_soon(lambda: pipeline.embed(short, kind=QUERY))
+        await anyio.wait_all_tasks_blocked()
+        encoder.gate.set()
+    assert encoder.batches[1:] == [[long, "s1"], ["s2", "s3"]]
+
+
+async def test_token_counts_of_a_call_give_the_loop_way_between_texts() -> None:
+    """`embed` counts a call's new texts on the loop in time slices: with a zero budget the
+    loop turns between every two texts."""
+    from iii_directory import timeslice
+
+    turns = 0
+    counted: list[str] = []
+
+    class Counting(FakeEncoder):
+        def token_count(self, text: str) -> int:
+            counted.append(text)
+            return 3
+
+    pipeline = EncoderPipeline(Counting(), VectorCache("t", 384, None))
+
+    async def ticker() -> None:
+        nonlocal turns
+        while len(counted) < 4:
+            turns += 1
+            await anyio.lowlevel.checkpoint()
+
+    budget, timeslice.SLICE_S = timeslice.SLICE_S, 0.0
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(ticker)
+            vectors = await pipeline.embed(["a", "b", "c", "d"], kind=QUERY)
+    finally:
+        timeslice.SLICE_S = budget
+    assert vectors.shape == (4, 384) and counted == ["a", "b", "c", "d"]
+    assert turns >= 3
+
+
+async def test_a_long_capability_is_a_batch_of_its_own() -> None:
+    """Capabilities over `LONG_QUERY_TOKENS` are encoded one per batch, so a short capability
+    arriving meanwhile waits for at most one of them; short ones still share a batch."""
+    encoder = GatedEncoder()
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None), busy=lambda: True)
+    long = [f"{i} " + "y" * 300 for i in range(3)]  # 77 tokens by the estimate
+    short = ["s1", "s2"]
+    async with anyio.create_task_group() as group:
+        group.start_soon(lambda: pipeline.embed(["blocker"], kind=QUERY))
+        await wait_for_thread_event(encoder.entered)
+        group.start_soon(lambda: pipeline.embed(long + short, kind=QUERY))
+        await anyio.wait_all_tasks_blocked()
+        encoder.gate.set()
+    assert encoder.batches[1:] == [short, [long[0]], [long[1]], [long[2]]]

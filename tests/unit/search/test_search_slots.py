@@ -5,6 +5,7 @@ take no slot. Event-driven: no test waits on a clock."""
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -16,7 +17,9 @@ from iii_directory.config import Settings
 from iii_directory.directory import Directory
 from iii_directory.errors import DirectoryError
 from iii_directory.search.service import SearchService
-from iii_directory.search.slots import DEFAULT_SLOTS, SLOTS_ENV, SearchSlots, configured_slots
+from iii_directory.search.guidance import SHED_NOTE
+from iii_directory.search.slots import (DEFAULT_SLOTS, HEAVY_CHARS, SLOTS_ENV, SearchSlots,
+                                        configured_slots, is_heavy)
 
 
 class Holders:
@@ -167,3 +170,93 @@ async def test_a_judge_backed_search_takes_no_slot(
     assert response["search_mode"] == "judge"
     assert seen == [0]
     assert service.slots.peak == 0
+
+
+# -- heavy calls: one at a time, shed to the lexical lane past their patience ----------------------
+
+HEAVY = ["x" * 512] * 9  # 4,608 characters: over HEAVY_CHARS
+ORDINARY = ["send an email"] * 18
+
+
+def test_a_call_is_heavy_by_the_characters_of_its_capabilities() -> None:
+    assert is_heavy(HEAVY) and not is_heavy(ORDINARY)
+    assert not is_heavy(["x" * HEAVY_CHARS]) and is_heavy(["x" * HEAVY_CHARS, "y"])
+
+
+async def test_heavy_calls_go_one_at_a_time_while_ordinary_ones_pass() -> None:
+    slots = SearchSlots(4, patience_s=3600)
+    order: list[str] = []
+    release = anyio.Event()
+
+    async def heavy(name: str) -> None:
+        async with slots.heavy(HEAVY) as ticket:
+            assert ticket.heavy and not ticket.shed
+            order.append(name)
+            await release.wait()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(heavy, "first")
+        await anyio.wait_all_tasks_blocked()
+        group.start_soon(heavy, "second")
+        await anyio.wait_all_tasks_blocked()
+        assert order == ["first"] and slots.heavy_waiting == 1
+        async with slots.heavy(ORDINARY) as ticket:  # an ordinary call never waits here
+            assert not ticket.heavy and not ticket.shed
+            order.append("ordinary")
+        release.set()
+    assert order == ["first", "ordinary", "second"]
+    assert (slots.heavy_waiting, slots.shed) == (0, 0)
+
+
+async def test_a_heavy_call_past_its_patience_goes_on_shed_and_holds_no_token() -> None:
+    slots = SearchSlots(4, patience_s=0)
+    release = anyio.Event()
+
+    async def holder() -> None:
+        async with slots.heavy(HEAVY):
+            await release.wait()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(holder)
+        await anyio.wait_all_tasks_blocked()
+        async with slots.heavy(HEAVY) as ticket:
+            assert ticket.heavy and ticket.shed
+        assert (slots.shed, slots.heavy_waiting) == (1, 0)
+        release.set()
+    async with slots.heavy(HEAVY) as ticket:  # the token is free again: taken at once
+        assert not ticket.shed
+    assert slots.shed == 1
+
+
+async def test_a_shed_heavy_search_in_hybrid_is_answered_lexically_with_a_guidance_line(
+        settings: Settings, tmp_path: Path) -> None:
+    from search_fakes import ExactIndex, FakeEncoder
+
+    directory = Directory(settings=settings.model_copy(update={"function_search_mode": "hybrid"}),
+                          engine=PeerEngine(CATALOG))
+    service = directory.service(SearchService)
+    encoder = FakeEncoder()
+    service.use_encoder(encoder, index_factory=ExactIndex, cache_dir=tmp_path / "cache")
+    capabilities = [f"send an sms text message to customer number {i} " + "please " * 60
+                    for i in range(9)]
+    assert is_heavy(capabilities)
+    warm = await directory.invoke("directory::search_functions", {"capabilities": capabilities})
+    await service.settle()
+    service.slots = SearchSlots(4, patience_s=0)
+    release = anyio.Event()
+
+    async def holder() -> None:
+        async with service.slots.heavy(capabilities):
+            await release.wait()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(holder)
+        await anyio.wait_all_tasks_blocked()
+        asked = [f"quokka {c}" for c in capabilities]
+        shed = await directory.invoke("directory::search_functions", {"capabilities": asked})
+        release.set()
+    assert shed["search_mode"] == "lexical" and SHED_NOTE in shed["guidance"]
+    # background documents may be embedded meanwhile; none of the shed call's capabilities is
+    assert shed["workers"] and not any("quokka" in text for text in encoder.texts)
+    assert SHED_NOTE not in warm["guidance"] and service.slots.shed == 1
+    await service.stop()
