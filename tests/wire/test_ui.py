@@ -33,9 +33,11 @@ async def test_unknown_path(wire: Any) -> None:
     with pytest.raises(EngineCallError) as info:
         await wire.call(FUNCTION_ID, {"path": "nope.js"})
     assert info.value.code == "invocation_failed"
+    known = sorted(asset.path for asset in ASSETS)
+    assert {"iii-directory/module.js", "iii-directory/page.js", "iii-directory/styles.css"} <= set(known)
     assert info.value.message == (
         "UNKNOWN_UI_ASSET: 'nope.js' is not one of this worker's ui assets (expected one of: "
-        "iii-directory/module.js, iii-directory/page.js, iii-directory/styles.css)"
+        + ", ".join(known) + ")"
     )
 
 
@@ -50,13 +52,12 @@ async def test_internal_metadata_hides_it_from_the_plain_listing(wire: Any) -> N
     assert info["description"].startswith("Serve the iii-directory worker's injected console UI assets")
 
 
-async def test_three_connection_owned_bindings(wire: Any) -> None:
+async def test_one_connection_owned_binding_per_asset(wire: Any) -> None:
     bindings = ui_bindings(wire)
-    assert [(b.trigger_type, b.config) for b in bindings] == [
-        ("console:module", {"path": "iii-directory/module.js"}),
-        ("console:script", {"path": "iii-directory/page.js"}),
-        ("console:style", {"path": "iii-directory/styles.css"}),
-    ]
+    expected = sorted(((a.trigger_type, {"path": a.path}) for a in ASSETS), key=lambda pair: pair[1]["path"])
+    assert [(b.trigger_type, b.config) for b in bindings] == expected
+    assert ("console:script", {"path": "iii-directory/page.js"}) in expected
+    assert ("console:style", {"path": "iii-directory/styles.css"}) in expected
     assert all(b.owner is not None for b in bindings)
     ids = {b.id for b in bindings}
 
@@ -65,7 +66,7 @@ async def test_three_connection_owned_bindings(wire: Any) -> None:
     assert fetched["content_type"] == "text/css; charset=utf-8"
 
     await wire.engine.drop_connections()
-    await wire.engine.wait_for(lambda: len(ui_bindings(wire)) == 3 and all(not b.owner.closed for b in ui_bindings(wire)),
+    await wire.engine.wait_for(lambda: len(ui_bindings(wire)) == len(ASSETS) and all(not b.owner.closed for b in ui_bindings(wire)),
                                timeout=15)
     assert {b.id for b in ui_bindings(wire)} == ids  # replayed with the same ids
 
