@@ -131,7 +131,7 @@ class Settings(BaseModel):
         default=None, description="Optional cross-encoder reranker directory; null = off. (topology)"
     )
     function_search_text_cache_mib: int = Field(
-        default=32, ge=1, le=4096,
+        default=16, ge=1, le=4096,
         description="MiB that search's memos of request text (queries, terms, words) may hold together.",
     )
 

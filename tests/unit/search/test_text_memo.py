@@ -172,6 +172,6 @@ async def test_the_setting_sets_the_budget_live(settings: Settings) -> None:
     assert BUDGET.limit_bytes == 3 * MIB
     directory.apply_settings(directory.settings.model_copy(update={"function_search_text_cache_mib": 5}))
     assert BUDGET.limit_bytes == 5 * MIB
-    assert Settings().function_search_text_cache_mib == 32
+    assert Settings().function_search_text_cache_mib == 16
     with pytest.raises(ValueError):
         Settings(function_search_text_cache_mib=0)

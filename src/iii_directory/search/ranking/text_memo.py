@@ -33,7 +33,7 @@ from typing import Any, Generic, TypeVar
 R = TypeVar("R")
 
 MIB = 1024 * 1024  # chosen: a unit, bytes in a MiB
-DEFAULT_BUDGET_MIB = 32  # chosen: the memos of 5,000 maximum-length capabilities stay flat
+DEFAULT_BUDGET_MIB = 16  # chosen: a lexical worker under long capabilities stays within 1.3× of an ordinary one
 """Bytes (MiB) all text memos of one worker may hold together, by default."""
 ENTRY_OVERHEAD = 120  # chosen: measured with tracemalloc on CPython 3.11
 """Bytes of one ordered-map node and its key tuple, beyond the arguments and result."""
