@@ -260,7 +260,7 @@ prepare() {  # prepare <arch>: mounts, CA bundle and pip settings, sdist and tes
   cat >"$dir/iiidir/cli_under_qemu.py" <<'PY'
 import sys
 
-from iii_directory.search.dense_lane import DenseLane
+from iii_directory.encoder.dense_lane import DenseLane
 
 DenseLane.encode_queries.__kwdefaults__["timeout"] = 120.0
 from iii_directory.cli import main  # noqa: E402

@@ -16,9 +16,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import _rank
-from iii_directory.search import corpus as corpus_module
-from iii_directory.search.corpus import Document, DocumentSet, Tool, index_terms
-from iii_directory.search.text import BROWSER_FETCH_BOOST
+from iii_directory.search.ranking import corpus as corpus_module
+from iii_directory.search.ranking.corpus import Document, DocumentSet, Tool, index_terms
+from iii_directory.search.ranking.text import BROWSER_FETCH_BOOST
 
 Fields = tuple[tuple[float, float], ...] | None
 

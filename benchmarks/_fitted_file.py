@@ -1,5 +1,5 @@
 """`--write` and `--check` of the fit scripts: the fitted numbers against
-`src/iii_directory/search/data/fitted.json` (`iii_directory.search.fitted`)."""
+`src/iii_directory/search/ranking/data/fitted.json` (`iii_directory.search.ranking.fitted`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from iii_directory.search import fitted
+from iii_directory.search.ranking import fitted
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,7 +35,8 @@ def commit() -> str:
 def add_arguments(parser: argparse.ArgumentParser, what: str) -> None:
     """`--write`, `--check` and `--file` of a fit script that fits `what`."""
     parser.add_argument("--write", action="store_true",
-                        help=f"write {what} to --file (src/iii_directory/search/data/fitted.json)")
+                        help=f"write {what} to --file "
+                             "(src/iii_directory/search/ranking/data/fitted.json)")
     parser.add_argument("--check", action="store_true",
                         help=f"re-run the fit of {what}; exit 1 when --file no longer matches it")
     parser.add_argument("--file", type=Path, default=fitted.FITTED_PATH,

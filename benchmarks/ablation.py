@@ -43,9 +43,10 @@ def patched(target: Any, name: str, value: Any) -> Iterator[None]:
 
 def ablations() -> dict[str, Callable[[], Any]]:
     """name → a context manager that turns one part off."""
-    from iii_directory.search import answerability as a
-    from iii_directory.search import confidence as c
-    from iii_directory.search import fusion, service
+    from iii_directory.search.ranking import answerability as a
+    from iii_directory.search.ranking import confidence as c
+    from iii_directory.search.ranking import fusion
+    from iii_directory.search import service
 
     @contextmanager
     def no_ordinary_words() -> Iterator[None]:

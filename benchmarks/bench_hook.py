@@ -19,7 +19,7 @@ import pytest
 
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
-from iii_directory.search.hook import HintLedger, decide
+from iii_directory.hints.hook import HintLedger, decide
 
 SEARCH = "directory::search_functions"
 TOOLS = [SEARCH, "engine::functions::info"] + [f"worker{n}::action{m}" for n in range(20) for m in range(10)]

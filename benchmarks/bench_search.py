@@ -84,7 +84,7 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
 def encoder() -> Any:
     from _rank import dense
 
-    from iii_directory.search.dense_lane import encoder_threads, encoder_weights
+    from iii_directory.encoder.dense_lane import encoder_threads, encoder_weights
 
     # III_DIRECTORY_ENCODER_THREADS and _WEIGHTS, as the worker
     e = dense.Encoder(threads=encoder_threads(), weights=encoder_weights())
@@ -193,7 +193,7 @@ def scaled_directory(loop: asyncio.AbstractEventLoop, size: int, mode: str, root
 
 def seed_vectors(loop: asyncio.AbstractEventLoop, records: list[dict[str, Any]], root: Path) -> None:
     """Put a random unit vector for every document text into the cache `use_encoder` reads."""
-    from iii_directory.search.vector_cache import VectorCache
+    from iii_directory.encoder.vector_cache import VectorCache
 
     probe = Directory(settings=settings(root, "lexical"), engine=standalone_engine(records))
     service = probe.service(SearchService)

@@ -1,4 +1,4 @@
-"""Cost of the static query expansion (`search/static_expansion.py`, issue 19): building the
+"""Cost of the static query expansion (`search/ranking/static_expansion.py`, issue 19): building the
 catalog's word table, and per capability the expansion plus the expanded BM25 lane against the
 plain lexical lane, measured in the same run.
 
@@ -43,9 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     import _rank
     from _rank import static
 
-    from iii_directory.search.corpus import Corpus, tool_from_schema
-    from iii_directory.search.lanes import lexical_lane
-    from iii_directory.search.static_expansion import CatalogWords, expanded_terms
+    from iii_directory.search.ranking.corpus import Corpus, tool_from_schema
+    from iii_directory.search.ranking.lanes import lexical_lane
+    from iii_directory.search.ranking.static_expansion import CatalogWords, expanded_terms
 
     corpus = Corpus.build([tool_from_schema(r["function_id"], r.get("description"),
                                             r.get("request_schema")) for r in catalog(args.functions)])

@@ -1,6 +1,6 @@
 """Cost of the static lane's fusion per capability at 512 functions: the rule
-(`static_lane.fuse_static`) against the learned order below its first place
-(`static_lane.learned_order`), measured in the same run.
+(`static_fusion.fuse_static`) against the learned order below its first place
+(`static_fusion.learned_order`), measured in the same run.
 
     .venv/bin/python benchmarks/bench_static_fusion.py [--functions 512] [--repeat 3]
 
@@ -20,11 +20,12 @@ from pathlib import Path
 
 from _rank.static import StaticIndex, default_encoder
 
+from iii_directory.search.ranking import static_fusion
 from iii_directory.search import static_lane
-from iii_directory.search.corpus import Corpus, tool_from_schema
-from iii_directory.search.fusion import Request
-from iii_directory.search.lanes import lexical_lane
-from iii_directory.search.query import make_query
+from iii_directory.search.ranking.corpus import Corpus, tool_from_schema
+from iii_directory.search.ranking.fusion import Request
+from iii_directory.search.ranking.lanes import lexical_lane
+from iii_directory.search.ranking.query import make_query
 
 EVAL = Path("/work/shared/eval")
 
@@ -60,10 +61,10 @@ def main() -> None:
             ranking = [(ids[row], cos) for row, cos in
                        index.search(encoder.encode_one(query.dense_text), static_lane.STATIC_K)]
             started = time.perf_counter()
-            lane = static_lane.fuse_static(lexical, ranking)
+            lane = static_fusion.fuse_static(lexical, ranking)
             middle = time.perf_counter()
             if lane and lexical:
-                static_lane.learned_order(lane, lexical, ranking, Request.of(query.terms),
+                static_fusion.learned_order(lane, lexical, ranking, Request.of(query.terms),
                                           corpus.documents, describe)
             rule.append((middle - started) * 1e3)
             learned.append((time.perf_counter() - middle) * 1e3)

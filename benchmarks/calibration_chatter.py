@@ -1,4 +1,5 @@
-"""Calibration negatives for the answerability decision (`iii_directory.search.answerability`):
+"""Calibration negatives for the answerability decision
+(`iii_directory.search.ranking.answerability`):
 seeded sentences about gardening, sport, pets, chores and holidays — domains no tool catalog
 serves. They are deliberately NOT the domains the property tests use (cooking, weather small
 talk, random letters: tests/unit/search/unrelated_requests.py), so the decision is checked on

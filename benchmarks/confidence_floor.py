@@ -1,4 +1,5 @@
-"""Where the weak evidence floor of the graded decision goes (issue 31, `search/confidence.py`).
+"""Where the weak evidence floor of the graded decision goes (issue 31,
+`search/ranking/confidence.py`).
 
     .venv/bin/python benchmarks/confidence_floor.py record [--eval-dir ../shared/eval] \
         [--mode hybrid --mode lexical --mode static] [--set NAME ...] --out signals.json
@@ -60,7 +61,7 @@ def observed_run(mode: str, catalog: list[dict[str, Any]],
     import anyio
 
     from iii_directory.bench import run_mode
-    from iii_directory.search import answerability
+    from iii_directory.search.ranking import answerability
 
     seen: dict[str, dict[str, Any]] = {}
 
@@ -138,8 +139,8 @@ def record(args: argparse.Namespace) -> None:
 
 def candidate_floors() -> dict[str, Callable[[Any], bool]]:
     """The floors compared: today's evidence floor, the shipped weak floor, and looser ones."""
-    from iii_directory.search import answerability as a
-    from iii_directory.search import confidence as c
+    from iii_directory.search.ranking import answerability as a
+    from iii_directory.search.ranking import confidence as c
 
     return {
         "evidence_floor": a.evidence_floor,
@@ -155,7 +156,7 @@ def candidate_floors() -> dict[str, Callable[[Any], bool]]:
 
 
 def floors(args: argparse.Namespace) -> None:
-    from iii_directory.search.answerability import Signals, answerable
+    from iii_directory.search.ranking.answerability import Signals, answerable
 
     rows = json.loads(Path(args.path).read_text())
     for mode in sorted({r["mode"] for r in rows}):
@@ -183,8 +184,8 @@ def floors(args: argparse.Namespace) -> None:
 def candidate_boundaries() -> dict[str, Callable[[Any], bool]]:
     """The `high` boundaries compared, each applied on top of the recorded `high`: the shipped
     one, and the hybrid margin and the score margin at other values."""
-    from iii_directory.search import answerability as a
-    from iii_directory.search import confidence as c
+    from iii_directory.search.ranking import answerability as a
+    from iii_directory.search.ranking import confidence as c
 
     def above(delta: float) -> Callable[[Any], bool]:
         return lambda f: f.cosine is not None or (
@@ -202,7 +203,7 @@ def candidate_boundaries() -> dict[str, Callable[[Any], bool]]:
 
 
 def boundaries(args: argparse.Namespace) -> None:
-    from iii_directory.search.answerability import Signals
+    from iii_directory.search.ranking.answerability import Signals
 
     rows = [r for r in json.loads(Path(args.path).read_text())
             if "signals" in r and r["kind"] != "unrelated"]

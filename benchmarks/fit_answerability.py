@@ -1,4 +1,4 @@
-"""Fit the answerability decision (`iii_directory.search.answerability`, issues 18 and 19).
+"""Fit the answerability decision (`iii_directory.search.ranking.answerability`, issues 18 and 19).
 
     .venv/bin/python benchmarks/fit_answerability.py record   # run the searches, keep signals
     .venv/bin/python benchmarks/fit_answerability.py fit      # fit, cross-check, print constants
@@ -36,7 +36,7 @@ and answers no chatter sentence. Cross-checks, both directions: fitted on the ev
 held-out catalog (its cases and chatter), scored on the eval catalog's sets. Prints the
 constants of the eval-catalog fit, which is what ships (`answerability.CALIBRATION`): the
 held-out catalog stays untouched by the shipped fit. `fit --write` writes them to
-`src/iii_directory/search/data/fitted.json`; `fit --check` exits 1 when that file no longer
+`src/iii_directory/search/ranking/data/fitted.json`; `fit --check` exits 1 when that file no longer
 matches the fit (recording `--out` first when it does not exist).
 
 The leave-one-out comparison with both catalogs and the L2 cross-validation that chose
@@ -91,7 +91,8 @@ def record_cases(name: str, mode: str, catalog: list[dict[str, Any]],
     import anyio
 
     from iii_directory.bench import run_mode
-    from iii_directory.search import answerability, service
+    from iii_directory.search.ranking import answerability
+    from iii_directory.search import service
 
     seen: dict[str, dict[str, Any]] = {}
     dense: dict[str, list[str]] = {}
@@ -157,8 +158,8 @@ def record(args: argparse.Namespace) -> None:
 def features(signals: dict[str, Any], family: str, drop: tuple[str, ...] = ()) -> list[float]:
     """The decision's inputs (`answerability.features` computes the same in the product); the
     inputs named in `drop` read 0, so a fit gives them weight 0 (an input left out)."""
-    from iii_directory.search.answerability import (FEATURE_NAMES, Signals,
-                                                    features as product_features)
+    from iii_directory.search.ranking.answerability import (FEATURE_NAMES, Signals,
+                                                            features as product_features)
 
     found = Signals(**signals)
     return [0.0 if name in drop else value
@@ -194,7 +195,7 @@ def scored(signals: dict[str, Any] | None) -> bool:
     """The score decides: a non-empty lane, no hard refusal, in hybrid an admitted or
     corroborating dense ranking (`answerability.supported`), the evidence floor met (each of
     those says no on its own)."""
-    from iii_directory.search.answerability import Signals, evidence_floor, supported
+    from iii_directory.search.ranking.answerability import Signals, evidence_floor, supported
 
     if signals is None or signals["refused"]:
         return False
@@ -290,7 +291,7 @@ HELDOUT_SIDE = ("heldout", "heldout-chatter")
 
 
 def fit(args: argparse.Namespace) -> None:
-    from iii_directory.search.answerability import FEATURE_NAMES
+    from iii_directory.search.ranking.answerability import FEATURE_NAMES
 
     global EVAL_SIDE
     if args.nearmiss:

@@ -1,4 +1,4 @@
-"""Fit the weights of the learned catalog fusion (`iii_directory.search.fusion.WEIGHTS`).
+"""Fit the weights of the learned catalog fusion (`iii_directory.search.ranking.fusion.WEIGHTS`).
 
     python benchmarks/fit_fusion.py [--eval-dir ../shared/eval] [--extra PATH ...] \
         [--heldout] [--without FEATURE ...] [--bm25f W,B W,B W,B]
@@ -17,7 +17,7 @@ the first twelve; each without and with the lane's first `fusion.HEAD` re-sorted
 score), and the weights fitted on all sets: `WEIGHTS`, and
 `HEAD_WEIGHTS`, fitted the same way over the rows with the head features (`fusion.head_rows`).
 `--write` writes the four shipped tables (`WEIGHTS`, `HEAD_WEIGHTS`, `WEIGHTS_WITHOUT_SECOND`,
-`WEIGHTS_WITHOUT_VIEWS`) to `src/iii_directory/search/data/fitted.json`; `--check` re-runs
+`WEIGHTS_WITHOUT_VIEWS`) to `src/iii_directory/search/ranking/data/fitted.json`; `--check` re-runs
 those fits and exits 1 when the file no longer matches them (tests/unit/search/test_fitted.py).
 Every lane gets the catalog's extra views (`views.py`) and the request's second embedding
 (`second_query.py`), so the features are `fusion.SECOND_VIEWED_FEATURES`; `--without cos_second
@@ -50,12 +50,13 @@ import numpy as np
 
 import _bm25f
 import _fitted_file
-from iii_directory.search.corpus import Corpus, tool_from_schema
-from iii_directory.search.fusion import (HEAD, HEAD_SCORED_FEATURES, SECOND_VIEWED_FEATURES as FEATURES,
-                                         Request, features, head_rows)
-from iii_directory.search.lanes import lexical_ranking
-from iii_directory.search.query import make_query
-from iii_directory.search.views import Views, view_texts
+from iii_directory.search.ranking.corpus import Corpus, tool_from_schema
+from iii_directory.search.ranking.fusion import (HEAD, HEAD_SCORED_FEATURES,
+                                                 SECOND_VIEWED_FEATURES as FEATURES, Request,
+                                                 features, head_rows)
+from iii_directory.search.ranking.lanes import lexical_ranking
+from iii_directory.search.ranking.query import make_query
+from iii_directory.search.ranking.views import Views, view_texts
 
 DENSE_K = 64
 L2 = 0.01
@@ -333,7 +334,7 @@ def shipped_fits(sets: dict[str, list[Sample]]) -> dict[str, dict[str, list[floa
     full fit and its head fit, then the fits with the second-query columns and with the view and
     second-query columns zeroed, cut to the features such a lane has (a zeroed column keeps
     weight 0, so the remaining weights are that smaller fit's)."""
-    from iii_directory.search.fusion import FEATURES as BASE, VIEWED_FEATURES
+    from iii_directory.search.ranking.fusion import FEATURES as BASE, VIEWED_FEATURES
 
     everything = [sample for data in sets.values() for sample in data]
     weights, head_weights = both_fits(everything)

@@ -8,13 +8,13 @@ as `benchmarks/fit_fusion.py`, over the same sets (eval `dev`, our `extra*` case
 to `Tool.dense_text`, top 64). Prints the static-only baseline, each set scored with weights
 fitted on the others (and those weights, to score that set through the bench with them in
 `static_lane.STATIC_WEIGHTS`), and the weights fitted on all sets — what ships: `--write` writes them to
-`src/iii_directory/search/data/fitted.json`, `--check` exits 1 when that file no longer matches. Then the
+`src/iii_directory/search/ranking/data/fitted.json`, `--check` exits 1 when that file no longer matches. Then the
 cross-catalog check, both directions: the shipped fit scored on the held-out catalog
 (`benchmarks/data/heldout_*.json`), and weights fitted on the held-out catalog scored on each
 eval-catalog set (printed as "held-out fit").
 
 Through the pipeline the weights order an answered lane below its first place only
-(`static_lane.learned_order`: the rule's leader after action agreement stays first, the rest
+(`static_fusion.learned_order`: the rule's leader after action agreement stays first, the rest
 scored `exp((score − best) / 7)`). Recall@12 / MRR@1 with the weights fitted on the other two
 sets: dev .895 / .739, extra .835 / .633, extra2 .778 / .671; with the shipped weights .895,
 .818, .778 and held-out catalog .765 (the rule alone: .888, .769, .759, .760; MRR@1 the same).
@@ -34,10 +34,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _fitted_file  # noqa: E402
 import fit_fusion  # noqa: E402
 
-from iii_directory.search.corpus import Corpus, tool_from_schema  # noqa: E402
-from iii_directory.search.fusion import FEATURES, Request, features  # noqa: E402
-from iii_directory.search.lanes import lexical_ranking  # noqa: E402
-from iii_directory.search.query import make_query  # noqa: E402
+from iii_directory.search.ranking.corpus import Corpus, tool_from_schema
+from iii_directory.search.ranking.fusion import FEATURES, Request, features
+from iii_directory.search.ranking.lanes import lexical_ranking
+from iii_directory.search.ranking.query import make_query
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -45,7 +45,7 @@ DATA = Path(__file__).resolve().parent / "data"
 def samples(corpus: Corpus, matrix: np.ndarray, encoder: _Static,
             graded: list[tuple[str, dict[str, int]]]) -> list[fit_fusion.Sample]:
     """`fit_fusion.samples` as the static lane scores them: the static top 64 as the dense
-    ranking and no view cosines (`static_lane.learned_order` calls `fusion.features` without
+    ranking and no view cosines (`static_fusion.learned_order` calls `fusion.features` without
     views, so the rows have the thirteen `FEATURES`)."""
     ids = [tool.name for tool in corpus.tools]
     out = []

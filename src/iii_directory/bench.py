@@ -264,7 +264,7 @@ def plain_bm25_run(catalog: Sequence[Mapping[str, Any]],
     import _rank
 
     from .exclusions import is_excluded
-    from .search.select import round_robin
+    from .search.ranking.select import round_robin
 
     ids: list[str] = []
     documents: list[list[str]] = []

@@ -319,14 +319,14 @@ async def _settle_heap_when_ready(worker: Worker) -> None:
 
 
 def encoder_preload(config: str | None) -> Callable[[Settings], None]:
-    """`serve`'s `after_registration`: start the encoder preload (`search/preload.py`) once the
+    """`serve`'s `after_registration`: start the encoder preload (`encoder/preload.py`) once the
     registration frames are on the socket (its imports hold the GIL and would delay them), and
     only when the configuration the engine gave is not `lexical` (nor the local seed's)."""
 
     def start(settings: Settings) -> None:
         if settings.function_search_mode == "lexical":
             return
-        from .search import preload
+        from .encoder import preload
 
         preload.start(config)
 

@@ -7,7 +7,8 @@ relative forms (`from . import x`, `from ..pkg import y`). The surfaces that
 
 A module's layer is the entry of `LAYERS` with the longest matching dotted prefix. An import
 may go to the same or a lower layer, never a higher one; within a layer, the import graph must
-still have no cycle.
+still have no cycle. Other layers reach `iii_directory.search` only through the modules its
+`__all__` names (its public face).
 """
 
 from __future__ import annotations
@@ -48,6 +49,11 @@ LAYERS: dict[str, int] = {
     "iii_directory.ui": 100,
     "iii_directory.sources": 110,
     "iii_directory.kits": 120,
+    # search: the synchronous ranking core < the encoder machinery (its dense lane returns the
+    # core's rankings) < the orchestration of a call; the pre-generate hint stands alone
+    "iii_directory.search.ranking": 115,
+    "iii_directory.encoder": 118,
+    "iii_directory.hints": 120,
     "iii_directory.search": 120,
     # one module per surface, then the assembled directory, the worker and the entry points
     "iii_directory.functions": 200,
@@ -206,3 +212,36 @@ def test_rank_knows_nothing_of_iii() -> None:
     leaks = {m: sorted(t for t in e if t.startswith("iii_directory"))
              for m, e in GRAPH.items() if m.split(".")[0] == "_rank"}
     assert not any(leaks.values()), leaks
+
+
+def private_search_imports(graph: dict[str, dict[str, int]], public: tuple[str, ...]) -> list[str]:
+    """Imports from outside `iii_directory.search` of one of its modules that `public` (module
+    names, each with its submodules) does not hold."""
+    return [
+        f"{module} line {line}: {target}"
+        for module, edges in sorted(graph.items())
+        if not (module == "iii_directory.search" or module.startswith("iii_directory.search."))
+        for target, line in sorted(edges.items())
+        if target.startswith("iii_directory.search.")
+        and not any(target == p or target.startswith(p + ".") for p in public)
+    ]
+
+
+def test_other_layers_import_only_the_public_face_of_search() -> None:
+    """Outside `iii_directory.search`, a module imports only what `search.__all__` names: the
+    orchestration's `service`, `catalog` and `request_limits`, and the `ranking` core."""
+    import iii_directory.search
+
+    public = tuple(f"iii_directory.search.{name}" for name in iii_directory.search.__all__)
+    assert all(name in GRAPH for name in public)
+    assert private_search_imports(GRAPH, public) == []
+
+
+def test_the_public_face_check_sees_a_private_import() -> None:
+    graph = {"iii_directory.bench": {"iii_directory.search.service": 3,
+                                     "iii_directory.search.ranking.select": 4,
+                                     "iii_directory.search.judge": 5},
+             "iii_directory.search.service": {"iii_directory.search.judge": 1}}
+    public = ("iii_directory.search.service", "iii_directory.search.ranking")
+    assert private_search_imports(graph, public) == [
+        "iii_directory.bench line 5: iii_directory.search.judge"]

@@ -12,7 +12,7 @@ import pytest
 
 from iii_directory.config import Settings
 from iii_directory.port import EngineCallError
-from iii_directory.search.hint_text import render_block
+from iii_directory.hints.hint_text import render_block
 
 pytestmark = [pytest.mark.wire, pytest.mark.timeout(60)]
 

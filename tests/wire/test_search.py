@@ -159,8 +159,8 @@ async def test_a_question_with_an_admitted_dense_ranking_gets_low_candidates_ove
     """Issue 31 round two: a request that asks a question, with only an admitted dense ranking
     for evidence (no content term, no action), gets `low` candidates; the same words as a
     statement still get nothing. The signals are fixed so the rule is what the test reads."""
-    from iii_directory.search import answerability as a
-    from iii_directory.search import confidence
+    from iii_directory.search.ranking import answerability as a
+    from iii_directory.search.ranking import confidence
 
     add_peers(wire)
     wire.directory.service(SearchService).static.enabled = False
@@ -186,7 +186,7 @@ async def test_hybrid_mode_over_the_wire(wire: Any) -> None:
 
 
 async def test_hybrid_fusion_reads_the_catalogs_extra_views(wire: Any) -> None:
-    """The first learned lane queues the catalog's description and action views (search/views.py)
+    """The first learned lane queues the catalog's description and action views (ranking/views.py)
     for embedding; later calls rank with them."""
     add_peers(wire)
     service = wire.directory.service(SearchService)

@@ -56,7 +56,7 @@ async def test_a_maximum_size_search_gives_way_between_capabilities(
     budget forced to zero, a task of the worker's loop runs between the query-building of every
     capability of an 18 × 512-character search, and a `skills::get` sent beside it answers."""
     from iii_directory import timeslice
-    from iii_directory.search import query as query_module
+    from iii_directory.search import sliced_queries as query_module
 
     page = roots["skills"] / "notes" / "howto.md"
     page.parent.mkdir(parents=True, exist_ok=True)

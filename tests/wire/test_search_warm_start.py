@@ -13,7 +13,7 @@ import pytest
 from search_fakes import FakeEncoder
 
 from iii_directory.config import Settings
-from iii_directory.search import dense_lane, preload_slot
+from iii_directory.encoder import dense_lane, preload_slot
 from iii_directory.search.service import SearchService
 from wire_harness import running_worker
 

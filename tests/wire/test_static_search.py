@@ -115,7 +115,7 @@ async def test_the_static_expansion_finds_a_function_through_a_nearby_catalog_wo
         wire: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """`watermark at 200 pixels wide` matches one word of one function, so its lexical lane is
     empty; the static expansion adds the catalog word nearest `wide` (`width`) and BM25 then
-    finds `image::watermark` (`search/static_expansion.py`). Without the expansion (no neighbour
+    finds `image::watermark` (`ranking/static_expansion.py`). Without the expansion (no neighbour
     can reach cosine 1.01) the lane stays empty."""
     for function_id, description in [
         ("image::watermark", "Stamp a watermark of a given width on an image."),
@@ -128,11 +128,11 @@ async def test_the_static_expansion_finds_a_function_through_a_nearby_catalog_wo
     ]:
         wire.engine.add_function(function_id, echo, description=description,
                                  request_format={"type": "object", "properties": {"at": {}}})
-    from iii_directory.search import static_expansion, static_lane
+    from iii_directory.search.ranking import static_expansion, static_fusion
 
     # the worker's own `directory::*` functions fill the static head, so the static cut alone
     # would answer this request too: that path is turned off to see the expansion's
-    monkeypatch.setattr(static_lane, "ALONE_COSINE", 1.01)
+    monkeypatch.setattr(static_fusion, "ALONE_COSINE", 1.01)
     service = wire.directory.service(SearchService)
     service.static.enabled = True
     with anyio.fail_after(10):

@@ -17,17 +17,9 @@ from pydantic import BeforeValidator, ConfigDict, Field, WithJsonSchema
 from ..config import Settings
 from ..context import Context
 from ..models import Empty, Request, Response
-from ..search.hint_text import ExposeMode, render_block
-from ..search.hook import (
-    ANNOTATION_TYPE,
-    ANNOTATION_VERSION,
-    DiscoveryOutcome,
-    DiscoveryReason,
-    HintLedger,
-    HookOutcome,
-    decide,
-    hint_message,
-)
+from ..hints.hint_text import ExposeMode, render_block
+from ..hints.hook import (ANNOTATION_TYPE, ANNOTATION_VERSION, DiscoveryOutcome, DiscoveryReason,
+                          HintLedger, HookOutcome, decide, hint_message)
 from ..table import BindingSpec, FunctionSpec, Surface
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from ..errors import DirectoryError
 from ..lazy import LazyModule
 from ..models import Request, Response
 from ..request_bounds import LABEL_CHARS
-from ..search import preload
+from ..encoder import preload
 from ..search.request_limits import capabilities_schema
 from ..table import BindingSpec, FunctionSpec, Surface
 
@@ -184,7 +184,7 @@ async def start_search(directory: Runtime) -> None:
     the registry client is warmed (httpx imported, TLS context built) in the background too."""
     searcher = directory.service(service.SearchService)
     if directory.settings.function_search_mode == "lexical":
-        preload.discard()  # a speculative `serve` preload (search/preload.py) is not needed
+        preload.discard()  # a speculative `serve` preload (encoder/preload.py) is not needed
     searcher.start_model()
     if directory.settings.registry_search:  # the first search's registry calls find it ready
         searcher.spawn(_warm_registry(directory))

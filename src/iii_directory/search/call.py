@@ -11,17 +11,17 @@ from typing import TYPE_CHECKING, Any
 
 from ..log_throttle import ThrottledLog
 from ..timeslice import TimeSlice
-from .corpus import Corpus, DocumentSet
-from .dense_lane import DenseLane, DenseUnavailable
+from .ranking.corpus import Corpus, DocumentSet
+from ..encoder.dense_lane import DenseLane, DenseUnavailable
 from .judge import Candidate, Judge, JudgeFailure, JudgeSettings, Kind, LaneAsk
-from .lanes import Ranking, exact_lane
-from .query import Query, local_lanes, shortlist
-from .views import SecondCosines, ViewCosines
+from .ranking.lanes import Ranking, exact_lane
+from .ranking.query import Query, local_lanes, shortlist
+from .ranking.views import SecondCosines, ViewCosines
 
 if TYPE_CHECKING:
     from ..config import Settings
     from ..context import Context
-    from .answerability import Screening
+    from .ranking.answerability import Screening
 
 log = logging.getLogger(__name__)
 _skips = ThrottledLog(log)

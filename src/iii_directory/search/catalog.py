@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 
-from .corpus import Corpus, Tool, tool_from_schema
+from .ranking.corpus import Corpus, Tool, tool_from_schema
 from ..exclusions import is_excluded, is_internal
 
 log = logging.getLogger(__name__)

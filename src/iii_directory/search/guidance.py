@@ -128,7 +128,7 @@ class GuidanceInput:
     has_triggers: bool = False
     dropped: Sequence[str] = field(default_factory=list)
     low_only: Sequence[str] = ()
-    """Capabilities whose candidates are all `confidence: low` (search/confidence.py)."""
+    """Capabilities whose candidates are all `confidence: low` (search/ranking/confidence.py)."""
     shed: bool = False
     """A heavy call of a model-backed mode answered lexically under load (search/slots.py)."""
 

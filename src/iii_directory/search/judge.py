@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..port import EngineCallError
-from .lanes import Ranking
+from .ranking.lanes import Ranking
 
 JUDGE_EVALUATE = "judge::evaluate"
 JUDGE_MODELS = "judge::models::list"

@@ -23,11 +23,11 @@ from ..exclusions import is_excluded
 from ..sources.registry import RegistryClient
 from ..sources.registry_records import api_entries
 from .call import SearchCall
-from .corpus import DocumentSet, tool_documents, tool_from_schema
+from .ranking.corpus import DocumentSet, tool_documents, tool_from_schema
 from .judge import Candidate, function_candidate
-from .query import Query
-from .select import round_robin
-from .text import slim_description
+from .ranking.query import Query
+from .ranking.select import round_robin
+from .ranking.text import slim_description
 
 log = logging.getLogger(__name__)
 

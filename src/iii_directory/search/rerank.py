@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from .lanes import DENSE_DEPTH, Ranking, weighted_rrf
+from .ranking.lanes import DENSE_DEPTH, Ranking, weighted_rrf
 
 log = logging.getLogger(__name__)
 

@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .call import SearchCall, best_tier
-from .confidence import Confidence, high_first, merged_levels
+from .ranking.confidence import Confidence, high_first, merged_levels
 from .guidance import GuidanceInput, compose
 from .memory import PREAMBLE_GUIDANCE, PREAMBLE_INSTALL, SessionMemory
 from .registry_lane import INSTALL_FUNCTION, merge_installables
-from .select import concatenate, group_by_namespace
+from .ranking.select import concatenate, group_by_namespace
 from .side_lanes import SideResult
 
 if TYPE_CHECKING:

@@ -26,30 +26,31 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..timeslice import TimeSlice
-from .answerability import Screening, informative_terms
+from .ranking.answerability import Screening, informative_terms
 from .call import SearchCall
 from .catalog import CatalogFetchError, fetch_corpus
-from .confidence import HIGH, LOW, Confidence, fallback_lanes, graded_lanes, id_confidence
-from .corpus import Corpus
-from .dense_lane import DenseLane, DenseUnavailable
-from .fusion import Request, learned_lane
+from .ranking.confidence import HIGH, LOW, Confidence, fallback_lanes, graded_lanes, id_confidence
+from .ranking.corpus import Corpus
+from ..encoder.dense_lane import DenseLane, DenseUnavailable, embed_views
+from .ranking.fusion import Request, learned_lane
 from .judge import FUNCTION_DEPTH, JUDGE_EVALUATE, Candidate, Judge, JudgeFailure, LaneAsk, function_candidate
-from .lanes import (ACTION_BONUS, CATALOG, Ranking, action_agreement, answered_tail, bm25_tail,
-                    exact_lane, lexical_lane, ranking_tail, weighted_rrf)
+from .ranking.lanes import (ACTION_BONUS, CATALOG, Ranking, action_agreement, answered_tail,
+                            bm25_tail, exact_lane, lexical_lane, ranking_tail, weighted_rrf)
 from .memory import SessionMemory
-from .needs import answered_needs, expand_needs, need_action_bonus, need_texts, regroup
-from .query import Query, make_queries, screen_queries
+from .ranking.needs import answered_needs, expand_needs, need_action_bonus, need_texts, regroup
+from .ranking.query import Query
+from .sliced_queries import make_queries, screen_queries
 from .registry_lane import search_registry
 from .request_limits import validate_capabilities
 from .response import BatchResult, respond
 from .rerank import RERANK_TIMEOUT_S, Reranker, apply_scores, load_reranker, rerank_head
 from .slots import SearchSlots, configured_slots
-from .second_query import SECOND_QUERY_CAPABILITIES
-from .select import BATCH_SIZE, batches, select_batch
+from .ranking.second_query import SECOND_QUERY_CAPABILITIES
+from .ranking.select import BATCH_SIZE, batches, select_batch
 from .side_lanes import SideResult, fetch_skills, fetch_triggers, rank_skills, rank_triggers
 from .static_lane import StaticLane
-from .text_memo import BUDGET as MEMO_BUDGET, MIB
-from .vocabulary import request_actions
+from .ranking.text_memo import BUDGET as MEMO_BUDGET, MIB
+from .ranking.vocabulary import request_actions
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -219,8 +220,8 @@ class SearchService:
                 await self.dense.load_done_ready()
             if self.dense.ready and not self.dense.has_index(self.corpus.fingerprint):
                 await self.dense.rebuild(self.corpus.fingerprint, *self.corpus.index_inputs())
-            if views and self.dense.ready:  # the fusion's extra views (search/views.py)
-                await self.corpus.views.build(self.dense.pipeline)
+            if views and self.dense.ready:  # the fusion's extra views (search/ranking/views.py)
+                await embed_views(self.corpus.views, self.dense.pipeline)
 
     def function_candidates(self, corpus: Corpus) -> dict[str, Candidate]:
         if self._candidates is None or self._candidates[0] != corpus.fingerprint:

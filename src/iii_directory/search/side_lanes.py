@@ -20,12 +20,12 @@ from typing import Any, TypeVar
 import anyio
 
 from .call import SearchCall
-from .corpus import Document, DocumentSet, DocumentSetCache
+from .ranking.corpus import Document, DocumentSet, DocumentSetCache
 from .judge import SIDE_DEPTH, Candidate, skill_candidate, trigger_candidate
-from .lanes import Ranking
-from .query import Query
-from .select import round_robin
-from .text import bm25_document, searchable_text, side_document, slim_description
+from .ranking.lanes import Ranking
+from .ranking.query import Query
+from .ranking.select import round_robin
+from .ranking.text import bm25_document, searchable_text, side_document, slim_description
 
 T = TypeVar("T")
 

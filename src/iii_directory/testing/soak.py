@@ -68,7 +68,7 @@ WORKER_NAME = "iii-directory"
 LONG_CALLER: contextvars.ContextVar[bool] = contextvars.ContextVar("long_caller", default=False)  # counted apart
 DEFAULT_RSS_BOUND_MIB = 64
 ENCODER_READY = b"dense lane ready"
-"""The worker's log line once its encoder is loaded (`search/dense_lane.py`)."""
+"""The worker's log line once its encoder is loaded (`encoder/dense_lane.py`)."""
 CALL_TIMEOUT_S = 30.0
 RETRY_CODES = frozenset({"invocation_stopped", "function_not_found"})
 """Answers meaning "the worker was not there" (dropped mid-call or not yet re-registered)."""

@@ -74,7 +74,7 @@ class Project:
 
 def installed_default_mode() -> str:
     """The search mode an installation serves: `hybrid` with the `dense` extra, else `lexical`."""
-    from iii_directory.search.dense_lane import dense_installed
+    from iii_directory.encoder.dense_lane import dense_installed
 
     return "hybrid" if dense_installed() else "lexical"
 

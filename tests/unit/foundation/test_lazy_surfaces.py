@@ -27,7 +27,7 @@ DEFERRED = (
     "iii_directory.kits.shapes",
     "iii_directory.search.service",
     "iii_directory.search.catalog",
-    "iii_directory.search.vocabulary",
+    "iii_directory.search.ranking.vocabulary",
     "snowballstemmer",
     "websockets",
 )

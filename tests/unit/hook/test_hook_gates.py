@@ -8,14 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from iii_directory.search.hook import (
-    DiscoveryReason,
-    gate_reason,
-    named_ids,
-    surface_width,
-    task_window,
-    trim_word,
-)
+from iii_directory.hints.hook import (DiscoveryReason, gate_reason, named_ids, surface_width,
+                                      task_window, trim_word)
 
 from .payloads import SEARCH, WIDE_TOOLS, assistant, result, user
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
-from iii_directory.search.hook import HintLedger, decide
+from iii_directory.hints.hook import HintLedger, decide
 
 from .payloads import SEARCH, WIDE_TOOLS, payload, tool, user
 

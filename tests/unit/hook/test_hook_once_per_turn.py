@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from iii_directory.search.hint_text import ExposeMode
-from iii_directory.search.hook import (
-    DiscoveryReason,
-    HintLedger,
-    HintRecord,
-    decide,
-)
+from iii_directory.hints.hint_text import ExposeMode
+from iii_directory.hints.hook import DiscoveryReason, HintLedger, HintRecord, decide
 
 from .payloads import WIDE_TOOLS, user
 

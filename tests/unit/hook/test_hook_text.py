@@ -8,13 +8,8 @@ import re
 import pytest
 
 from iii_directory.directory import Directory
-from iii_directory.search.hint_text import (
-    AGENT_TRIGGER_INSTRUCTION,
-    HINT_PARAGRAPH,
-    NATIVE_INSTRUCTION,
-    call_instruction,
-    render_block,
-)
+from iii_directory.hints.hint_text import (AGENT_TRIGGER_INSTRUCTION, HINT_PARAGRAPH,
+                                           NATIVE_INSTRUCTION, call_instruction, render_block)
 
 BLOCK = re.compile(
     r"\A<discovery_assist functions_generation=(\d+)>\n(?P<body>[^\n]+)\n</discovery_assist>\Z"

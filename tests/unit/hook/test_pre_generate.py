@@ -11,11 +11,8 @@ import pytest
 
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
-from iii_directory.functions.hook import (
-    HOOK_BINDING_CONFIG,
-    HintService,
-)
-from iii_directory.search.hint_text import render_block
+from iii_directory.functions.hook import HOOK_BINDING_CONFIG, HintService
+from iii_directory.hints.hint_text import render_block
 
 from .payloads import SEARCH, WIDE_TOOLS, assistant, payload, result, user
 

@@ -13,9 +13,9 @@ from unrelated_requests import random_letters
 
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
-from iii_directory.search import answerability as a
+from iii_directory.search.ranking import answerability as a
 from iii_directory.search import guidance as g
-from iii_directory.search.corpus import Corpus, tool_from_schema
+from iii_directory.search.ranking.corpus import Corpus, tool_from_schema
 
 
 def corpus_of(records: list[dict]) -> Corpus:

@@ -18,7 +18,7 @@ from unrelated_requests import random_letters, unrelated_sentence
 
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
-from iii_directory.search.dense_lane import dense_installed
+from iii_directory.encoder.dense_lane import dense_installed
 from iii_directory.search.service import SearchService
 from iii_directory.search.static_lane import compiled_kernels
 from iii_directory.standalone import standalone_engine

@@ -10,7 +10,7 @@ import pytest
 
 from iii_directory.config import Settings
 from iii_directory.search.call import SearchCall
-from iii_directory.search.dense_lane import DenseUnavailable
+from iii_directory.encoder.dense_lane import DenseUnavailable
 
 
 class RaisingDense:

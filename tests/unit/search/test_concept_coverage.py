@@ -1,4 +1,4 @@
-"""Concept coverage (`search/concept_coverage.py`) and its place in the lexical and static
+"""Concept coverage (`search/ranking/concept_coverage.py`) and its place in the lexical and static
 families' calibrated answerability scores."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import _rank
 import pytest
 from search_fakes import CATALOG
 
-from iii_directory.search import answerability as a
-from iii_directory.search import concept_coverage as c
-from iii_directory.search.corpus import Corpus, tool_from_schema
+from iii_directory.search.ranking import answerability as a
+from iii_directory.search.ranking import concept_coverage as c
+from iii_directory.search.ranking.corpus import Corpus, tool_from_schema
 
 
 @pytest.fixture(scope="module")

@@ -1,14 +1,14 @@
-"""The graded decision (issue 31, search/confidence.py): `high`, `low` or nothing per capability,
+"""The graded decision (issue 31, ranking/confidence.py): `high`, `low` or nothing per capability,
 the merge of confidences across lanes and batches, and the lexical fallback lane."""
 
 from __future__ import annotations
 
 import pytest
 
-from iii_directory.search import answerability as a
-from iii_directory.search import confidence as c
-from iii_directory.search.corpus import Corpus, tool_from_schema
-from iii_directory.search.query import make_query
+from iii_directory.search.ranking import answerability as a
+from iii_directory.search.ranking import confidence as c
+from iii_directory.search.ranking.corpus import Corpus, tool_from_schema
+from iii_directory.search.ranking.query import make_query
 
 
 def s(content: float, *, action: bool | None = None, coverage: float = 0.1,

@@ -5,17 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 
-from iii_directory.search.corpus import (
-    Corpus,
-    Document,
-    DocumentSet,
-    canonical_corpus,
-    fingerprint,
-    index_terms, query_terms,
-    namespace_of,
-    slim_parameters,
-    tool_from_schema,
-)
+from iii_directory.search.ranking.corpus import (Corpus, Document, DocumentSet, canonical_corpus,
+                                                 fingerprint, index_terms, query_terms,
+                                                 namespace_of, slim_parameters, tool_from_schema)
 
 
 def test_slim_parameters_keeps_keys_and_required_array() -> None:

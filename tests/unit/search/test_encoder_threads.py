@@ -12,8 +12,8 @@ import pytest
 
 import _rank
 
-from iii_directory.search import dense_lane
-from iii_directory.search.dense_lane import THREADS_ENV, encoder_threads
+from iii_directory.encoder import dense_lane
+from iii_directory.encoder.dense_lane import THREADS_ENV, encoder_threads
 
 
 @pytest.fixture(autouse=True)

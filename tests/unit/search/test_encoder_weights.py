@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from iii_directory.search import dense_lane
-from iii_directory.search.dense_lane import WEIGHTS_ENV, encoder_weights, model_key
+from iii_directory.encoder import dense_lane
+from iii_directory.encoder.dense_lane import WEIGHTS_ENV, encoder_weights, model_key
 
 
 @pytest.mark.parametrize("raw, expected", [("", "int8"), (" float ", "float"), ("int8", "int8"),

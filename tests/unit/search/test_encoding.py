@@ -16,11 +16,12 @@ from search_fakes import CATALOG, ExactIndex, FakeEncoder, PeerEngine, search
 
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
-from iii_directory.search.encoding import (BACKGROUND_SHARE, BUSY_SHARE, DOCUMENT, INDEX, INDEX_BUSY_SHARE, QUERY,
-                                          EncoderPipeline, EncodingDropped, pause_after, query_key)
-from iii_directory.search.second_query import second_query
+from iii_directory.encoder.encoding import (BACKGROUND_SHARE, BUSY_SHARE, DOCUMENT, INDEX,
+                                            INDEX_BUSY_SHARE, QUERY, EncoderPipeline,
+                                            EncodingDropped, pause_after, query_key)
+from iii_directory.search.ranking.second_query import second_query
 from iii_directory.search.service import SearchService
-from iii_directory.search.vector_cache import VectorCache
+from iii_directory.encoder.vector_cache import VectorCache
 
 
 class GatedEncoder(FakeEncoder):
@@ -433,7 +434,7 @@ async def test_a_catalog_text_arriving_during_a_pause_wakes_the_runner(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The pause after an ad-hoc batch is not polled: a catalog text queued while it runs ends
     it (the wall clock stands still and the poll interval is an hour)."""
-    from iii_directory.search import encoding
+    from iii_directory.encoder import encoding
 
     monkeypatch.setattr(encoding, "PAUSE_POLL_S", 3600.0)
     wall = Clock()
@@ -461,7 +462,7 @@ async def test_catalog_embedding_progresses_at_its_share_while_calls_are_in_flig
     capability and a rewritten skill while calls are in flight, yet the catalog's documents are
     embedded first, at `INDEX_BUSY_SHARE` of the injected wall clock. The clock moves only by
     the encoder's cost (10 ms a text) and while the runner pauses."""
-    from iii_directory.search import encoding
+    from iii_directory.encoder import encoding
 
     monkeypatch.setattr(encoding, "PAUSE_POLL_S", 0.0)
     wall = Clock()
@@ -508,8 +509,8 @@ async def test_catalog_embedding_progresses_at_its_share_while_calls_are_in_flig
 
 
 async def test_a_cold_workers_first_index_takes_no_busy_pause_and_later_ones_do() -> None:
-    from iii_directory.search.dense_lane import DenseLane
-    from iii_directory.search.encoding import FIRST_INDEX_SHARE
+    from iii_directory.encoder.dense_lane import DenseLane
+    from iii_directory.encoder.encoding import FIRST_INDEX_SHARE
 
     lane = DenseLane(persist=False, index_factory=ExactIndex, busy=lambda: True)
     lane.install(FakeEncoder())

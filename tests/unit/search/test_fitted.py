@@ -1,4 +1,4 @@
-"""The fitted numbers: `search/data/fitted.json` names where each table came from, the stage
+"""The fitted numbers: `search/ranking/data/fitted.json` names where each table came from, the stage
 modules read exactly it, and re-running each fit script's `--check` reproduces it (a subprocess;
 fails when a table no longer matches its fit)."""
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from iii_directory.search import answerability, fitted, fusion, static_lane
+from iii_directory.search.ranking import answerability, fitted, fusion, static_fusion
 
 REPO = Path(__file__).resolve().parents[3]
 EVAL_DIR = REPO.parent / "shared" / "eval"
@@ -26,7 +26,7 @@ CODE_TABLES: dict[str, tuple[tuple[str, ...], tuple[float, ...]]] = {
     "fusion.HEAD_WEIGHTS": (fusion.HEAD_SCORED_FEATURES, fusion.HEAD_WEIGHTS),
     "fusion.WEIGHTS_WITHOUT_SECOND": (fusion.VIEWED_FEATURES, fusion.WEIGHTS_WITHOUT_SECOND),
     "fusion.WEIGHTS_WITHOUT_VIEWS": (fusion.FEATURES, fusion.WEIGHTS_WITHOUT_VIEWS),
-    "static_lane.STATIC_WEIGHTS": (fusion.FEATURES, static_lane.STATIC_WEIGHTS),
+    "static_lane.STATIC_WEIGHTS": (fusion.FEATURES, static_fusion.STATIC_WEIGHTS),
     **{f"answerability.CALIBRATION.{kind}": (answerability.FEATURE_NAMES[kind],
                                              answerability.CALIBRATION[kind][0])
        for kind in ("hybrid", "lexical", "static")},

@@ -7,30 +7,17 @@ import math
 import _rank
 import pytest
 
-from iii_directory.search.corpus import Document, DocumentSet
-from iii_directory.search import fusion
-from iii_directory.search.fusion import (
-    FEATURES,
-    HEAD,
-    HEAD_FEATURES,
-    HEAD_SCORED_FEATURES,
-    HEAD_WEIGHTS,
-    SECOND_FEATURES,
-    SECOND_VIEWED_FEATURES,
-    VIEW_FEATURES,
-    VIEWED_FEATURES,
-    WEIGHTS,
-    WEIGHTS_WITHOUT_SECOND,
-    WEIGHTS_WITHOUT_VIEWS,
-    Request,
-    features,
-    id_words,
-    head_rows,
-    learned_lane,
-    worker_term,
-)
-from iii_directory.search.lanes import lexical_ranking
-from iii_directory.search.select import select_batch
+from iii_directory.search.ranking.corpus import Document, DocumentSet
+from iii_directory.search.ranking import fusion
+from iii_directory.search.ranking.fusion import (FEATURES, HEAD, HEAD_FEATURES,
+                                                 HEAD_SCORED_FEATURES, HEAD_WEIGHTS,
+                                                 SECOND_FEATURES, SECOND_VIEWED_FEATURES,
+                                                 VIEW_FEATURES, VIEWED_FEATURES, WEIGHTS,
+                                                 WEIGHTS_WITHOUT_SECOND, WEIGHTS_WITHOUT_VIEWS,
+                                                 Request, features, id_words, head_rows,
+                                                 learned_lane, worker_term)
+from iii_directory.search.ranking.lanes import lexical_ranking
+from iii_directory.search.ranking.select import select_batch
 
 DESCRIPTIONS = {
     "state::get": "Read the value stored under a key.",

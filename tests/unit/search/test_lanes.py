@@ -4,26 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from iii_directory.search.corpus import Document, DocumentSet
-from iii_directory.search.lanes import (
-    BM25_TAIL_DEPTH,
-    answered_tail,
-    bm25_tail,
-    ranking_tail,
-    AD_HOC,
-    CATALOG,
-    catalog_admitted,
-    coverage_prune,
-    dense_cut,
-    exact_lane,
-    corroborated,
-    hybrid_lane,
-    is_admitted,
-    is_coherent,
-    lexical_ranking,
-    single_term_fallback,
-    weighted_rrf,
-)
+from iii_directory.search.ranking.corpus import Document, DocumentSet
+from iii_directory.search.ranking.lanes import (BM25_TAIL_DEPTH, answered_tail, bm25_tail,
+                                                ranking_tail, AD_HOC, CATALOG, catalog_admitted,
+                                                coverage_prune, dense_cut, exact_lane, corroborated,
+                                                hybrid_lane, is_admitted, is_coherent,
+                                                lexical_ranking, single_term_fallback, weighted_rrf)
 
 
 def test_coverage_pruning_thresholds() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from iii_directory.search.mapped_pages import clean_mappings, release_file_pages
+from iii_directory.encoder.mapped_pages import clean_mappings, release_file_pages
 
 PAGE = mmap.PAGESIZE
 
@@ -105,7 +105,7 @@ def test_nothing_mapped_releases_nothing(tmp_path: Path) -> None:
 
 @live
 def test_the_dense_lane_encoder_release_trims_then_hands_back_the_weights(tmp_path: Path) -> None:
-    from iii_directory.search.dense_lane import _releasing
+    from iii_directory.encoder.dense_lane import _releasing
 
     weights = tmp_path / "weights.bin"
     weights.write_bytes(b"\x01" * (64 * PAGE))

@@ -8,7 +8,7 @@ import re
 
 from hypothesis import given, settings, strategies as st
 
-from iii_directory.search.text import dense_query, mask_non_prose
+from iii_directory.search.ranking.text import dense_query, mask_non_prose
 
 FULL = re.compile(r"(?:https?|ftp)://\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|`[^`]*`"
                   r"|\S*::\S*|\S+\.\w{1,5}\b", re.IGNORECASE)

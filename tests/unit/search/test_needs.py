@@ -1,13 +1,14 @@
-"""Several needs in one capability (issue 31, search/needs.py): where a capability is cut, and
+"""Several needs in one capability (issue 31, ranking/needs.py): where a capability is cut, and
 how its needs travel with it through a call."""
 
 from __future__ import annotations
 
 import pytest
 
-from iii_directory.search.needs import (MAX_NEEDS, NEED_ACTION_BONUS, answered_needs, expand_needs,
-                                        need_action_bonus, need_texts, regroup, split_needs)
-from iii_directory.search.query import make_query
+from iii_directory.search.ranking.needs import (MAX_NEEDS, NEED_ACTION_BONUS, answered_needs,
+                                                expand_needs, need_action_bonus, need_texts,
+                                                regroup, split_needs)
+from iii_directory.search.ranking.query import make_query
 
 
 @pytest.mark.parametrize("text, needs", [
@@ -67,8 +68,8 @@ def test_need_texts_are_the_entries_after_each_capability() -> None:
 def test_a_call_searches_at_most_its_budget_of_needs() -> None:
     """Eighteen capabilities of five needs each add `NEEDS_PER_CALL` needs, not ninety: the work
     of a call of long capabilities stays bounded."""
-    from iii_directory.search.needs import NEEDS_PER_CALL
-    from iii_directory.search.query import make_query
+    from iii_directory.search.ranking.needs import NEEDS_PER_CALL
+    from iii_directory.search.ranking.query import make_query
 
     text = ("find the invoice, email it to the client, upload the report, schedule a call "
             "and post a summary to the team channel")

@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 
 import _rank
-from iii_directory.search import fusion
-from iii_directory.search.answerability import known_share, ordinary_terms, request_words
-from iii_directory.search.corpus import Document, DocumentSet, Tool, document_terms, query_terms
-from iii_directory.search.dense_lane import top_ranking
-from iii_directory.search.views import Views
-from iii_directory.search.vocabulary import function_actions
+from iii_directory.search.ranking import fusion
+from iii_directory.search.ranking.answerability import known_share, ordinary_terms, request_words
+from iii_directory.search.ranking.corpus import (Document, DocumentSet, Tool, document_terms,
+                                                 query_terms)
+from iii_directory.encoder.dense_lane import top_ranking
+from iii_directory.search.ranking.views import Views
+from iii_directory.search.ranking.vocabulary import function_actions
 
 IDS = ("mailer::send", "hr::time-off::request", "sheets::appendRow", "standalone", "crm::contacts::get")
 
@@ -40,7 +41,7 @@ def test_document_term_sets_are_each_documents_indexed_terms() -> None:
 
 
 def _rank_terms(lexical: str) -> list[str]:
-    from iii_directory.search.corpus import index_terms
+    from iii_directory.search.ranking.corpus import index_terms
 
     return index_terms(_rank.tokenize(lexical))
 
@@ -88,14 +89,14 @@ def test_view_cosines_are_python_floats_and_zero_for_unknown_ids() -> None:
 
 
 def test_known_share_reads_the_memoised_words() -> None:
-    from iii_directory.search.answerability import catalog_stats
+    from iii_directory.search.ranking.answerability import catalog_stats
 
     documents = DocumentSet(tuple(Document(i, i, f"{i} send email") for i in IDS))
     assert known_share("send the xqzzv email", catalog_stats(documents)) == (4, 0.75)
 
 
 def test_a_repeated_capability_shares_its_immutable_query() -> None:
-    from iii_directory.search.query import make_query
+    from iii_directory.search.ranking.query import make_query
 
     first = make_query("Send an email to the new customer")
     again = make_query("Send an email to the new customer")

@@ -1,4 +1,4 @@
-"""The speculative `serve` encoder preload (search/preload.py): when it starts, who adopts it."""
+"""The speculative `serve` encoder preload (encoder/preload.py): when it starts, who adopts it."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from search_fakes import FakeEncoder
 
-from iii_directory.search import preload
-from iii_directory.search.dense_lane import DIMENSION, DenseLane, model_key
-from iii_directory.search.vector_cache import VectorCache
+from iii_directory.encoder import preload
+from iii_directory.encoder.dense_lane import DIMENSION, DenseLane, model_key
+from iii_directory.encoder.vector_cache import VectorCache
 
 
 @pytest.fixture(autouse=True)
@@ -78,8 +78,8 @@ async def test_the_dense_lane_adopts_the_preloaded_encoder(tmp_path: Path,
     def no_second_build(model_dir: str | None, cache_dir: Path | None = None) -> Any:
         raise AssertionError("the lane built a second encoder")
 
-    monkeypatch.setattr("iii_directory.search.dense_lane.open_encoder", no_second_build)
-    monkeypatch.setattr("iii_directory.search.dense_lane.dense_installed", lambda: True)
+    monkeypatch.setattr("iii_directory.encoder.dense_lane.open_encoder", no_second_build)
+    monkeypatch.setattr("iii_directory.encoder.dense_lane.dense_installed", lambda: True)
     lane = DenseLane(tmp_path)
     assert await lane.load(None)
     assert lane.encoder is opener.encoder and opener.calls == [None]

@@ -11,7 +11,7 @@ from search_fakes import CATALOG, PeerEngine, ids, search
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
 from iii_directory.search import guidance as g
-from iii_directory.search.query import make_query
+from iii_directory.search.ranking.query import make_query
 from iii_directory.search.registry_lane import assemble, list_queries, merge_installables
 from iii_directory.testing.registry import MockRegistry
 

@@ -11,7 +11,7 @@ from iii_directory.config import Settings
 from iii_directory.directory import Directory
 from iii_directory.errors import DirectoryError
 from iii_directory.functions.search import SURFACE
-from iii_directory.search import query as query_module
+from iii_directory.search import sliced_queries
 from iii_directory.search.request_limits import (CAPABILITY_MAX_CHARS, REQUEST_MAX_CAPABILITIES,
                                                  check_sizes, validate_capabilities)
 
@@ -76,8 +76,8 @@ async def test_a_request_at_the_limit_is_searched(directory: Directory) -> None:
 async def test_an_over_limit_request_does_no_search_work(directory: Directory,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     made: list[str] = []
-    real = query_module.make_query
-    monkeypatch.setattr(query_module, "make_query", lambda c: made.append(c) or real(c))
+    real = sliced_queries.make_query
+    monkeypatch.setattr(sliced_queries, "make_query", lambda c: made.append(c) or real(c))
     long = padded("send an email", CAPABILITY_MAX_CHARS + 1)
     with pytest.raises(DirectoryError) as caught:
         await directory.invoke(SEARCH, {"capabilities": ["send an sms", long]})

@@ -16,9 +16,10 @@ from search_fakes import CATALOG, PeerEngine, search
 from iii_directory import timeslice
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
-from iii_directory.search import answerability, query as query_module
-from iii_directory.search.corpus import Corpus
-from iii_directory.search.query import prepare_queries
+from iii_directory.search.ranking import answerability, query as query_module
+from iii_directory.search import sliced_queries
+from iii_directory.search.ranking.corpus import Corpus
+from iii_directory.search.sliced_queries import prepare_queries
 from iii_directory.search.request_limits import CAPABILITY_MAX_CHARS
 from iii_directory.search.service import SearchService
 from iii_directory.timeslice import TimeSlice
@@ -75,8 +76,8 @@ async def test_other_tasks_run_between_the_capabilities_of_one_long_request(
             return real(*args)
         return wrapper
 
-    monkeypatch.setattr(query_module, "make_query", counted("query", query_module.make_query))
-    monkeypatch.setattr(query_module, "screen", counted("screen", answerability.screen))
+    monkeypatch.setattr(sliced_queries, "make_query", counted("query", query_module.make_query))
+    monkeypatch.setattr(sliced_queries, "screen", counted("screen", answerability.screen))
     done = False
 
     async def other() -> None:

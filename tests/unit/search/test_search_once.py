@@ -13,7 +13,8 @@ from search_fakes import CATALOG, ExactIndex, FakeEncoder, PeerEngine, search
 
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
-from iii_directory.search import answerability, lanes, service as service_module
+from iii_directory.search.ranking import answerability, lanes
+from iii_directory.search import service as service_module
 from iii_directory.search.service import SearchService
 
 CAPABILITIES = ("send an email to a customer", "charge a credit card", "create a calendar event",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from iii_directory.search.query import make_query
-from iii_directory.search.second_query import second_query
+from iii_directory.search.ranking.query import make_query
+from iii_directory.search.ranking.second_query import second_query
 
 
 @pytest.mark.parametrize(("capability", "expected"), [

@@ -2,16 +2,9 @@
 
 from __future__ import annotations
 
-from iii_directory.search.select import (
-    SELECTION_BUDGET,
-    batches,
-    concatenate,
-    group_by_namespace,
-    namespace_floor,
-    round_robin,
-    select_batch,
-    worker_cap,
-)
+from iii_directory.search.ranking.select import (SELECTION_BUDGET, batches, concatenate,
+                                                 group_by_namespace, namespace_floor, round_robin,
+                                                 select_batch, worker_cap)
 
 
 def test_batches_of_six() -> None:

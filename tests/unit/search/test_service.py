@@ -13,8 +13,8 @@ from iii_directory.directory import Directory
 from iii_directory.errors import DirectoryError
 from iii_directory.search import guidance as g
 from iii_directory.search import service as service_module
-from iii_directory.search.dense_lane import DenseUnavailable
-from iii_directory.search.second_query import SECOND_QUERY_CAPABILITIES, second_query
+from iii_directory.encoder.dense_lane import DenseUnavailable
+from iii_directory.search.ranking.second_query import SECOND_QUERY_CAPABILITIES, second_query
 from iii_directory.search.service import SearchService
 
 SEARCH = "directory::search_functions"
@@ -262,7 +262,7 @@ async def test_vector_cache_reuse_across_refresh_and_restart(settings: Settings,
     restarted_service = restarted.service(SearchService)
     await restarted_service.settle()
     assert restarted_service.dense.encoded_documents == 0
-    # geocode's index document is not embedded again; its extra views (search/views.py) are
+    # geocode's index document is not embedded again; its extra views (search/ranking/views.py) are
     # embedded at the first learned lane that needs them, which the first process never had
     assert all(not text.startswith("maps::geocode") for text in second.texts)
 

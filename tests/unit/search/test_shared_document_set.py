@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from iii_directory.search import corpus
-from iii_directory.search.corpus import Document, DocumentSetCache
+from iii_directory.search.ranking import corpus
+from iii_directory.search.ranking.corpus import Document, DocumentSetCache
 
 
 def _docs(*ids: str) -> tuple[Document, ...]:

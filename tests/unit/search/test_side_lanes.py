@@ -59,8 +59,8 @@ async def test_scans_go_to_a_thread_while_search_calls_overlap(tmp_path) -> None
     from iii_directory.directory import Directory
     from iii_directory.search import side_lanes
     from iii_directory.search.call import SearchCall
-    from iii_directory.search.corpus import Corpus
-    from iii_directory.search.dense_lane import DenseLane
+    from iii_directory.search.ranking.corpus import Corpus
+    from iii_directory.encoder.dense_lane import DenseLane
     from iii_directory.search.judge import Judge
 
     empty = tmp_path / "none"
@@ -136,7 +136,7 @@ def test_visible_skills_see_every_edit_and_share_unchanged_entries(tmp_path) -> 
 
 
 def test_skill_documents_reuse_the_documents_of_unchanged_entries() -> None:
-    from iii_directory.search.corpus import DocumentSetCache, document_terms, index_terms
+    from iii_directory.search.ranking.corpus import DocumentSetCache, document_terms, index_terms
     from iii_directory.search.side_lanes import SkillEntry, skill_documents
 
     import _rank
@@ -156,7 +156,7 @@ def test_the_same_entry_objects_find_their_set_without_building_documents() -> N
     """`DocumentSetCache.of_entries`: the very same entry objects find their set by identity
     (no document is built or hashed); equal but new entries still find the equal set; the set
     keeps its entries, so a freed entry's id is never mistaken for another's."""
-    from iii_directory.search.corpus import DocumentSetCache
+    from iii_directory.search.ranking.corpus import DocumentSetCache
     from iii_directory.search.side_lanes import SkillEntry, skill_document
 
     built: list[object] = []

@@ -1,4 +1,4 @@
-"""Static query expansion (`search/static_expansion.py`): the catalog's words nearest a
+"""Static query expansion (`search/ranking/static_expansion.py`): the catalog's words nearest a
 request's unknown words, and the lexical lane they give a lane whose own lexical lane is empty.
 Needs the static table (BM25-only targets have it) but no numpy."""
 
@@ -8,11 +8,11 @@ import pytest
 
 import _rank
 
-from iii_directory.search import static_expansion as se
+from iii_directory.search.ranking import static_expansion as se
 from iii_directory.search import static_lane as sl
-from iii_directory.search.corpus import Corpus, tool_from_schema
-from iii_directory.search.lanes import lexical_lane
-from iii_directory.search.query import make_query
+from iii_directory.search.ranking.corpus import Corpus, tool_from_schema
+from iii_directory.search.ranking.lanes import lexical_lane
+from iii_directory.search.ranking.query import make_query
 
 CATALOG = [
     ("image::resize", "Resize an image to a given width and height."),

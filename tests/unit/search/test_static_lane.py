@@ -1,5 +1,5 @@
-"""The static lane (`search/static_lane.py`): its fusion rule, when it serves, and a search on a
-host without the `dense` extra. Needs no numpy (it runs on BM25-only targets)."""
+"""The static lane (`search/static_lane.py`, its rule `ranking/static_fusion.py`): its fusion rule,
+when it serves, and a search on a host without the `dense` extra. Needs no numpy (it runs on BM25-only targets)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import pytest
 
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
+from iii_directory.search.ranking import static_fusion as sf
 from iii_directory.search import static_lane as sl
 from iii_directory.search.service import SearchService
 from iii_directory.standalone import standalone_engine
@@ -40,73 +41,73 @@ def ranking(*ids: str, top: float = 0.7, step: float = 0.01) -> list[tuple[str, 
 def test_a_confident_bm25_leader_stays_first() -> None:
     lexical = [("a::x", 9.0), ("b::y", 8.0)]
     # the static lane prefers b::y, but holds a::x in its first four: BM25's leader is kept
-    fused = sl.fuse_static(lexical, ranking("b::y", "c::z", "a::x", "d::w"))
+    fused = sf.fuse_static(lexical, ranking("b::y", "c::z", "a::x", "d::w"))
     assert [d for d, _ in fused][:2] == ["a::x", "b::y"]
     # outside its first four, plain reciprocal-rank fusion decides
-    fused = sl.fuse_static(lexical, ranking("b::y", "c::z", "d::w", "e::v", "a::x"))
+    fused = sf.fuse_static(lexical, ranking("b::y", "c::z", "d::w", "e::v", "a::x"))
     assert [d for d, _ in fused][0] == "b::y"
 
 
 def test_static_hits_join_the_lane() -> None:
-    fused = sl.fuse_static([("a::x", 9.0)], ranking("a::x", "a::q", "c::z"))
+    fused = sf.fuse_static([("a::x", 9.0)], ranking("a::x", "a::q", "c::z"))
     assert {d for d, _ in fused} == {"a::x", "a::q", "c::z"}
 
 
 def test_an_uncorroborated_lexical_lane_is_dropped() -> None:
-    far = ranking(*[f"w{i}::f" for i in range(sl.CORROBORATION_DEPTH)], "a::x")
-    assert sl.fuse_static([("a::x", 9.0)], far) == []
-    near = ranking(*[f"w{i}::f" for i in range(sl.CORROBORATION_DEPTH - 1)], "a::other")
-    assert sl.fuse_static([("a::x", 9.0)], near) != []
+    far = ranking(*[f"w{i}::f" for i in range(sf.CORROBORATION_DEPTH)], "a::x")
+    assert sf.fuse_static([("a::x", 9.0)], far) == []
+    near = ranking(*[f"w{i}::f" for i in range(sf.CORROBORATION_DEPTH - 1)], "a::other")
+    assert sf.fuse_static([("a::x", 9.0)], near) != []
 
 
 def test_a_static_head_corroborates_a_lexical_hit_below_a_stray_leader() -> None:
     # the leader's worker (a) is nowhere in the static lane, but b holds two of its first four
     # and the lexical lane's second hit: the lane is kept, not dropped
-    head = ranking("b::y", "c::z", "b::q", *[f"w{i}::f" for i in range(sl.CORROBORATION_DEPTH)])
+    head = ranking("b::y", "c::z", "b::q", *[f"w{i}::f" for i in range(sf.CORROBORATION_DEPTH)])
     lexical = [("a::x", 9.0), ("b::y", 8.0)]
-    assert "b::y" in {d for d, _ in sl.fuse_static(lexical, head)}
+    assert "b::y" in {d for d, _ in sf.fuse_static(lexical, head)}
     # one static hit of b in the head is not enough; nor is b below the lexical lane's first three
-    single = ranking("b::y", "c::z", "d::q", *[f"w{i}::f" for i in range(sl.CORROBORATION_DEPTH)])
-    assert sl.fuse_static(lexical, single) == []
+    single = ranking("b::y", "c::z", "d::q", *[f"w{i}::f" for i in range(sf.CORROBORATION_DEPTH)])
+    assert sf.fuse_static(lexical, single) == []
     deep = [("a::x", 9.0), ("e::1", 8.0), ("e::2", 7.0), ("b::y", 6.0)]
-    assert sl.fuse_static(deep, head) == []
+    assert sf.fuse_static(deep, head) == []
 
 
 def test_the_lexical_head_stays_inside_the_fused_lanes_first_four() -> None:
     lane = [("s::1", 1.0), ("s::2", 0.9), ("s::3", 0.8), ("s::4", 0.7), ("a::x", 0.6),
             ("s::5", 0.5)]
     lexical = [("s::1", 9.0), ("a::x", 8.0), ("s::2", 7.0), ("b::y", 6.0)]
-    kept = sl.keep_lexical_head(lane, lexical)
+    kept = sf.keep_lexical_head(lane, lexical)
     assert [d for d, _ in kept] == ["s::1", "s::2", "s::3", "a::x", "s::4", "s::5"]
     assert dict(kept)["a::x"] == 0.8  # scored as the hit before it: the order holds
     # the first place is never taken; a lane already holding the head is left as it is
-    led = sl.keep_lexical_head(lane, [("a::x", 9.0)])
+    led = sf.keep_lexical_head(lane, [("a::x", 9.0)])
     assert led[0][0] == "s::1" and [d for d, _ in led][:4].count("a::x") == 1
-    assert sl.keep_lexical_head(lane, [("s::4", 9.0), ("s::1", 8.0)]) == lane
-    assert sl.keep_lexical_head([], lexical) == []
+    assert sf.keep_lexical_head(lane, [("s::4", 9.0), ("s::1", 8.0)]) == lane
+    assert sf.keep_lexical_head([], lexical) == []
 
 
 def test_an_empty_lexical_lane_takes_only_a_confident_coherent_static_head() -> None:
-    coherent = ranking("a::x", "a::y", "b::z", top=sl.ALONE_COSINE)
-    assert [d for d, _ in sl.fuse_static([], coherent)] == ["a::x", "a::y", "b::z"]
-    assert sl.fuse_static([], ranking("a::x", "a::y", top=sl.ALONE_COSINE - 0.01)) == []
-    assert sl.fuse_static([], ranking("a::x", "b::y", "c::z", "d::w", top=0.9)) == []
-    assert sl.fuse_static([], []) == []
+    coherent = ranking("a::x", "a::y", "b::z", top=sf.ALONE_COSINE)
+    assert [d for d, _ in sf.fuse_static([], coherent)] == ["a::x", "a::y", "b::z"]
+    assert sf.fuse_static([], ranking("a::x", "a::y", top=sf.ALONE_COSINE - 0.01)) == []
+    assert sf.fuse_static([], ranking("a::x", "b::y", "c::z", "d::w", top=0.9)) == []
+    assert sf.fuse_static([], []) == []
 
 
 def test_static_cut_and_tail() -> None:
     ranked = [("a::x", 0.8), ("b::y", 0.65), ("c::z", 0.61), ("d::w", 0.2)]
-    assert [d for d, _ in sl.static_cut(ranked)] == ["a::x", "b::y", "c::z"]
-    assert sl.static_cut([]) == []
-    tail = sl.static_tail([("a::x", 1.0)], ranking(*[f"t{i}::f" for i in range(9)], "a::x"))
-    assert len(tail) == sl.TAIL_DEPTH and all(d != "a::x" for d, _ in tail)
-    assert sl.static_tail([], ranked) == []
+    assert [d for d, _ in sf.static_cut(ranked)] == ["a::x", "b::y", "c::z"]
+    assert sf.static_cut([]) == []
+    tail = sf.static_tail([("a::x", 1.0)], ranking(*[f"t{i}::f" for i in range(9)], "a::x"))
+    assert len(tail) == sf.TAIL_DEPTH and all(d != "a::x" for d, _ in tail)
+    assert sf.static_tail([], ranked) == []
 
 
 def test_the_learned_order_keeps_the_leader_and_reorders_the_rest() -> None:
-    from iii_directory.search.corpus import Corpus, tool_from_schema
-    from iii_directory.search.fusion import Request
-    from iii_directory.search.lanes import action_agreement
+    from iii_directory.search.ranking.corpus import Corpus, tool_from_schema
+    from iii_directory.search.ranking.fusion import Request
+    from iii_directory.search.ranking.lanes import action_agreement
 
     corpus = Corpus.build([tool_from_schema(r["function_id"], r["description"],
                                             r["request_schema"]) for r in CATALOG])
@@ -115,23 +116,23 @@ def test_the_learned_order_keeps_the_leader_and_reorders_the_rest() -> None:
     lexical = [("calendar::event::create", 9.0), ("calendar::event::list", 6.0)]
     static = ranking("calendar::event::list", "calendar::event::create", "mail::send",
                      "files::list")
-    lane = sl.fuse_static(lexical, static)
-    ordered = sl.learned_order(lane, lexical, static, Request.of(terms), corpus.documents,
+    lane = sf.fuse_static(lexical, static)
+    ordered = sf.learned_order(lane, lexical, static, Request.of(terms), corpus.documents,
                                lambda f: describe(f, ""))
     assert ordered[0][0] == "calendar::event::create"
-    assert ordered[0][1] == 1.0 + sl.ACTION_BONUS
+    assert ordered[0][1] == 1.0 + sf.ACTION_BONUS
     assert {d for d, _ in lane} <= {d for d, _ in ordered}
     assert all(0.0 < s <= 1.0 for _, s in ordered[1:])
     # the service's agreement pass leaves the leader first
     again = action_agreement(ordered, Request.of(terms).actions, lambda f: describe(f, ""))
     assert again[0][0] == "calendar::event::create"
-    assert sl.learned_order([], lexical, static, Request.of(terms), corpus.documents,
+    assert sf.learned_order([], lexical, static, Request.of(terms), corpus.documents,
                             lambda f: describe(f, "")) == []
 
 
 def test_a_refusal_the_static_lane_vouches_for() -> None:
-    from iii_directory.search import static_evidence
-    from iii_directory.search.answerability import Signals, answerable, vouches
+    from iii_directory.search.ranking import static_evidence
+    from iii_directory.search.ranking.answerability import Signals, answerable, vouches
 
     query = object()
     # no content term a document's id names: under the evidence floor, so the decision says no
@@ -152,8 +153,8 @@ def test_a_refusal_the_static_lane_vouches_for() -> None:
     assert not vouches(query, refused)
     static_evidence.record([(query, 0.7, static_evidence.VOUCH_HEAD - 1)])  # the head spans two workers
     assert not vouches(query, strong)
-    assert sl.head_share(ranking("a::x", "a::y", "b::z", "a::w")) == 3
-    assert sl.head_share([]) == 0
+    assert sf.head_share(ranking("a::x", "a::y", "b::z", "a::w")) == 3
+    assert sf.head_share([]) == 0
     assert static_evidence.queries() == [query]  # what the benchmark scripts read back
     static_evidence.clear()
     assert static_evidence.queries() == []
@@ -221,7 +222,7 @@ def _ids(response: dict) -> list[str]:
 async def test_search_without_the_dense_extra_fuses_the_static_lane(
         settings: Settings, bm25_only: None, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="iii_directory.search.static_lane")
-    # A request the answerability decision accepts (search/answerability.py refuses "email the
+    # A request the answerability decision accepts (ranking/answerability.py refuses "email the
     # report to my manager" in every BM25-only mode: "email" earns no content credit there).
     fused, service = await _search(settings, "hybrid", "send my manager a message")
     assert fused["search_mode"] == "lexical"  # the published values are kept

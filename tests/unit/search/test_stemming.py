@@ -9,7 +9,7 @@ import sys
 
 PROBE = """
 import json, sys
-from iii_directory.search.vocabulary import stem, _STEMMER
+from iii_directory.search.ranking.vocabulary import stem, _STEMMER
 before = sorted(m for m in sys.modules if m.startswith("snowballstemmer"))
 words = ["running", "generalization", "connections", "happily", "skies", "emailing", "caresses",
          "meetings", "transcribed", "spreadsheets", "a", "go", "2024", "naïve"]

@@ -5,17 +5,10 @@ from __future__ import annotations
 import _rank
 import pytest
 
-from iii_directory.search.query import make_query
-from iii_directory.search.text import (
-    bm25_document,
-    compact_capability,
-    dense_query,
-    is_intrinsic,
-    searchable_text,
-    side_document,
-    slim_description,
-    truncate_bytes,
-)
+from iii_directory.search.ranking.query import make_query
+from iii_directory.search.ranking.text import (bm25_document, compact_capability, dense_query,
+                                               is_intrinsic, searchable_text, side_document,
+                                               slim_description, truncate_bytes)
 
 
 @pytest.mark.parametrize(

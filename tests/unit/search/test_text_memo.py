@@ -15,11 +15,13 @@ from search_fakes import CATALOG, PeerEngine
 
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
-from iii_directory.search import answerability, query
-from iii_directory.search.corpus import Corpus
+from iii_directory.search.ranking import answerability, query
+from iii_directory.search import sliced_queries
+from iii_directory.search.ranking.corpus import Corpus
 from iii_directory.search.request_limits import CAPABILITY_MAX_CHARS
 from iii_directory.search.service import SearchService
-from iii_directory.search.text_memo import BUDGET, MIB, HotMemo, MemoBudget, TextMemo, approx_bytes, text_memo
+from iii_directory.search.ranking.text_memo import (BUDGET, MIB, HotMemo, MemoBudget, TextMemo,
+                                                    approx_bytes, text_memo)
 from iii_directory.timeslice import TimeSlice
 
 
@@ -154,7 +156,7 @@ async def test_many_long_capabilities_leave_every_memo_within_its_share() -> Non
     documents = Corpus.empty().documents
     capabilities = [distinct_capability(n) for n in range(600)]
     for start in range(0, len(capabilities), 18):
-        await query.prepare_queries(capabilities[start:start + 18], documents, TimeSlice())
+        await sliced_queries.prepare_queries(capabilities[start:start + 18], documents, TimeSlice())
     for memo in BUDGET.memos:
         assert memo.bytes <= memo.limit_bytes, memo.function
     assert BUDGET.held_bytes() <= BUDGET.limit_bytes

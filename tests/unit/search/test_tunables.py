@@ -1,6 +1,7 @@
-"""Every numeric module-level constant in `search/` says where it came from: a comment on its
-line or the line above, or its docstring, that starts `spec` (a rule of docs/rules/search.md),
-`chosen` (with its reason) or `fitted` (data/fitted.json)."""
+"""Every numeric module-level constant of search (`search/`, its ranking core `search/ranking/`,
+the encoder machinery `encoder/`, the hint hook `hints/`) says where it came from: a comment on
+its line or the line above, or its docstring, that starts `spec` (a rule of docs/rules/search.md),
+`chosen` (with its reason) or `fitted` (search/ranking/data/fitted.json)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,14 @@ import re
 import tokenize
 from pathlib import Path
 
+import iii_directory.encoder
+import iii_directory.hints
 import iii_directory.search
 
 SEARCH = Path(iii_directory.search.__file__).parent
+PACKAGES = (SEARCH, Path(iii_directory.encoder.__file__).parent,
+            Path(iii_directory.hints.__file__).parent)
+"""The packages checked, each with its subpackages."""
 MARK = re.compile(r"^(?:spec|chosen|fitted)\b", re.IGNORECASE)
 
 
@@ -55,7 +61,8 @@ def unmarked(path: Path, root: Path = SEARCH.parent) -> list[str]:
 
 
 def test_every_numeric_constant_in_search_is_marked() -> None:
-    found = [line for path in sorted(SEARCH.rglob("*.py")) for line in unmarked(path)]
+    found = [line for package in PACKAGES for path in sorted(package.rglob("*.py"))
+             for line in unmarked(path)]
     assert found == []
 
 

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from search_fakes import ExactIndex, FakeEncoder
 
-from iii_directory.search.dense_lane import DenseLane, DenseUnavailable, top_ranking
+from iii_directory.encoder.dense_lane import DenseLane, DenseUnavailable, top_ranking
 from iii_directory.search.rerank import apply_scores, rerank_head
-from iii_directory.search.vector_cache import LruVectors, VectorCache, default_cache_dir
+from iii_directory.encoder.vector_cache import LruVectors, VectorCache, default_cache_dir
 
 
 def vectors(n: int, seed: int = 0) -> np.ndarray:

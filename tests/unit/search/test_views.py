@@ -1,4 +1,4 @@
-"""The fusion's extra dense views of a catalog (`search/views.py`)."""
+"""The fusion's extra dense views of a catalog (`search/ranking/views.py`)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,12 @@ import anyio
 import numpy as np
 import pytest
 
-from iii_directory.search import views as views_module
-from iii_directory.search.corpus import Corpus, Tool
-from iii_directory.search.encoding import DOCUMENT
-from iii_directory.search.views import ViewVectors, Views, action_view, description_view, view_texts
+from iii_directory.search.ranking import views as views_module
+from iii_directory.search.ranking.corpus import Corpus, Tool
+from iii_directory.encoder.dense_lane import embed_views
+from iii_directory.encoder.encoding import DOCUMENT
+from iii_directory.search.ranking.views import (ViewVectors, Views, action_view, description_view,
+                                                view_texts)
 
 TOOLS = (Tool("mailer::send", "Send an email.", {}),
          Tool("hr::time-off::request", "", {}),
@@ -95,16 +97,22 @@ def test_get_queues_missing_views_and_assembles_them_once_known() -> None:
 def test_build_embeds_now_and_a_large_catalog_gets_no_views(monkeypatch) -> None:
     pipeline = FakePipeline()
     vectors = ViewVectors(TOOLS)
-    views = anyio.run(vectors.build, pipeline)
+    views = anyio.run(embed_views, vectors, pipeline)
     assert views is not None and pipeline.embedded == 6
     assert vectors.get(pipeline) is views
     monkeypatch.setattr(views_module, "VIEW_LIMIT", 2)
     big = ViewVectors(TOOLS)
     assert not big.enabled and big.get(pipeline) is None
-    assert anyio.run(big.build, pipeline) is None
+    assert anyio.run(embed_views, big, pipeline) is None
     assert big.get(None) is None
 
 
 def test_a_corpus_carries_its_views() -> None:
     corpus = Corpus.build(TOOLS)
     assert isinstance(corpus.views, ViewVectors) and corpus.views.tools == corpus.tools
+
+
+def test_views_embed_at_the_pipelines_document_priority() -> None:
+    """The ranking core names the pipeline's priority class itself (it imports nothing of the
+    encoder); the two must stay the same number."""
+    assert views_module.DOCUMENT == DOCUMENT

@@ -5,17 +5,12 @@ from __future__ import annotations
 import _rank
 import pytest
 
-from iii_directory.search.corpus import Document, DocumentSet, index_terms, query_terms
-from iii_directory.search.lanes import action_agreement
-from iii_directory.search.query import make_query
-from iii_directory.search.text import is_control_plane
-from iii_directory.search.vocabulary import (
-    function_actions,
-    normal_term,
-    request_actions,
-    rewrite_request,
-    stem,
-)
+from iii_directory.search.ranking.corpus import Document, DocumentSet, index_terms, query_terms
+from iii_directory.search.ranking.lanes import action_agreement
+from iii_directory.search.ranking.query import make_query
+from iii_directory.search.ranking.text import is_control_plane
+from iii_directory.search.ranking.vocabulary import (function_actions, normal_term, request_actions,
+                                                     rewrite_request, stem)
 
 
 def test_stems_join_inflections() -> None:

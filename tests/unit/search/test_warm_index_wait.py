@@ -1,5 +1,5 @@
 """A lone call after a warm start waits (bounded) for the catalog index instead of answering
-lexical; a crowd, a cold start and a big re-embed never wait (search/dense_lane.py,
+lexical; a crowd, a cold start and a big re-embed never wait (encoder/dense_lane.py,
 `DenseLane.wait_warm_index`). Waits end on events, never on elapsed time."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import anyio
 import pytest
 from search_fakes import ExactIndex, FakeEncoder
 
-from iii_directory.search import dense_lane, preload_slot
-from iii_directory.search.dense_lane import DenseLane
+from iii_directory.encoder import dense_lane, preload_slot
+from iii_directory.encoder.dense_lane import DenseLane
 
 pytestmark = pytest.mark.dense
 

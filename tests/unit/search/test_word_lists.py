@@ -1,4 +1,4 @@
-"""The word lists in `search/data/words/`: each file opens with its rule for adding a word, the
+"""The word lists in `ranking/data/words/`: each file opens with its rule for adding a word, the
 lists are clean lowercase words, and the stage modules read exactly them."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from iii_directory.search import answerability, corpus, vocabulary, word_lists
-from iii_directory.search.vocabulary import normal_terms
+from iii_directory.search.ranking import answerability, corpus, vocabulary, word_lists
+from iii_directory.search.ranking.vocabulary import normal_terms
 
 FILES = sorted(path.stem for path in word_lists.WORDS_DIR.glob("*.json"))
 

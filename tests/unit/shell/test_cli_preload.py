@@ -10,7 +10,7 @@ import sys
 
 PROBE = """
 import json, sys
-from iii_directory.search import preload
+from iii_directory.encoder import preload
 seen = []
 def start(config=None, **_):
     seen.append({"config": config, "loaded": sorted(m for m in (
@@ -43,7 +43,7 @@ def test_other_commands_start_no_preload() -> None:
 
 def test_the_preload_follows_the_engine_configuration(monkeypatch) -> None:
     from iii_directory.config import Settings
-    from iii_directory.search import preload
+    from iii_directory.encoder import preload
     from iii_directory.worker import encoder_preload
 
     started: list[str | None] = []

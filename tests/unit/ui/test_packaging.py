@@ -74,12 +74,13 @@ def test_the_sdist_carries_the_assets(built: Path) -> None:
 
 
 def test_the_wheel_carries_the_ranking_data(built: Path) -> None:
-    """The fitted weights and word lists that `search/` reads at import (`search/fitted.py`,
-    `search/word_lists.py`): without them an installed worker cannot rank."""
-    data = REPO / "src" / "iii_directory" / "search" / "data"
+    """The fitted weights and word lists that `search/` reads at import (`search/ranking/fitted.py`,
+    `search/ranking/word_lists.py`): without them an installed worker cannot rank."""
+    data = REPO / "src" / "iii_directory" / "search" / "ranking" / "data"
     files = sorted(p.relative_to(data).as_posix() for p in data.rglob("*.json"))
     assert "fitted.json" in files and "words/concepts.json" in files
     (wheel,) = built.glob("*.whl")
     with zipfile.ZipFile(wheel) as archive:
         for name in files:
-            assert archive.read(f"iii_directory/search/data/{name}") == (data / name).read_bytes(), name
+            assert (archive.read(f"iii_directory/search/ranking/data/{name}")
+                    == (data / name).read_bytes()), name

@@ -10,21 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import _rank
 
-from ..timeslice import TimeSlice
-from .answerability import screen
 from .corpus import DocumentSet
 from .lanes import Ranking, exact_lane, hybrid_lane, lexical_ranking, raw_bm25, weighted_rrf
 from .second_query import second_query
 from .text_memo import text_memo
 from .text import compact_capability, dense_query, is_control_plane, is_intrinsic
 from .vocabulary import rewrite_request
-
-if TYPE_CHECKING:
-    from .answerability import Screening
 
 
 @dataclass(frozen=True)
@@ -68,35 +62,6 @@ def make_query(capability: str) -> Query | None:
         terms = tuple(_rank.tokenize_query(rewritten))
     dense_text = dense_query(rewritten)
     return Query(text, terms, dense_text=dense_text, second_text=second_query(dense_text))
-
-
-async def make_queries(capabilities: Sequence[str], tick: TimeSlice) -> list[Query | None]:
-    """Each capability's `make_query` (None when it is not searched: intrinsic or control-plane),
-    giving the loop a turn (`tick`) after each one."""
-    made: list[Query | None] = []
-    for capability in capabilities:
-        made.append(make_query(capability))
-        await tick.pause()
-    return made
-
-
-async def screen_queries(queries: Sequence[Query | None], documents: DocumentSet, tick: TimeSlice,
-                         ) -> tuple[list[Query | None], dict[str, Screening]]:
-    """`answerability.screen` of each searched text, once per distinct text, giving the loop a
-    turn after each; a refused query becomes None."""
-    screened: dict[str, Screening] = {}
-    for query in queries:
-        if query is not None and query.text not in screened:
-            screened[query.text] = screen(query.text, query.terms, documents)
-            await tick.pause()
-    return [None if q is None or screened[q.text].refused else q for q in queries], screened
-
-
-async def prepare_queries(capabilities: Sequence[str], documents: DocumentSet, tick: TimeSlice,
-                          ) -> tuple[list[Query | None], dict[str, Screening]]:
-    """`make_queries` then `screen_queries`: together they cost about as much as the
-    capability's ranking, milliseconds for a call of 18 at the maximum length, so both yield."""
-    return await screen_queries(await make_queries(capabilities, tick), documents, tick)
 
 
 def local_lanes(documents: DocumentSet, queries: Sequence[Query],

@@ -19,7 +19,7 @@ from typing import Any
 
 import _rank
 
-from ..exclusions import is_excluded
+from ...exclusions import is_excluded
 from . import word_lists
 from .text import bm25_document, searchable_text, slim_description
 from .text_memo import text_memo

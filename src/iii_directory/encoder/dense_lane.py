@@ -43,7 +43,8 @@ import _rank
 from . import preload_slot
 from .encoding import (DOCUMENT, FIRST_INDEX_SHARE, INDEX, INDEX_BUSY_SHARE, QUERY, EncoderPipeline,
                        encoder_thread)
-from .lanes import DENSE_K, Ranking
+from ..search.ranking.lanes import DENSE_K, Ranking
+from ..search.ranking.views import Views, ViewVectors, view_texts
 from .vector_cache import VectorCache, default_cache_dir
 
 log = logging.getLogger(__name__)
@@ -504,3 +505,17 @@ class DenseLane:
             order = np.lexsort((by_id, -row))[:take]
             rankings.append(list(zip([ids[i] for i in order.tolist()], row[order].tolist())))
         return rankings
+
+
+async def embed_views(views: ViewVectors, pipeline: Any) -> Views | None:
+    """Embed a catalog's missing views now and assemble them (standalone runs wait for this);
+    None when the catalog gets no views, there is no pipeline, or the embedding failed (the
+    fusion then runs without views)."""
+    if views.views is None and views.enabled and pipeline is not None:
+        try:
+            vectors = await pipeline.embed(view_texts(views.tools), kind=DOCUMENT, keep=True)
+        except Exception as exc:  # noqa: BLE001 - the fusion then runs without views
+            log.warning("dense views not embedded: %s", exc)
+            return None
+        return views.assemble(vectors)
+    return views.views

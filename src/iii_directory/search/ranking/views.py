@@ -22,16 +22,18 @@ without views). Cost per capability: two dot products per fusion candidate (at m
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .encoding import DOCUMENT
 from .vocabulary import ID_WORD
 
-log = logging.getLogger(__name__)
+
+DOCUMENT = 2  # chosen: the encoder pipeline's priority class of ad-hoc documents
+"""The priority the views are embedded at: the pipeline's `DOCUMENT` class (`encoding.DOCUMENT`,
+held equal by tests/unit/search/test_views.py), named here so the ranking core needs no part
+of the encoder."""
 
 
 class Tool(Protocol):
@@ -105,7 +107,8 @@ class Views:
 
 
 class ViewVectors:
-    """The views of one corpus: assembled from the vector cache once all are there."""
+    """The views of one corpus: assembled from the vector cache once all are there, or from
+    vectors embedded for them (`assemble`)."""
 
     def __init__(self, tools: Sequence[Tool], clock: Callable[[], float] = time.monotonic) -> None:
         self.tools = tuple(tools)
@@ -134,13 +137,8 @@ class ViewVectors:
         self.views = Views.of(self.tools, found)
         return self.views
 
-    async def build(self, pipeline: Any) -> Views | None:
-        """Embed the missing views now and assemble them (standalone runs wait for this)."""
-        if self.views is None and self.enabled and pipeline is not None:
-            try:
-                vectors = await pipeline.embed(view_texts(self.tools), kind=DOCUMENT, keep=True)
-            except Exception as exc:  # noqa: BLE001 - the fusion then runs without views
-                log.warning("dense views not embedded: %s", exc)
-                return None
-            self.views = Views.of(self.tools, vectors)
+    def assemble(self, vectors: Any) -> Views:
+        """Keep and return the views made of `vectors` (the rows of `view_texts(self.tools)`,
+        embedded by the caller: `dense_lane.embed_views`)."""
+        self.views = Views.of(self.tools, vectors)
         return self.views

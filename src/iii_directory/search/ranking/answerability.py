@@ -46,11 +46,12 @@ import _rank
 from . import concept_coverage, fitted, word_lists
 from . import text_memo as memos
 from .corpus import FILLER_TERMS, DocumentSet, index_terms, query_terms
-from ..exclusions import is_excluded_id
+from ...exclusions import is_excluded_id
 from .lanes import catalog_admitted, corroborated
 from .text import mask_non_prose
 from .static_evidence import VOUCH_HEAD, VOUCH_SCORE, head_share_of
-from .vocabulary import ACTIONS, ID_WORD, LEADING_VERB_WINDOW, function_actions, normal_term, normal_terms, request_actions
+from .vocabulary import (ACTIONS, ID_WORD, LEADING_VERB_WINDOW, function_actions, normal_term,
+                         normal_terms, request_actions)
 
 Ranking = list[tuple[str, float]]
 
