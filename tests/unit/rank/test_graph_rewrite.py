@@ -9,6 +9,8 @@ import pytest
 from _rank import _graph_rewrite, _protobuf
 from _rank._protobuf import bytes_field, int_field
 
+from .onnx_bytes import node, value_info
+
 np = pytest.importorskip("numpy")
 ort = pytest.importorskip("onnxruntime")
 
@@ -52,31 +54,16 @@ def _tensor(name: str, array: np.ndarray, data_type: int) -> bytes:
     return dims + int_field(2, data_type) + bytes_field(8, name.encode()) + bytes_field(9, array.tobytes())
 
 
-def _value_info(name: str, elem_type: int, dims: list[int | str]) -> bytes:
-    shape = b"".join(bytes_field(1, int_field(1, d) if isinstance(d, int) else bytes_field(2, d.encode()))
-                     for d in dims)
-    tensor_type = int_field(1, elem_type) + bytes_field(2, shape)
-    return bytes_field(1, name.encode()) + bytes_field(2, bytes_field(1, tensor_type))
-
-
-def _node(op: str, inputs: list[str], outputs: list[str], **ints: int) -> bytes:
-    body = b"".join(bytes_field(1, i.encode()) for i in inputs)
-    body += b"".join(bytes_field(2, o.encode()) for o in outputs) + bytes_field(4, op.encode())
-    for key, value in ints.items():
-        body += bytes_field(5, bytes_field(1, key.encode()) + int_field(3, value) + int_field(20, 2))
-    return bytes_field(1, body)
-
-
 def _table_model(table: np.ndarray, scale: np.ndarray, *, also_output_table: bool = False) -> bytes:
     """`out = Gather(Mul(Cast(table), scale), ids)`: the packaged model's dequantized lookup."""
     data_type = 3 if table.dtype == np.int8 else 2
-    graph = _node("Cast", ["table_q"], ["table_f"], to=1) + _node("Mul", ["table_f", "scale"], ["table"])
-    graph += _node("Gather", ["table", "ids"], ["out"])
+    graph = node("Cast", ["table_q"], ["table_f"], to=1) + node("Mul", ["table_f", "scale"], ["table"])
+    graph += node("Gather", ["table", "ids"], ["out"])
     graph += bytes_field(5, _tensor("table_q", table, data_type)) + bytes_field(5, _tensor("scale", scale, 1))
-    graph += bytes_field(11, _value_info("ids", 7, ["batch", "seq"]))
-    graph += bytes_field(12, _value_info("out", 1, ["batch", "seq", table.shape[1]]))
+    graph += bytes_field(11, value_info("ids", 7, ["batch", "seq"]))
+    graph += bytes_field(12, value_info("out", 1, ["batch", "seq", table.shape[1]]))
     if also_output_table:
-        graph += bytes_field(12, _value_info("table", 1, list(table.shape)))
+        graph += bytes_field(12, value_info("table", 1, list(table.shape)))
     opset = bytes_field(1, b"") + int_field(2, 17)
     return int_field(1, 8) + bytes_field(8, opset) + bytes_field(7, graph)
 

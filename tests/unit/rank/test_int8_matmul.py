@@ -9,6 +9,8 @@ import pytest
 from _rank import _graph_rewrite, _int8_matmul, _protobuf
 from _rank._protobuf import bytes_field, int_field
 
+from .onnx_bytes import node, value_info
+
 np = pytest.importorskip("numpy")
 ort = pytest.importorskip("onnxruntime")
 
@@ -18,30 +20,15 @@ def _tensor(name: str, array: np.ndarray, data_type: int) -> bytes:
     return dims + int_field(2, data_type) + bytes_field(8, name.encode()) + bytes_field(9, array.tobytes())
 
 
-def _value_info(name: str, dims: list[int | str]) -> bytes:
-    shape = b"".join(bytes_field(1, int_field(1, d) if isinstance(d, int) else bytes_field(2, d.encode()))
-                     for d in dims)
-    tensor_type = int_field(1, 1) + bytes_field(2, shape)
-    return bytes_field(1, name.encode()) + bytes_field(2, bytes_field(1, tensor_type))
-
-
-def _node(op: str, inputs: list[str], outputs: list[str], **ints: int) -> bytes:
-    body = b"".join(bytes_field(1, i.encode()) for i in inputs)
-    body += b"".join(bytes_field(2, o.encode()) for o in outputs) + bytes_field(4, op.encode())
-    for key, value in ints.items():
-        body += bytes_field(5, bytes_field(1, key.encode()) + int_field(3, value) + int_field(20, 2))
-    return bytes_field(1, body)
-
-
 def _matmul_model(q: np.ndarray, scale: np.ndarray, *, also_output_weight: bool = False) -> bytes:
     """`out = MatMul(x, Mul(Cast(q), scale))`: the packaged model's dequantized weight matrix."""
-    graph = _node("Cast", ["w_q"], ["w_f"], to=1) + _node("Mul", ["w_f", "w_scale"], ["w"])
-    graph += _node("MatMul", ["x", "w"], ["out"])
+    graph = node("Cast", ["w_q"], ["w_f"], to=1) + node("Mul", ["w_f", "w_scale"], ["w"])
+    graph += node("MatMul", ["x", "w"], ["out"])
     graph += bytes_field(5, _tensor("w_q", q, 3)) + bytes_field(5, _tensor("w_scale", scale, 1))
-    graph += bytes_field(11, _value_info("x", ["batch", "seq", q.shape[0]]))
-    graph += bytes_field(12, _value_info("out", ["batch", "seq", q.shape[1]]))
+    graph += bytes_field(11, value_info("x", 1, ["batch", "seq", q.shape[0]]))
+    graph += bytes_field(12, value_info("out", 1, ["batch", "seq", q.shape[1]]))
     if also_output_weight:
-        graph += bytes_field(12, _value_info("w", list(q.shape)))
+        graph += bytes_field(12, value_info("w", 1, list(q.shape)))
     opset = bytes_field(1, b"") + int_field(2, 17)
     return int_field(1, 8) + bytes_field(8, opset) + bytes_field(7, graph)
 
