@@ -32,6 +32,7 @@ def test_int8_vectors_are_cached_under_their_own_key(tmp_path: Any) -> None:
     assert model_key(str(tmp_path), "float") != model_key(str(tmp_path), "int8")
 
 
+@pytest.mark.dense
 def test_open_encoder_passes_the_weights(monkeypatch: pytest.MonkeyPatch) -> None:
     dense = pytest.importorskip("_rank.dense")
     seen: dict[str, Any] = {}
