@@ -4,6 +4,8 @@ attribute 5)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from _rank._protobuf import bytes_field, int_field
 
 
@@ -22,3 +24,15 @@ def node(op: str, inputs: list[str], outputs: list[str], **ints: int) -> bytes:
     for key, value in ints.items():
         body += bytes_field(5, bytes_field(1, key.encode()) + int_field(3, value) + int_field(20, 2))
     return bytes_field(1, body)
+
+
+def tensor(name: str, array: Any, data_type: int) -> bytes:
+    """A TensorProto named `name` holding `array`'s raw bytes as ONNX `data_type`."""
+    dims = b"".join(int_field(1, d) for d in array.shape)
+    return dims + int_field(2, data_type) + bytes_field(8, name.encode()) + bytes_field(9, array.tobytes())
+
+
+def model(graph: bytes) -> bytes:
+    """A ModelProto (IR version 8, default opset 17) around the GraphProto bytes `graph`."""
+    opset = bytes_field(1, b"") + int_field(2, 17)
+    return int_field(1, 8) + bytes_field(8, opset) + bytes_field(7, graph)

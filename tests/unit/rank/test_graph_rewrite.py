@@ -9,7 +9,7 @@ import pytest
 from _rank import _graph_rewrite, _protobuf
 from _rank._protobuf import bytes_field, int_field
 
-from .onnx_bytes import node, value_info
+from .onnx_bytes import model, node, tensor, value_info
 
 np = pytest.importorskip("numpy")
 ort = pytest.importorskip("onnxruntime")
@@ -49,23 +49,17 @@ def test_a_model_that_is_not_protobuf_is_left_alone() -> None:
 # ------------------------------------------------------------------ a small model built here
 
 
-def _tensor(name: str, array: np.ndarray, data_type: int) -> bytes:
-    dims = b"".join(int_field(1, d) for d in array.shape)
-    return dims + int_field(2, data_type) + bytes_field(8, name.encode()) + bytes_field(9, array.tobytes())
-
-
 def _table_model(table: np.ndarray, scale: np.ndarray, *, also_output_table: bool = False) -> bytes:
     """`out = Gather(Mul(Cast(table), scale), ids)`: the packaged model's dequantized lookup."""
     data_type = 3 if table.dtype == np.int8 else 2
     graph = node("Cast", ["table_q"], ["table_f"], to=1) + node("Mul", ["table_f", "scale"], ["table"])
     graph += node("Gather", ["table", "ids"], ["out"])
-    graph += bytes_field(5, _tensor("table_q", table, data_type)) + bytes_field(5, _tensor("scale", scale, 1))
+    graph += bytes_field(5, tensor("table_q", table, data_type)) + bytes_field(5, tensor("scale", scale, 1))
     graph += bytes_field(11, value_info("ids", 7, ["batch", "seq"]))
     graph += bytes_field(12, value_info("out", 1, ["batch", "seq", table.shape[1]]))
     if also_output_table:
         graph += bytes_field(12, value_info("table", 1, list(table.shape)))
-    opset = bytes_field(1, b"") + int_field(2, 17)
-    return int_field(1, 8) + bytes_field(8, opset) + bytes_field(7, graph)
+    return model(graph)
 
 
 def _run(model: bytes, ids: np.ndarray) -> np.ndarray:

@@ -7,30 +7,24 @@ from pathlib import Path
 import pytest
 
 from _rank import _graph_rewrite, _int8_matmul, _protobuf
-from _rank._protobuf import bytes_field, int_field
+from _rank._protobuf import bytes_field
 
-from .onnx_bytes import node, value_info
+from .onnx_bytes import model, node, tensor, value_info
 
 np = pytest.importorskip("numpy")
 ort = pytest.importorskip("onnxruntime")
-
-
-def _tensor(name: str, array: np.ndarray, data_type: int) -> bytes:
-    dims = b"".join(int_field(1, d) for d in array.shape)
-    return dims + int_field(2, data_type) + bytes_field(8, name.encode()) + bytes_field(9, array.tobytes())
 
 
 def _matmul_model(q: np.ndarray, scale: np.ndarray, *, also_output_weight: bool = False) -> bytes:
     """`out = MatMul(x, Mul(Cast(q), scale))`: the packaged model's dequantized weight matrix."""
     graph = node("Cast", ["w_q"], ["w_f"], to=1) + node("Mul", ["w_f", "w_scale"], ["w"])
     graph += node("MatMul", ["x", "w"], ["out"])
-    graph += bytes_field(5, _tensor("w_q", q, 3)) + bytes_field(5, _tensor("w_scale", scale, 1))
+    graph += bytes_field(5, tensor("w_q", q, 3)) + bytes_field(5, tensor("w_scale", scale, 1))
     graph += bytes_field(11, value_info("x", 1, ["batch", "seq", q.shape[0]]))
     graph += bytes_field(12, value_info("out", 1, ["batch", "seq", q.shape[1]]))
     if also_output_weight:
         graph += bytes_field(12, value_info("w", 1, list(q.shape)))
-    opset = bytes_field(1, b"") + int_field(2, 17)
-    return int_field(1, 8) + bytes_field(8, opset) + bytes_field(7, graph)
+    return model(graph)
 
 
 def _run(model: bytes, x: np.ndarray) -> np.ndarray:
