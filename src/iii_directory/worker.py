@@ -316,6 +316,9 @@ def settle_heap() -> None:
 async def _settle_heap_when_ready(worker: Worker) -> None:
     await worker.ready.wait()
     settle_heap()
+    from .encoder.mapped_pages import release_library_pages
+
+    release_library_pages()  # the code only start-up ran (docs/record/performance.md, "Hybrid worker memory")
 
 
 def encoder_preload(config: str | None) -> Callable[[Settings], None]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -123,4 +124,75 @@ def release_file_pages(path: Path) -> int:
             advised += end - start
         else:
             log.debug("madvise(%s) failed: errno %d", path, __import__("ctypes").get_errno())
+    return advised
+
+
+SHARED_OBJECT = re.compile(r"\.so(\.[0-9]+)*$")
+"""A mapped file's base name that makes it a shared library (`libpython3.11.so.1.0`,
+`_core.abi3.so`): the files `library_mappings` considers."""
+
+
+def library_mappings(smaps: str = "/proc/self/smaps", maps: str = "/proc/self/maps") -> list[tuple[int, int]]:
+    """`(start, end)` of every mapping of a shared library (`SHARED_OBJECT`) in `smaps` whose
+    pages are all the file's own: not writable, no anonymous (copied-on-write) page, nothing
+    locked. The code and read-only data of a library qualify; its relocated data (RELRO, `.data`)
+    never does, since relocation wrote to it. Only spans that `maps` lists with the same
+    permissions and file count (see `clean_mappings` for why, and so that a mapping replaced
+    since `smaps` was read is left alone). Libraries are never unmapped by CPython, so a listed
+    span still holds that library when it is advised."""
+    try:
+        with open(smaps, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+    except OSError:
+        return []
+    candidates: list[tuple[int, int, str, str]] = []
+    header: list[str] | None = None
+    anonymous = locked = 0
+    for line in text.splitlines() + ["0-0 ---p 0 0:0 0"]:
+        fields = line.split(maxsplit=5)
+        if len(fields) >= 5 and "-" in fields[0] and ":" in fields[3]:  # a mapping's header line
+            if (header is not None and len(header) == 6 and anonymous == 0 and locked == 0
+                    and "w" not in header[1] and SHARED_OBJECT.search(header[5])):
+                begin, _, finish = header[0].partition("-")
+                candidates.append((int(begin, 16), int(finish, 16), header[1], header[5]))
+            header, anonymous, locked = fields, 0, 0
+        elif fields and fields[0] in ("Anonymous:", "Locked:"):
+            value = int(fields[1]) if len(fields) >= 2 and fields[1].isdigit() else 1
+            if fields[0] == "Anonymous:":
+                anonymous = value
+            else:
+                locked = value
+    if not candidates:
+        return []
+    try:
+        with open(maps, encoding="utf-8", errors="replace") as handle:
+            listed = set()
+            for line in handle.read().splitlines():
+                fields = line.split(maxsplit=5)
+                if len(fields) == 6 and "-" in fields[0]:
+                    begin, _, finish = fields[0].partition("-")
+                    listed.add((int(begin, 16), int(finish, 16), fields[1], fields[5]))
+    except OSError:
+        return []
+    return [(start, end) for start, end, perms, name in candidates if (start, end, perms, name) in listed]
+
+
+def release_library_pages() -> int:
+    """Drop this process's resident pages of the shared libraries' clean mappings
+    (`library_mappings`); returns the bytes advised (0 where the platform cannot).
+
+    Why: loading a library and building what it serves (onnxruntime's kernel registry and
+    session, pydantic-core's validators) touches far more of its code than later calls run, and
+    those pages stay in the process's RSS. They are clean copies of the file: after
+    `MADV_DONTNEED` the kernel keeps them in its page cache while memory allows and later calls
+    fault back only the code they run. Meant to run once after a load, not repeatedly (each
+    call makes the next calls fault their working set back). Figures: docs/record/performance.md,
+    "Hybrid worker memory"."""
+    madvise = _madvise()
+    if not madvise:
+        return 0
+    advised = 0
+    for start, end in library_mappings():
+        if madvise(start, end - start, MADV_DONTNEED) == 0:  # type: ignore[operator]
+            advised += end - start
     return advised
