@@ -133,28 +133,41 @@ SHARED_OBJECT = re.compile(r"\.so(\.[0-9]+)*$")
 
 
 def library_mappings(smaps: str = "/proc/self/smaps", maps: str = "/proc/self/maps") -> list[tuple[int, int]]:
-    """`(start, end)` of every mapping of a shared library (`SHARED_OBJECT`) in `smaps` whose
-    pages are all the file's own: not writable, no anonymous (copied-on-write) page, nothing
-    locked. The code and read-only data of a library qualify; its relocated data (RELRO, `.data`)
-    never does, since relocation wrote to it. Only spans that `maps` lists with the same
+    """`(start, end)` of every mapping of a loaded shared library (`SHARED_OBJECT`) in `smaps`
+    whose pages are all the file's own: not writable, no anonymous (copied-on-write) page,
+    nothing locked. The code and read-only data of a library qualify; its relocated data
+    (RELRO, `.data`) never does, since relocation wrote to it.
+
+    A library counts only once the loader has finished mapping it: one of its mappings holds
+    anonymous pages (its relocated data). While the loader is still mapping a library (another
+    thread's `dlopen`), a read-only span of it may be about to be replaced by its writable data,
+    and dropping that would lose the relocations. Only spans that `maps` lists with the same
     permissions and file count (see `clean_mappings` for why, and so that a mapping replaced
-    since `smaps` was read is left alone). Libraries are never unmapped by CPython, so a listed
-    span still holds that library when it is advised."""
+    since `smaps` was read is left alone). CPython never unloads a library, so a listed span
+    still holds that library when it is advised."""
     try:
         with open(smaps, encoding="utf-8", errors="replace") as handle:
             text = handle.read()
     except OSError:
         return []
     candidates: list[tuple[int, int, str, str]] = []
+    relocated: set[str] = set()
     header: list[str] | None = None
     anonymous = locked = 0
-    for line in text.splitlines() + ["0-0 ---p 0 0:0 0"]:
+
+    def close_block() -> None:
+        if header is None or len(header) != 6 or not SHARED_OBJECT.search(header[5]):
+            return
+        if anonymous:
+            relocated.add(header[5])
+        elif locked == 0 and "w" not in header[1]:
+            begin, _, finish = header[0].partition("-")
+            candidates.append((int(begin, 16), int(finish, 16), header[1], header[5]))
+
+    for line in text.splitlines():
         fields = line.split(maxsplit=5)
         if len(fields) >= 5 and "-" in fields[0] and ":" in fields[3]:  # a mapping's header line
-            if (header is not None and len(header) == 6 and anonymous == 0 and locked == 0
-                    and "w" not in header[1] and SHARED_OBJECT.search(header[5])):
-                begin, _, finish = header[0].partition("-")
-                candidates.append((int(begin, 16), int(finish, 16), header[1], header[5]))
+            close_block()
             header, anonymous, locked = fields, 0, 0
         elif fields and fields[0] in ("Anonymous:", "Locked:"):
             value = int(fields[1]) if len(fields) >= 2 and fields[1].isdigit() else 1
@@ -162,6 +175,8 @@ def library_mappings(smaps: str = "/proc/self/smaps", maps: str = "/proc/self/ma
                 anonymous = value
             else:
                 locked = value
+    close_block()
+    candidates = [span for span in candidates if span[3] in relocated]
     if not candidates:
         return []
     try:
