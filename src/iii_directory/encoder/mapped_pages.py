@@ -211,3 +211,15 @@ def release_library_pages() -> int:
         if madvise(start, end - start, MADV_DONTNEED) == 0:  # type: ignore[operator]
             advised += end - start
     return advised
+
+
+def release_start_up_pages() -> int:
+    """`release_library_pages`, then the resident pages of the static lane's packaged word-piece
+    table (`_rank`'s, mapped read-only and shared: its rows are read when a catalog's static
+    index is built, then only a request's few words); returns the bytes advised."""
+    advised = release_library_pages()
+    try:
+        from _rank._assets import static_table_path
+    except ImportError:  # a ranking core without the packaged table
+        return advised
+    return advised + release_file_pages(static_table_path())
