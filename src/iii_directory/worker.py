@@ -322,8 +322,8 @@ index have run by then in any worker that has callers."""
 async def _settle_heap_when_ready(worker: Worker, again_after: float = START_UP_RELEASE_AGAIN_S) -> None:
     """Once the worker is ready: `settle_heap`, then hand back the pages only start-up touched
     (`encoder.mapped_pages.release_start_up_pages`: shared libraries' code, the static table),
-    and once more `again_after` seconds later. Figures: docs/record/performance.md, "Hybrid
-    worker memory"."""
+    and once more `again_after` seconds later. Figures: docs/record/performance.md,
+    "Where a soak worker's memory goes"."""
     from .encoder.mapped_pages import release_start_up_pages
 
     await worker.ready.wait()

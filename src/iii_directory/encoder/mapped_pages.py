@@ -202,7 +202,7 @@ def release_library_pages() -> int:
     `MADV_DONTNEED` the kernel keeps them in its page cache while memory allows and later calls
     fault back only the code they run. Meant to run once after a load, not repeatedly (each
     call makes the next calls fault their working set back). Figures: docs/record/performance.md,
-    "Hybrid worker memory"."""
+    "Where a soak worker's memory goes"."""
     madvise = _madvise()
     if not madvise:
         return 0
