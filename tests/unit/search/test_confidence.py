@@ -175,3 +175,34 @@ def test_an_admitted_dense_ranking_earns_low_for_a_question_as_for_an_action() -
     assert c.grade(s(0.0, cosine=0.3, admitted=False), question=True) is None
     assert c.grade(s(0.0, cosine=0.3), question=True) is None
     assert c.grade(s(3.0, refused="unreadable", admitted=True), question=True) is None
+
+
+@pytest.mark.parametrize("text, carries", [
+    ("bump counter signups_today", True),                         # an identifier
+    ("turn 'Pike Place Market, Seattle' into coordinates", True),  # a quoted span
+    ("charge the car to 80% overnight", True),                     # a number
+    ("forward the invoice to ana@corp.io", True),                  # an address
+    ("draft an NDA between us and Northwind Ltd", True),           # a name inside the sentence
+    ("rerun github::actions::run on main", True),                  # an id
+    ("Lovely morning we're having, isn't it", False),              # a capital opening the sentence
+    ("then fold in fresh ginger for tonight's curry", False),      # an apostrophe is no quote
+    ("I hope it stays dry. Tomorrow is the match", False),         # a new sentence's capital
+    ("it was so chilly that I had to wear two jumpers", False),    # the pronoun I
+])
+def test_carries_value(text: str, carries: bool) -> None:
+    assert c.carries_value(text) is carries
+
+
+def test_a_content_term_in_a_request_that_carries_a_value_earns_low() -> None:
+    """One content term matched only in a description is under the evidence floor; with a value
+    (an argument for a tool) in the request it earns `low`, without one nothing, and a value
+    with no content term matched earns nothing either."""
+    weak = s(0.5)
+    assert not a.evidence_floor(weak) and not a.answerable(weak)
+    assert c.grade(weak) is None
+    assert c.grade(weak, value=True) == "low"
+    assert c.grade(s(0.0), value=True) is None
+    assert c.grade(s(0.5, refused="unreadable"), value=True) is None
+    # hybrid: an admitted dense ranking counts a value as a named action
+    assert c.grade(s(0.0, cosine=0.3, admitted=True), value=True) == "low"
+    assert c.grade(s(0.0, cosine=0.3, admitted=False), value=True) is None
