@@ -191,7 +191,12 @@ def curve_points(mode: str) -> dict[str, Callable[[Any, str], bool]]:
     from iii_directory.search.ranking import confidence as c
 
     def round_three(f: Any, text: str) -> bool:
-        return c.weak_floor(f, c.asks_question(text))
+        """The weak floor before values: an admitted dense ranking with an action or a
+        question (hybrid), a concept coverage with an action (lexical and static)."""
+        if f.admitted:
+            return f.action is not None or c.asks_question(text)
+        return (f.cosine is None and f.action is not None and f.concepts is not None
+                and f.concepts >= c.CONCEPT_FLOOR)
 
     def shipped(f: Any, text: str) -> bool:
         return c.weak_floor(f, c.asks_question(text), c.carries_value(text))
@@ -201,7 +206,10 @@ def curve_points(mode: str) -> dict[str, Callable[[Any, str], bool]]:
             ("evidence floor", lambda f, t: a.evidence_floor(f)),
             ("or admitted with an action", lambda f, t: bool(f.admitted) and f.action is not None),
             ("round three: or admitted with a question", round_three),
-            ("shipped: or a content term or admitted, with a value", shipped),
+            ("shipped: or a value with a content term, admission or a margin >= .17 "
+             "(a question too)", shipped),
+            ("or a value with a best cosine >= .20",
+             lambda f, t: c.carries_value(t) and (f.cosine or 0) >= 0.20),
             ("or admitted, whatever the wording", lambda f, t: bool(f.admitted)),
             ("or corroborated", lambda f, t: bool(f.corroborated)),
             ("or best cosine >= .30 or an id-named term",

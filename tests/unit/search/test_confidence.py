@@ -167,13 +167,14 @@ def test_asks_question(text: str, asks: bool) -> None:
 
 
 def test_an_admitted_dense_ranking_earns_low_for_a_question_as_for_an_action() -> None:
-    """A question asks for a fact: it is its own action. Without an admitted dense ranking it
-    stays under the weak floor like any other request."""
+    """A question asks for a fact: it is its own action. Without an admitted dense ranking (or
+    the margin a `high` answer needs) it stays under the weak floor like any other request."""
     question = s(0.0, cosine=0.3, admitted=True)
     assert c.grade(question) is None
     assert c.grade(question, question=True) == "low"
-    assert c.grade(s(0.0, cosine=0.3, admitted=False), question=True) is None
-    assert c.grade(s(0.0, cosine=0.3), question=True) is None
+    assert c.grade(s(0.0, cosine=0.3, margin=c.HIGH_MARGIN - 0.01, admitted=False),
+                   question=True) is None
+    assert c.grade(s(0.0, cosine=0.3, margin=0.1), question=True) is None
     assert c.grade(s(3.0, refused="unreadable", admitted=True), question=True) is None
 
 
@@ -205,4 +206,9 @@ def test_a_content_term_in_a_request_that_carries_a_value_earns_low() -> None:
     assert c.grade(s(0.5, refused="unreadable"), value=True) is None
     # hybrid: an admitted dense ranking counts a value as a named action
     assert c.grade(s(0.0, cosine=0.3, admitted=True), value=True) == "low"
-    assert c.grade(s(0.0, cosine=0.3, admitted=False), value=True) is None
+    assert c.grade(s(0.0, cosine=0.3, margin=c.HIGH_MARGIN - 0.01, admitted=False),
+                   value=True) is None
+    # hybrid: or a dense ranking with the margin a `high` answer needs, admitted or not
+    standing_out = s(0.0, cosine=0.3, margin=c.HIGH_MARGIN, admitted=False)
+    assert c.grade(standing_out) is None and c.grade(standing_out, value=True) == "low"
+    assert c.grade(standing_out, question=True) == "low"

@@ -75,6 +75,8 @@ def weak_floor(found: Signals, question: bool = False, value: bool = False) -> b
     weaker lexical evidence the encoder does not contradict); or some content term matched
     (`Signals.rare_matched` > 0) in a request that carries a `value` (`carries_value`: an
     argument for a tool — a number, a quoted span, an id, a name — which a remark has not); or,
+    in hybrid, a best cosine standing `HIGH_MARGIN` above the catalog's background (the margin a
+    `high` answer needs) for a request that carries a value or asks a `question`; or,
     for a request that names an action (`Signals.action` is not None), a sign that its meaning
     is in the catalog — in hybrid a dense ranking the lane admits (`Signals.admitted`; a request
     that asks a `question`, `asks_question`, or carries a `value` counts as naming one), in the
@@ -89,6 +91,8 @@ def weak_floor(found: Signals, question: bool = False, value: bool = False) -> b
     if evidence_floor(found):
         return True
     if value and found.rare_matched > 0:
+        return True
+    if (value or question) and (found.margin or 0.0) >= HIGH_MARGIN:
         return True
     if found.admitted:
         return found.action is not None or question or value
