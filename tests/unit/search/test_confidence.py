@@ -212,3 +212,31 @@ def test_a_content_term_in_a_request_that_carries_a_value_earns_low() -> None:
     standing_out = s(0.0, cosine=0.3, margin=c.HIGH_MARGIN, admitted=False)
     assert c.grade(standing_out) is None and c.grade(standing_out, value=True) == "low"
     assert c.grade(standing_out, question=True) == "low"
+
+
+def test_the_static_ranking_fills_an_empty_lane_only_for_a_request_that_carries_a_value() -> None:
+    """Static lane: a lane still empty after the BM25 fallback takes the first `FALLBACK_DEPTH`
+    of its static ranking, marked a fallback (`low` at best), when the request carries a value;
+    an exact id, a lane that has candidates and a request without a value keep theirs."""
+    texts = ["point shop.example.com at 203.0.113.7", "see", "mail::send", "send the report"]
+    queries = [make_query(t) for t in texts]
+    assert all(q is not None for q in queries)
+    lanes = [[], [], [], [("mail::send", 1.0)]]
+    exact = [None, None, [("mail::send", 1.0)], None]
+    empty = c.static_fallback_positions(queries, lanes, exact)
+    assert empty == [0]
+    ranking = [(f"dns::record::{i}", 0.5 - i / 100) for i in range(20)]
+    filled, fallback = c.static_fallback_lanes(lanes, [False] * 4, empty, [ranking])
+    assert filled[0] == ranking[:c.FALLBACK_DEPTH] and fallback == [True, False, False, False]
+    assert filled[1:] == lanes[1:]
+    assert c.static_fallback_lanes(lanes, [False] * 4, empty, None) == (lanes, [False] * 4)
+
+
+def test_a_static_cosine_with_a_value_earns_low_in_the_static_family_only() -> None:
+    static = a.Signals(words=5, known_share=1.0, coverage=0.0, rare_matched=0.0,
+                       extra=c.STATIC_VALUE_COSINE)
+    assert c.grade(static) is None
+    assert c.grade(static, value=True) == "low"
+    below = a.Signals(words=5, known_share=1.0, coverage=0.0, rare_matched=0.0,
+                      extra=c.STATIC_VALUE_COSINE - 0.01)
+    assert c.grade(below, value=True) is None

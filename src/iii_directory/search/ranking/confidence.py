@@ -64,6 +64,11 @@ def carries_value(text: str) -> bool:
     return _VALUE.search(text.strip()) is not None
 
 
+STATIC_VALUE_COSINE = 0.45  # chosen: the least that answers no more of our no-match cases
+"""Static family: the least best static cosine (`Signals.extra`) that, with a value in the
+request, earns `low` candidates without a content term (docs/record/search-quality.md, "The weak
+floor, round four")."""
+
 CONCEPT_FLOOR = 0.55  # chosen: no unrelated request answered (docs/record/search-quality.md)
 """Lexical and static families: the least concept coverage (`Signals.concepts`) that, with a
 named action, earns `low` candidates without the lexical evidence floor."""
@@ -76,7 +81,9 @@ def weak_floor(found: Signals, question: bool = False, value: bool = False) -> b
     (`Signals.rare_matched` > 0) in a request that carries a `value` (`carries_value`: an
     argument for a tool — a number, a quoted span, an id, a name — which a remark has not); or,
     in hybrid, a best cosine standing `HIGH_MARGIN` above the catalog's background (the margin a
-    `high` answer needs) for a request that carries a value or asks a `question`; or,
+    `high` answer needs) for a request that carries a value or asks a `question`, in the static
+    family a best static cosine (`Signals.extra`) of `STATIC_VALUE_COSINE` for a request that
+    carries a value; or,
     for a request that names an action (`Signals.action` is not None), a sign that its meaning
     is in the catalog — in hybrid a dense ranking the lane admits (`Signals.admitted`; a request
     that asks a `question`, `asks_question`, or carries a `value` counts as naming one), in the
@@ -93,6 +100,8 @@ def weak_floor(found: Signals, question: bool = False, value: bool = False) -> b
     if value and found.rare_matched > 0:
         return True
     if (value or question) and (found.margin or 0.0) >= HIGH_MARGIN:
+        return True
+    if value and found.cosine is None and (found.extra or 0.0) >= STATIC_VALUE_COSINE:
         return True
     if found.admitted:
         return found.action is not None or question or value
@@ -192,6 +201,35 @@ def fallback_lanes(documents: DocumentSet, queries: Sequence[object], lanes: Seq
         out.append(lane)
         fallback.append(filled and bool(lane))
     return out, fallback
+
+
+def static_fallback_positions(queries: Sequence[object], lanes: Sequence[Ranking],
+                              exact: Sequence[Ranking | None]) -> list[int]:
+    """The positions whose lane the static ranking fills (`static_fallback_lanes`): still empty
+    after `fallback_lanes`, no exact id, and a request that `carries_value` — the only requests
+    whose weak floor a static ranking alone can reach (`STATIC_VALUE_COSINE`); without a value,
+    a lane of static neighbours of a one-word request ("see", no content concept) would pass the
+    concept coverage."""
+    return [i for i, (query, lane, hit) in enumerate(zip(queries, lanes, exact))
+            if not lane and hit is None
+            and carries_value(query.text)]  # type: ignore[attr-defined]
+
+
+def static_fallback_lanes(lanes: Sequence[Ranking], fallback: Sequence[bool],
+                          empty: Sequence[int], rankings: Sequence[Ranking] | None
+                          ) -> tuple[list[Ranking], list[bool]]:
+    """Static lane: each lane at a position of `empty` (still empty after `fallback_lanes`: no
+    informative word of the request is in the catalog) becomes the first `FALLBACK_DEPTH` of its
+    static ranking (`rankings`, one per position of `empty`, by static cosine), and is marked a
+    fallback (graded `low` at best); the lanes unchanged when there are no rankings."""
+    out, marked = list(lanes), list(fallback)
+    if rankings is None:
+        return out, marked
+    for position, ranking in zip(empty, rankings):
+        if ranking:
+            out[position] = list(ranking[:FALLBACK_DEPTH])
+            marked[position] = True
+    return out, marked
 
 
 def answerable_lanes(queries: Sequence[object], documents: DocumentSet, lanes: Sequence[Ranking],
