@@ -221,7 +221,7 @@ def curve_points(mode: str) -> dict[str, Callable[[Any, str], bool]]:
         clauses = [
             ("evidence floor", lambda f, t: a.evidence_floor(f)),
             ("round three: or concepts >= .55 with an action", round_three),
-            ("shipped: or a content term with a value", shipped),
+            ("shipped: or a value with a content term (static: or a static cosine >= .45)", shipped),
             ("or concepts >= .45 with an action",
              lambda f, t: f.action is not None and (f.concepts or 0.0) >= 0.45),
             ("or any content term with an action",
