@@ -82,10 +82,10 @@ def weak_floor(found: Signals, question: bool = False, value: bool = False) -> b
     argument for a tool — a number, a quoted span, an id, a name — which a remark has not); or,
     in hybrid, a best cosine standing `HIGH_MARGIN` above the catalog's background (the margin a
     `high` answer needs) for a request that carries a value or asks a `question`, in the static
-    family a best static cosine (`Signals.extra`) of `STATIC_VALUE_COSINE` for a request that
-    carries a value; or,
-    for a request that names an action (`Signals.action` is not None), a sign that its meaning
-    is in the catalog — in hybrid a dense ranking the lane admits (`Signals.admitted`; a request
+    family (lexical mode has no `Signals.extra`) a best static cosine of `STATIC_VALUE_COSINE`
+    for a request that carries a value; or, for a request that names an action
+    (`Signals.action` is not None), a sign that its meaning is in the catalog — in hybrid a
+    dense ranking the lane admits (`Signals.admitted`; a request
     that asks a `question`, `asks_question`, or carries a `value` counts as naming one), in the
     lexical and static families a concept coverage of the lane's first candidates
     (`Signals.concepts`, static word vectors) of at least `CONCEPT_FLOOR`. Random letters,
