@@ -33,7 +33,7 @@ CORPUS: dict[str, list[Any]] = {
     "directory::skills::list": [
         {"search": "how"}, {"search": "  HOW "}, {"search": "   "}, {"prefix": "ns/"}, {"prefix": " ns/"},
         {"type": "index"}, {"type": ""}, {"include_description": False}, {"include_origin": True},
-        {"limit": 1}, {"limit": 0}, {"limit": -1}, {"limit": True}, {"limit": 1.5}, {"limit": "2"},
+        {"limit": 1}, {"limit": 0}, {"limit": -1}, {"limit": True}, {"limit": 1.5}, {"limit": 2.0}, {"limit": "2"},
         {"limit": 10**30}, {"ids_only": True, "search": "para two", "search_body": True},
         {"search": 5}, {"prefix": "x" * 1025}, {"prefix": " " * 1025}, {"type": "t" * 257},
         {"include_description": "no"}, {"include_origin": None, "limit": None},
