@@ -46,7 +46,7 @@ from .response import BatchResult, respond
 from .rerank import RERANK_TIMEOUT_S, Reranker, apply_scores, load_reranker, rerank_head
 from .slots import SearchSlots, configured_slots
 from .ranking.second_query import SECOND_QUERY_CAPABILITIES
-from .ranking.select import BATCH_SIZE, batches, select_batch
+from .ranking.select import BATCH_SIZE, batches, padding, select_batch
 from .side_lanes import SideResult, fetch_skills, fetch_triggers, rank_skills, rank_triggers
 from .static_lane import StaticLane
 from .ranking.text_memo import BUDGET as MEMO_BUDGET, MIB
@@ -359,10 +359,13 @@ class SearchService:
             describe = self._describe(call)
             ordered = [action_agreement(tail, request_actions(query.terms), describe)
                        for query, tail in zip(queries, tails)]
-            result.selection = select_batch(lanes, judged=tier == "judge", tails=ordered,
-                                            learned=learned)
+            selection = select_batch(lanes, judged=tier == "judge", tails=ordered,
+                                     learned=learned)
+            fill = [] if tier == "judge" else padding(selection, lanes, ordered)
+            result.selection = selection + fill
             result.tier = tier
             result.levels = id_confidence(lanes, tails, levels)
+            result.levels.update((doc_id, LOW) for doc_id in fill)
             result.low_only = [q.text for q, lane, level in zip(queries, lanes, levels)
                                if lane and level == LOW]
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from iii_directory.search.ranking.select import (SELECTION_BUDGET, batches, concatenate,
-                                                 group_by_namespace, namespace_floor, round_robin,
+                                                 group_by_namespace, namespace_floor, padding,
+                                                 round_robin,
                                                  select_batch, worker_cap)
 
 
@@ -86,3 +87,31 @@ def test_a_capped_workers_slot_goes_to_the_next_candidate() -> None:
     tail = [("t::1", 0.3), ("w0::c", 0.2)]
     assert select_batch([lane[:3]], learned=[True], tails=[tail]) == [
         "w0::a", "w1::a", "w2::a", "t::1", "w0::c"]
+
+
+def test_padding_fills_the_budget_from_what_the_floor_and_the_cap_left_out() -> None:
+    """Padding takes the lanes' entries the selection left out (round robin across lanes),
+    then the tails', never an id without a namespace, and only up to the budget."""
+    lanes = [[("a::1", 10.0), ("c::1", 2.0), ("a::2", 1.0)], [("b::1", 5.0), ("plain", 4.0)]]
+    tails = [[("t::1", 0.3)], [("b::1", 0.2), ("u::1", 0.1)]]
+    selection = select_batch(lanes, tails=tails)
+    assert "c::1" not in selection  # below the namespace floor of its lane
+    fill = padding(selection, lanes, tails)
+    assert fill == ["c::1"]
+    assert padding(["a::1"], lanes, tails) == ["b::1", "c::1", "a::2", "t::1", "u::1"]
+    assert padding(["a::1"], lanes, tails, budget=3) == ["b::1", "c::1"]
+
+
+def test_padding_never_fills_an_empty_or_full_selection() -> None:
+    lanes = [[("a::1", 1.0)]]
+    assert padding([], lanes, [[("t::1", 0.3)]]) == []
+    full = [f"x::{i}" for i in range(SELECTION_BUDGET)]
+    assert padding(full, lanes + [[("b::1", 1.0)]]) == []
+
+
+def test_padding_ignores_the_worker_cap() -> None:
+    """A 7th worker's entry, left out by the worker cap, pads a selection the cap made short."""
+    lane = [(f"w{i}::a", 1.0 - i / 100) for i in range(8)]
+    selection = select_batch([lane], learned=[True])
+    assert len(selection) == 6
+    assert padding(selection, [lane]) == ["w6::a", "w7::a"]

@@ -122,6 +122,24 @@ def select_batch(lanes: Sequence[Ranking], *, judged: bool = False,
     return worker_cap(order, len(lanes), SELECTION_BUDGET)
 
 
+def padding(selection: Sequence[str], lanes: Sequence[Ranking], tails: Sequence[Ranking] = (),
+            budget: int = SELECTION_BUDGET) -> list[str]:
+    """The ids that fill a batch's `selection` up to `budget` when the lanes and tails hold
+    more candidates than it took: the lanes' entries that the namespace floor or the worker cap
+    left out, round robin across the lanes (so across a capability's needs), then their tails',
+    round robin; ids without a namespace never. Nothing pads an empty selection (a batch whose
+    capabilities the decision refused stays empty). The caller grades every padding id `low`:
+    a low candidate costs an agent a few tokens, an empty slot a function it never sees."""
+    room = budget - len(selection)
+    if not selection or room <= 0:
+        return []
+    lane_ids = [[doc_id for doc_id, _ in lane] for lane in lanes]
+    tail_ids = [[doc_id for doc_id, _ in tail] for tail in tails]
+    order = chain(interleave(lane_ids, exclude=selection), interleave(tail_ids, exclude=selection))
+    fill = (doc_id for doc_id in distinct(order) if namespace_of(doc_id) is not None)
+    return list(islice(fill, room))
+
+
 def concatenate(selections: Sequence[Sequence[str]]) -> list[str]:
     """The batches' selections in batch order, duplicates removed (up to 36 ids)."""
     seen: dict[str, None] = {}
