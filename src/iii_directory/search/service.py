@@ -10,7 +10,8 @@ Pipeline of one call: validate → keep 18 → a heavy call's turn (`slots.py`) 
 intrinsic → each capability's needs beside it (`needs.expand_needs`) → embed every query in one
 batch (∥ fetch the side-lane corpora) → batches of six capabilities, concurrently (installed lanes
 graded `high` / `low` / none, `confidence.graded_lanes` ∥ registry lane) ∥ side lanes → selection
-→ `high` first → session memory → grouping → guidance → response with `search_mode` and
+(a capability's own lane after its needs' lanes from round 1 on) → `low` padding to 12 from what
+the lanes and tails hold beyond it (`select.padding`) → `high` first → session memory → grouping → guidance → response with `search_mode` and
 `latency_ms` (`response.respond`).
 """
 
@@ -360,7 +361,8 @@ class SearchService:
             ordered = [action_agreement(tail, request_actions(query.terms), describe)
                        for query, tail in zip(queries, tails)]
             selection = select_batch(lanes, judged=tier == "judge", tails=ordered,
-                                     learned=learned)
+                                     learned=learned,
+                                     needs=[q.text in call.needs for q in queries])
             fill = [] if tier == "judge" else padding(selection, lanes, ordered)
             result.selection = selection + fill
             result.tier = tier

@@ -536,3 +536,21 @@ async def test_a_lexical_recall_tail_comes_in_its_requests_verb_order(settings: 
     answer = ids(await search(directory, "send the billing customer a reminder message"))
     assert set(answer[:2]) == {"billing::invoice-create", "billing::customer-get"}
     assert answer.index("notify::send") < answer.index("reports::reminder-list")
+
+
+async def test_padding_fills_a_short_selection_with_low_candidates(
+        directory: Directory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the selection leaves of the lanes and tails fills the budget graded `low`
+    (`select.padding`); a refused capability stays empty."""
+    lexical_only(directory)
+    full = ids(await search(directory, "send an email message"))
+    assert len(full) > 1
+    original = service_module.select_batch
+    monkeypatch.setattr(service_module, "select_batch",
+                        lambda lanes, **kwargs: original(lanes, **kwargs)[:1])
+    response = await search(directory, "send an email message")
+    functions = [f for w in response["workers"] for f in w["functions"]]
+    assert [f["function_id"] for f in functions][0] == full[0]
+    assert sorted(f["function_id"] for f in functions) == sorted(full)
+    assert all(f["confidence"] == "low" for f in functions if f["function_id"] != full[0])
+    assert ids(await search(directory, "order a pizza")) == []
