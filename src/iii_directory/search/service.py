@@ -11,8 +11,8 @@ intrinsic → each capability's needs beside it (`needs.expand_needs`) → embed
 batch (∥ fetch the side-lane corpora) → batches of six capabilities, concurrently (installed lanes
 graded `high` / `low` / none, `confidence.graded_lanes` ∥ registry lane) ∥ side lanes → selection
 (a capability's own lane after its needs' lanes from round 1 on) → `low` padding to 12 from what
-the lanes and tails hold beyond it (`select.padding`) → `high` first → session memory → grouping → guidance → response with `search_mode` and
-`latency_ms` (`response.respond`).
+the lanes and tails hold beyond it (`select.padding`) → `high` first → session memory → grouping
+→ guidance → response with `search_mode` and `latency_ms` (`response.respond`).
 """
 
 from __future__ import annotations
