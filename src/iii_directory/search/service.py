@@ -367,7 +367,9 @@ class SearchService:
             result.selection = selection + fill
             result.tier = tier
             result.levels = id_confidence(lanes, tails, levels)
-            result.levels.update((doc_id, LOW) for doc_id in fill)
+            # padding, and the kept tail of a need whose own lane was emptied (no level), is low
+            result.levels.update((doc_id, LOW) for doc_id in result.selection
+                                 if doc_id in fill or doc_id not in result.levels)
             result.low_only = [q.text for q, lane, level in zip(queries, lanes, levels)
                                if lane and level == LOW]
 

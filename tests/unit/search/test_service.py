@@ -554,3 +554,14 @@ async def test_padding_fills_a_short_selection_with_low_candidates(
     assert sorted(f["function_id"] for f in functions) == sorted(full)
     assert all(f["confidence"] == "low" for f in functions if f["function_id"] != full[0])
     assert ids(await search(directory, "order a pizza")) == []
+
+
+async def test_a_selected_id_without_a_lanes_confidence_is_low(
+        directory: Directory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An id no graded lane holds (the kept tail of a need whose own lane was emptied,
+    `needs.answered_needs`) is graded `low`, never `high` by default."""
+    lexical_only(directory)
+    monkeypatch.setattr(service_module, "id_confidence", lambda lanes, tails, levels: {})
+    response = await search(directory, "send an email message")
+    levels = {f["confidence"] for w in response["workers"] for f in w["functions"]}
+    assert response["workers"] and levels == {"low"}
