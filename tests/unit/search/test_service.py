@@ -565,3 +565,22 @@ async def test_a_selected_id_without_a_lanes_confidence_is_low(
     response = await search(directory, "send an email message")
     levels = {f["confidence"] for w in response["workers"] for f in w["functions"]}
     assert response["workers"] and levels == {"low"}
+async def test_the_static_lane_fills_an_empty_lane_for_a_request_that_carries_a_value(
+        directory: Directory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No word of "is it raining in Oslo" is in the catalog, so BM25 and its single-term fallback
+    find nothing; with the static lane its static ranking becomes the lane, graded `low` when
+    the best static cosine reaches `STATIC_VALUE_COSINE` (lowered here: this tiny catalog's
+    cosines are small). Without a value ("is it raining out there") the lane stays empty."""
+    from iii_directory.search.ranking import confidence
+    from iii_directory.search.static_lane import compiled_kernels
+
+    if not compiled_kernels():
+        pytest.skip("the static lane's kernels are not compiled")
+    monkeypatch.setattr(confidence, "STATIC_VALUE_COSINE", 0.3)
+    directory.service(SearchService).static.enabled = True
+    response = await search(directory, "is it raining in Oslo")
+    assert ids(response)[0] == "weather::forecast"
+    assert {f["confidence"] for w in response["workers"] for f in w["functions"]} == {"low"}
+    assert ids(await search(directory, "is it raining out there")) == []
+    monkeypatch.setattr(confidence, "STATIC_VALUE_COSINE", 0.9)
+    assert ids(await search(directory, "is it raining in Oslo")) == []
