@@ -9,12 +9,8 @@
 #define RANK_MAXSCORE_H
 
 #include "_topk.h"
-#include "_forward.h"
 
 #define RK_NONE INT32_MAX
-#ifndef RK_FWD_LOOSE_INTERVAL
-#define RK_FWD_LOOSE_INTERVAL 1
-#endif
 
 typedef struct {
     int64_t pos, end, base;       /* current posting, end of the list, its first posting */
@@ -23,7 +19,6 @@ typedef struct {
     int32_t term;
     ptrdiff_t slot;               /* position of the term in the query */
     double ub;                    /* the term's largest weight */
-    int fwd;                      /* the term has a forward slot: scored by lookup */
 } RkCursor;
 
 static inline void rk_next(const RkIndex *ix, RkCursor *c)
@@ -113,12 +108,6 @@ typedef struct {
     RkCursor *cur;      /* sorted by ub ascending */
     double *prefix;     /* prefix[j]: bound of a document found in cur[0..j] only */
     double *iprefix;    /* the same from block maxima, for the documents of the checked interval */
-    double *nprefix;    /* iprefix over the cursors without a forward slot only */
-    int32_t *ncount;    /* ncount[j]: cursors without a forward slot in cur[0..j] */
-    uint32_t *fkey;     /* forward slots of the query's forwarded terms << 16, ascending, then
-                         * UINT32_MAX */
-    ptrdiff_t *fcur;    /* the cursor of each fkey */
-    ptrdiff_t nf;       /* forwarded query terms */
     double *contrib;    /* per query slot: the candidate's weight, valid where mark == stamp */
     int32_t *mark;      /* per query slot: stamp of the last candidate holding the term */
     ptrdiff_t slots;    /* query terms */
@@ -141,13 +130,8 @@ static double rk_interval_bound(const RkIndex *ix, RkQuery *q, int32_t d, int32_
     double bound = 0.0;
     ptrdiff_t j;
     *end = RK_NONE - 1;
-    double nbound = 0.0, w;
     for (j = 0; j < q->nq; j++) {
         RkCursor *c = &q->cur[j];
-#if RK_FWD_LOOSE_INTERVAL
-        if (c->fwd && j < q->ne)
-            continue;  /* scored by lookup: bounded by its largest weight, never moved */
-#endif
         rk_advance(ix, c, d);
         if (c->doc == RK_NONE)
             continue;
@@ -156,18 +140,9 @@ static double rk_interval_bound(const RkIndex *ix, RkQuery *q, int32_t d, int32_
             *end = ix->blk_last[c->blk];
     }
     for (j = 0; j < q->nq; j++) {
-        RkCursor *c = &q->cur[j];
-#if RK_FWD_LOOSE_INTERVAL
-        if (c->fwd && j < q->ne)
-            w = c->ub;
-        else
-#endif
-        w = c->doc <= *end ? ix->blk_max[c->blk] : 0.0;
-        bound += w;
-        if (!c->fwd)
-            nbound += w;
+        if (q->cur[j].doc <= *end)
+            bound += ix->blk_max[q->cur[j].blk];
         q->iprefix[j] = bound;
-        q->nprefix[j] = nbound;
     }
     return bound;
 }
@@ -193,36 +168,9 @@ static int rk_score_candidate(const RkIndex *ix, RkQuery *q, int32_t d, int32_t 
             rk_next(ix, c);
         }
     }
-    if (q->nf && q->ne) {
-        /* the non-essential forwarded terms, exactly, from one scan of d's forward entries */
-        const uint32_t *e = ix->fwd_ent + ix->fwd_off[d], *e_end = ix->fwd_ent + ix->fwd_off[d + 1];
-        const uint32_t *key = q->fkey;
-        if (rk_below(bar, partial + q->iprefix[q->ne - 1]) || matched + q->ne < mm)
-            return 0;
-        for (; e < e_end; e++) {
-            uint32_t slot = *e & 0xFFFF0000u;
-            while (*key < slot)
-                key++;
-            if (*key == UINT32_MAX)
-                break;
-            if (*key == slot && q->fcur[key - q->fkey] < q->ne) {
-                RkCursor *c = &q->cur[q->fcur[key - q->fkey]];
-                double tf = (double)(*e & 0xFFFFu);
-                w = ix->idf[c->term] * (tf * ix->k1p1) / (tf + ix->knorm[d]);
-                q->contrib[c->slot] = w;
-                q->mark[c->slot] = stamp;
-                partial += w;
-                matched++;
-            }
-        }
-        if (rk_below(bar, partial + q->nprefix[q->ne - 1]))
-            return 0;
-    }
     for (j = q->ne - 1; j >= 0; j--) {
         RkCursor *c = &q->cur[j];
-        if (c->fwd)
-            continue;
-        if (rk_below(bar, partial + q->nprefix[j]) || matched + q->ncount[j] < mm)
+        if (rk_below(bar, partial + q->iprefix[j]) || matched + j + 1 < mm)
             return 0;
         rk_advance(ix, c, d);
         if (c->doc == d) {
@@ -281,23 +229,16 @@ static int rk_open_cursors(const RkIndex *ix, const int32_t *qterms, ptrdiff_t n
 {
     ptrdiff_t j, i;
     RkCursor tmp;
-    uint32_t key;
-    *mem = malloc((size_t)nq * (sizeof(RkCursor) + 4 * sizeof(double) + sizeof(ptrdiff_t)
-                                + 2 * sizeof(int32_t) + sizeof(uint32_t)) + sizeof(uint32_t));
+    *mem = malloc((size_t)nq * (sizeof(RkCursor) + 3 * sizeof(double) + sizeof(int32_t)));
     if (*mem == NULL)
         return -1;
     q->cur = (RkCursor *)*mem;
     q->prefix = (double *)(q->cur + nq);
     q->iprefix = q->prefix + nq;
-    q->nprefix = q->iprefix + nq;
-    q->contrib = q->nprefix + nq;
-    q->fcur = (ptrdiff_t *)(q->contrib + nq);
-    q->mark = (int32_t *)(q->fcur + nq);
-    q->ncount = q->mark + nq;
-    q->fkey = (uint32_t *)(q->ncount + nq);
+    q->contrib = q->iprefix + nq;
+    q->mark = (int32_t *)(q->contrib + nq);
     q->nq = q->slots = nq;
     q->ne = 0;
-    q->nf = 0;
     for (j = 0; j < nq; j++) {
         RkCursor *c = &q->cur[j];
         int32_t t = qterms[j];
@@ -310,7 +251,6 @@ static int rk_open_cursors(const RkIndex *ix, const int32_t *qterms, ptrdiff_t n
         c->blk = c->blk_first = ix->blk_off[t];
         c->blk_end = ix->blk_off[t + 1];
         c->ub = ix->term_max[t];
-        c->fwd = ix->fwd_slot != NULL && ix->fwd_slot[t] >= 0;
     }
     for (i = 1; i < nq; i++) {  /* insertion sort: a query has few terms */
         tmp = q->cur[i];
@@ -318,22 +258,8 @@ static int rk_open_cursors(const RkIndex *ix, const int32_t *qterms, ptrdiff_t n
             q->cur[j + 1] = q->cur[j];
         q->cur[j + 1] = tmp;
     }
-    for (j = 0; j < nq; j++) {
+    for (j = 0; j < nq; j++)
         q->iprefix[j] = q->prefix[j] = (j ? q->prefix[j - 1] : 0.0) + q->cur[j].ub;
-        q->nprefix[j] = (j ? q->nprefix[j - 1] : 0.0) + (q->cur[j].fwd ? 0.0 : q->cur[j].ub);
-        q->ncount[j] = (j ? q->ncount[j - 1] : 0) + !q->cur[j].fwd;
-        if (!q->cur[j].fwd)
-            continue;
-        key = (uint32_t)ix->fwd_slot[q->cur[j].term] << 16;  /* insert, ascending */
-        for (i = q->nf; i > 0 && q->fkey[i - 1] > key; i--) {
-            q->fkey[i] = q->fkey[i - 1];
-            q->fcur[i] = q->fcur[i - 1];
-        }
-        q->fkey[i] = key;
-        q->fcur[i] = j;
-        q->nf++;
-    }
-    q->fkey[q->nf] = UINT32_MAX;
     return 0;
 }
 

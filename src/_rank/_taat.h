@@ -14,6 +14,7 @@
 #define RANK_TAAT_H
 
 #include "_maxscore.h"
+#include "_forward.h"
 
 /* the position of document d in term t's postings, -1 when t is not in d (block ends, then a
  * binary search inside the block) */
