@@ -32,49 +32,52 @@ static void rk_forward_free(RkForward *f)
     memset(f, 0, sizeof(*f));
 }
 
-static const int64_t *rk_fwd_sort_df; /* the offsets seen by the comparator below */
+/* sort key of term t with df postings: ascending keys put longer lists first, then smaller
+ * term ids (df < 2**31 documents) */
+static inline uint64_t rk_fwd_key(int64_t df, int64_t t)
+{
+    return ((uint64_t)(INT32_MAX - df) << 32) | (uint64_t)(uint32_t)t;
+}
 
-/* longer list first, then the smaller term id */
 static int rk_fwd_cmp(const void *a, const void *b)
 {
-    int32_t ta = *(const int32_t *)a, tb = *(const int32_t *)b;
-    int64_t da = rk_fwd_sort_df[ta + 1] - rk_fwd_sort_df[ta];
-    int64_t db = rk_fwd_sort_df[tb + 1] - rk_fwd_sort_df[tb];
-    if (da != db)
-        return da > db ? -1 : 1;
-    return ta < tb ? -1 : (ta > tb);
+    uint64_t ka = *(const uint64_t *)a, kb = *(const uint64_t *)b;
+    return ka < kb ? -1 : (ka > kb);
 }
 
 /* The forward index of the terms holding at least min_df postings (the RK_FWD_SLOTS longest if
  * more do), from the postings' counts: `tf` (16 bits) or `tfs` (whole counts as doubles; a
  * count past 65535 in a forwarded term leaves no forward index). Returns 0 with f->slot NULL
- * when no term qualifies, -1 when out of memory (f then freed). Not thread-safe (qsort's
- * comparator reads a static), as the build runs under the GIL. */
+ * when no term qualifies, -1 when out of memory (f then freed). */
 static int rk_build_forward(const RkIndex *ix, int64_t n_terms, int64_t n_docs, int64_t min_df,
                             const uint16_t *tf, const double *tfs, RkForward *f)
 {
-    int32_t *order = NULL, n_slots = 0, s;
-    int64_t t, p, d, total = 0, *fill = NULL;
+    uint64_t *order = NULL;
+    int32_t n_slots = 0, s;
+    int64_t t, p, d, df, total = 0, *fill = NULL;
     uint32_t count;
     memset(f, 0, sizeof(*f));
     if (min_df < 1)
         min_df = 1;
-    order = malloc((size_t)(n_terms > 0 ? n_terms : 1) * sizeof(int32_t));
+    order = malloc((size_t)(n_terms > 0 ? n_terms : 1) * sizeof(uint64_t));
     if (order == NULL)
         return -1;
-    for (t = 0; t < n_terms; t++)
-        if (ix->offsets[t + 1] - ix->offsets[t] >= min_df)
-            order[n_slots++] = (int32_t)t;
+    for (t = 0; t < n_terms; t++) {
+        df = ix->offsets[t + 1] - ix->offsets[t];
+        if (df >= min_df)
+            order[n_slots++] = rk_fwd_key(df, t);
+    }
     if (n_slots == 0) {
         free(order);
         return 0;
     }
-    rk_fwd_sort_df = ix->offsets;
-    qsort(order, (size_t)n_slots, sizeof(int32_t), rk_fwd_cmp);
+    qsort(order, (size_t)n_slots, sizeof(uint64_t), rk_fwd_cmp);
+    for (s = 0; s < n_slots; s++)  /* keys to term ids */
+        order[s] &= 0xFFFFFFFFu;
     if (n_slots > RK_FWD_SLOTS)
         n_slots = RK_FWD_SLOTS;
     for (s = 0; s < n_slots; s++) {
-        t = order[s];
+        t = (int64_t)order[s];
         total += ix->offsets[t + 1] - ix->offsets[t];
         if (tfs != NULL)
             for (p = ix->offsets[t]; p < ix->offsets[t + 1]; p++)
@@ -92,7 +95,7 @@ static int rk_build_forward(const RkIndex *ix, int64_t n_terms, int64_t n_docs, 
     for (t = 0; t < n_terms; t++)
         f->slot[t] = -1;
     for (s = 0; s < n_slots; s++) {
-        t = order[s];
+        t = (int64_t)order[s];
         f->slot[t] = s;
         for (p = ix->offsets[t]; p < ix->offsets[t + 1]; p++)
             f->off[ix->docs[p] + 1]++;
@@ -102,7 +105,7 @@ static int rk_build_forward(const RkIndex *ix, int64_t n_terms, int64_t n_docs, 
         fill[d] = f->off[d];
     }
     for (s = 0; s < n_slots; s++) {  /* slot order: each document's entries come out sorted */
-        t = order[s];
+        t = (int64_t)order[s];
         for (p = ix->offsets[t]; p < ix->offsets[t + 1]; p++) {
             count = tf != NULL ? (uint32_t)tf[p] : (uint32_t)tfs[p];
             f->ent[fill[ix->docs[p]]++] = ((uint32_t)s << 16) | count;
