@@ -102,6 +102,30 @@ static void rk_exact(const RkIndex *ix, const int32_t *qterms, ptrdiff_t nq,
 
 #define RK_ACC_MAX_TERMS 32
 
+/* the sum of d's weights in the forwarded terms of keys (ascending, UINT32_MAX last) whose
+ * IDFs are kidf: a bound's part, summed in slot order */
+static inline double rk_forward_sum(const RkIndex *ix, const uint32_t *keys, const double *kidf,
+                                    int32_t d)
+{
+    const uint32_t *e = ix->fwd_ent + ix->fwd_off[d], *e_end = ix->fwd_ent + ix->fwd_off[d + 1];
+    const uint32_t *key = keys;
+    double sum = 0.0, knorm = ix->knorm[d];
+    for (; e < e_end; e++) {
+        uint32_t slot = *e & 0xFFFF0000u;
+        if (slot < *key)
+            continue;
+        while (*key < slot)
+            key++;
+        if (*key == slot) {
+            double tf = (double)(*e & 0xFFFFu);
+            sum += kidf[key - keys] * (tf * ix->k1p1) / (tf + knorm);
+        } else if (*key == UINT32_MAX) {
+            break;
+        }
+    }
+    return sum;
+}
+
 /* Score exactly the (at most k) unscored touched documents of the largest accumulated sums
  * and offer them to the hits (the bar rises early); marks them scored (matched 2). */
 static ptrdiff_t rk_acc_seed(const RkIndex *ix, const int32_t *qterms, ptrdiff_t nq,
@@ -127,19 +151,20 @@ static ptrdiff_t rk_acc_seed(const RkIndex *ix, const int32_t *qterms, ptrdiff_t
     return nh;
 }
 
-/* The forward keys of the lists not summed into nkeys/nkslot (UINT32_MAX last; returns their
- * count) and, into *rest_nf, the largest weights of the other lists not summed. */
+/* The forward keys of the lists not summed into nkeys (UINT32_MAX last) and their IDFs into
+ * nkidf (returns their count); into *rest_nf, the largest weights of the other lists not
+ * summed. */
 static ptrdiff_t rk_acc_rest(const RkIndex *ix, const int32_t *qterms, ptrdiff_t nq,
                              const uint32_t *keys, const ptrdiff_t *kslot, ptrdiff_t nf,
                              const int *summed, const double *ub, uint32_t *nkeys,
-                             ptrdiff_t *nkslot, double *rest_nf)
+                             double *nkidf, double *rest_nf)
 {
     ptrdiff_t i, j, nnf = 0;
     for (j = 0; j < nf; j++) {
         if (summed[kslot[j]])
             continue;
         nkeys[nnf] = keys[j];
-        nkslot[nnf++] = kslot[j];
+        nkidf[nnf++] = ix->idf[qterms[kslot[j]]];
     }
     nkeys[nnf] = UINT32_MAX;
     *rest_nf = 0.0;
@@ -154,21 +179,13 @@ static ptrdiff_t rk_acc_rest(const RkIndex *ix, const int32_t *qterms, ptrdiff_t
  * offered to the hits (the bar rising with them). Returns the number of hits. */
 static ptrdiff_t rk_acc_try(const RkIndex *ix, const int32_t *qterms, ptrdiff_t nq,
                             const uint32_t *keys, const ptrdiff_t *kslot, const uint32_t *nkeys,
-                            const ptrdiff_t *nkslot, ptrdiff_t nnf, double rest_nf, int32_t d,
+                            const double *nkidf, ptrdiff_t nnf, double rest_nf, int32_t d,
                             double bound, RkBar *bar, double *w, int *has, RkHit *hits,
                             ptrdiff_t nh, ptrdiff_t k)
 {
-    ptrdiff_t i;
     RkHit hit;
-    if (nnf) {
-        for (i = 0; i < nq; i++)
-            w[i] = 0.0;
-        rk_forward_weights(ix, qterms, nkeys, nkslot, d, w, has);
-        for (i = 0; i < nq; i++)
-            bound += w[i];
-        if (rk_below(bar, bound + rest_nf))
-            return nh;
-    }
+    if (nnf && rk_below(bar, bound + rest_nf + rk_forward_sum(ix, nkeys, nkidf, d)))
+        return nh;
     rk_exact(ix, qterms, nq, keys, kslot, d, w, has, &hit);
     nh = rk_offer(hits, nh, k, &hit);
     if (nh == k && hits[0].score > bar->theta)
@@ -189,7 +206,8 @@ static ptrdiff_t rk_top_k_acc(const RkIndex *ix, const int32_t *qterms, ptrdiff_
     double ub[RK_ACC_MAX_TERMS], prefix[RK_ACC_MAX_TERMS], w[RK_ACC_MAX_TERMS];
     double theta0, rest_nf = 0.0, bound;
     uint32_t keys[RK_ACC_MAX_TERMS + 1], nkeys[RK_ACC_MAX_TERMS + 1], key;
-    ptrdiff_t kslot[RK_ACC_MAX_TERMS], nkslot[RK_ACC_MAX_TERMS], order[RK_ACC_MAX_TERMS];
+    ptrdiff_t kslot[RK_ACC_MAX_TERMS], order[RK_ACC_MAX_TERMS];
+    double nkidf[RK_ACC_MAX_TERMS];
     ptrdiff_t nf = 0, nnf = 0, lo, nt = 0, nh = 0, ns = 0, i, j;
     int summed[RK_ACC_MAX_TERMS], has[RK_ACC_MAX_TERMS];
     int32_t d, t;
@@ -250,12 +268,12 @@ static ptrdiff_t rk_top_k_acc(const RkIndex *ix, const int32_t *qterms, ptrdiff_
         /* that list alone holds every hit: walk it, no sums needed */
         lo = nq - 1;
         summed[order[lo]] = 1;
-        nnf = rk_acc_rest(ix, qterms, nq, keys, kslot, nf, summed, ub, nkeys, nkslot, &rest_nf);
+        nnf = rk_acc_rest(ix, qterms, nq, keys, kslot, nf, summed, ub, nkeys, nkidf, &rest_nf);
         for (p = ix->offsets[t]; p < ix->offsets[t + 1]; p++) {
             bound = rk_weight(ix, t, p);
             if (rk_below(&bar, bound + (lo ? prefix[lo - 1] : 0.0)) || matched[ix->docs[p]] == 2)
                 continue;
-            nh = rk_acc_try(ix, qterms, nq, keys, kslot, nkeys, nkslot, nnf, rest_nf,
+            nh = rk_acc_try(ix, qterms, nq, keys, kslot, nkeys, nkidf, nnf, rest_nf,
                             ix->docs[p], bound, &bar, w, has, hits, nh, k);
         }
     } else {
@@ -277,13 +295,13 @@ static ptrdiff_t rk_top_k_acc(const RkIndex *ix, const int32_t *qterms, ptrdiff_
             if (nh == k && hits[0].score > bar.theta)
                 bar.theta = hits[0].score;
         }
-        nnf = rk_acc_rest(ix, qterms, nq, keys, kslot, nf, summed, ub, nkeys, nkslot, &rest_nf);
+        nnf = rk_acc_rest(ix, qterms, nq, keys, kslot, nf, summed, ub, nkeys, nkidf, &rest_nf);
         for (j = 0; j < nt; j++) {
             d = touched[j];
             bound = scores[d];
             if (matched[d] == 2 || rk_below(&bar, bound + (lo ? prefix[lo - 1] : 0.0)))
                 continue;  /* under the bar with every list not summed at its largest weight */
-            nh = rk_acc_try(ix, qterms, nq, keys, kslot, nkeys, nkslot, nnf, rest_nf, d, bound,
+            nh = rk_acc_try(ix, qterms, nq, keys, kslot, nkeys, nkidf, nnf, rest_nf, d, bound,
                             &bar, w, has, hits, nh, k);
         }
     }
