@@ -3,7 +3,7 @@
 # _maxscore.h (pruned top-k), _bounds.h (tiers, blocks, depth bounds); the layout and the
 # pruning are described in docs/rank-at-scale.md.
 
-from libc.stdint cimport uint16_t, uint32_t
+from libc.stdint cimport INT64_MAX, uint16_t, uint32_t
 from libc.stdlib cimport realloc
 
 cdef extern from "_maxscore.h" nogil:
@@ -33,12 +33,12 @@ cdef extern from "_maxscore.h" nogil:
                             int32_t min_matched, Py_ssize_t k, double* scores, int32_t* matched,
                             int32_t* touched, RkHit* hits)
     Py_ssize_t rk_top_k(const RkIndex* ix, const int32_t* qterms, Py_ssize_t nq, int32_t mm,
-                        Py_ssize_t k, RkHit* hits)
+                        Py_ssize_t k, RkHit* hits, double floor)
 
 cdef extern from "_taat.h" nogil:
     Py_ssize_t rk_top_k_acc(const RkIndex* ix, const int32_t* qterms, Py_ssize_t nq,
-                            Py_ssize_t k, double* scores, int32_t* matched, int32_t* touched,
-                            RkHit* hits, RkHit* seeds)
+                            Py_ssize_t k, int64_t max_first, int32_t* matched, RkHit* hits,
+                            RkHit* seeds, double* floor)
 
 cdef extern from "_bounds.h" nogil:
     ctypedef struct RkBounds:
@@ -73,6 +73,18 @@ cdef int64_t _forward_postings = 1000
 # Top-k queries with min_matched <= 1 on an index with a forward index are accumulated
 # (_taat.h) unless `_accumulate` is off.
 cdef bint _accumulate = True
+# ... and only when the list of largest bound holds at most n_docs / `_walk_share` postings
+# (0: any length), since a longer list rarely holds every hit alone
+cdef int64_t _walk_share = 0
+
+
+def _set_walk_share(int64_t share):
+    """Set the divisor of the document count bounding the walked list; returns the previous
+    value (benchmarks)."""
+    global _walk_share
+    previous = _walk_share
+    _walk_share = max(0, share)
+    return previous
 
 
 def _set_accumulate(bint on):
@@ -468,6 +480,8 @@ cdef class BM25Index:
         forward index and the scratch is free, else MaxScore with per-call memory only."""
         cdef RkHit* hits = <RkHit*>malloc(<size_t>(2 * kk) * sizeof(RkHit))  # hits, seeds
         cdef Py_ssize_t nh = -2, i
+        cdef double floor = 0.0
+        cdef int64_t max_first = (self._n // _walk_share) if _walk_share > 0 else INT64_MAX
         if hits == NULL:
             raise MemoryError()
         try:
@@ -475,20 +489,20 @@ cdef class BM25Index:
                 try:
                     if walk >= NOGIL_POSTINGS:
                         with nogil:
-                            nh = rk_top_k_acc(&self._ix, qterms, nq, kk, self._scores,
-                                              self._matched, self._touched, hits, hits + kk)
+                            nh = rk_top_k_acc(&self._ix, qterms, nq, kk, max_first,
+                                              self._matched, hits, hits + kk, &floor)
                     else:
-                        nh = rk_top_k_acc(&self._ix, qterms, nq, kk, self._scores,
-                                          self._matched, self._touched, hits, hits + kk)
+                        nh = rk_top_k_acc(&self._ix, qterms, nq, kk, max_first, self._matched,
+                                          hits, hits + kk, &floor)
                 finally:
                     self._scratch_busy = False
             if nh != -2:
                 pass
             elif walk >= NOGIL_POSTINGS:
                 with nogil:
-                    nh = rk_top_k(&self._ix, qterms, nq, mm, kk, hits)
+                    nh = rk_top_k(&self._ix, qterms, nq, mm, kk, hits, floor)
             else:
-                nh = rk_top_k(&self._ix, qterms, nq, mm, kk, hits)
+                nh = rk_top_k(&self._ix, qterms, nq, mm, kk, hits, floor)
             if nh < 0:
                 raise MemoryError()
             return [_hit_tuple(hits[i].doc, hits[i].score, hits[i].matched) for i in range(nh)]

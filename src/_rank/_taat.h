@@ -126,31 +126,6 @@ static inline double rk_forward_sum(const RkIndex *ix, const uint32_t *keys, con
     return sum;
 }
 
-/* Score exactly the (at most k) unscored touched documents of the largest accumulated sums
- * and offer them to the hits (the bar rises early); marks them scored (matched 2). */
-static ptrdiff_t rk_acc_seed(const RkIndex *ix, const int32_t *qterms, ptrdiff_t nq,
-                             const uint32_t *keys, const ptrdiff_t *kslot, ptrdiff_t k,
-                             const double *scores, int32_t *matched, const int32_t *touched,
-                             ptrdiff_t nt, RkHit *hits, ptrdiff_t nh, RkHit *seeds, double *w,
-                             int *has)
-{
-    ptrdiff_t j, ns = 0;
-    RkHit hit;
-    for (j = 0; j < nt; j++) {
-        hit.score = scores[touched[j]];
-        if ((ns == k && hit.score <= seeds[0].score) || matched[touched[j]] == 2)
-            continue;
-        hit.doc = touched[j];
-        ns = rk_offer(seeds, ns, k, &hit);
-    }
-    for (j = 0; j < ns; j++) {
-        matched[seeds[j].doc] = 2;
-        rk_exact(ix, qterms, nq, keys, kslot, seeds[j].doc, w, has, &hit);
-        nh = rk_offer(hits, nh, k, &hit);
-    }
-    return nh;
-}
-
 /* The forward keys of the lists not summed into nkeys (UINT32_MAX last) and their IDFs into
  * nkidf (returns their count); into *rest_nf, the largest weights of the other lists not
  * summed. */
@@ -193,33 +168,32 @@ static ptrdiff_t rk_acc_try(const RkIndex *ix, const int32_t *qterms, ptrdiff_t 
     return nh;
 }
 
-/* Top k (1 <= k) for min_matched <= 1 with a forward index, into hits (k entries; seeds: k
- * more of scratch); scores and matched (zeroed, left zeroed) and touched hold n_docs entries.
- * The lists are summed from the largest bound down, and after each one the bar rises from the
- * exact scores of the best sums so far, until the lists left cannot lift a document over it
- * alone. Returns the number of hits, or -2 when the depth bound leaves every term essential or
- * the query is too long (the caller then runs rk_top_k). */
+/* Top k (1 <= k) for min_matched <= 1 with a forward index, when one list holds every hit:
+ * into hits (k entries; seeds: k more of scratch; matched: n_docs entries, zeroed and left
+ * zeroed). The k largest weights of the list of largest bound are scored exactly first; if the
+ * other lists together then cannot lift a document over the k-th of those scores, that list is
+ * walked alone and every other weight looked up. Returns the number of hits, or -2 when
+ * another list could hold a hit, that list is longer than max_first postings (with other
+ * terms) or the query is too long, with *floor set to a strict lower
+ * bound of the k-th best score (0 when none) for rk_top_k. */
 static ptrdiff_t rk_top_k_acc(const RkIndex *ix, const int32_t *qterms, ptrdiff_t nq,
-                              ptrdiff_t k, double *scores, int32_t *matched, int32_t *touched,
-                              RkHit *hits, RkHit *seeds)
+                              ptrdiff_t k, int64_t max_first, int32_t *matched, RkHit *hits,
+                              RkHit *seeds, double *floor)
 {
     double ub[RK_ACC_MAX_TERMS], prefix[RK_ACC_MAX_TERMS], w[RK_ACC_MAX_TERMS];
-    double theta0, rest_nf = 0.0, bound;
+    double nkidf[RK_ACC_MAX_TERMS], rest_nf = 0.0, bound;
     uint32_t keys[RK_ACC_MAX_TERMS + 1], nkeys[RK_ACC_MAX_TERMS + 1], key;
     ptrdiff_t kslot[RK_ACC_MAX_TERMS], order[RK_ACC_MAX_TERMS];
-    double nkidf[RK_ACC_MAX_TERMS];
-    ptrdiff_t nf = 0, nnf = 0, lo, nt = 0, nh = 0, ns = 0, i, j;
+    ptrdiff_t nf = 0, nnf, nh = 0, ns = 0, i, j;
     int summed[RK_ACC_MAX_TERMS], has[RK_ACC_MAX_TERMS];
-    int32_t d, t;
-    int64_t p;
+    int32_t t;
+    int64_t p, first, last;
     RkBar bar;
     RkHit hit;
+    *floor = 0.0;
     if (nq > RK_ACC_MAX_TERMS || ix->fwd_slot == NULL)
         return -2;
-    theta0 = rk_depth_bound(ix, qterms, nq, k, 1);
-    if (theta0 <= 0.0)
-        return -2;
-    bar.theta = theta0;
+    bar.theta = rk_depth_bound(ix, qterms, nq, k, 1);
     bar.tie = 0;
     for (i = 0; i < nq; i++) {  /* query slots by largest weight ascending */
         ub[i] = ix->term_max[qterms[i]];
@@ -230,13 +204,15 @@ static ptrdiff_t rk_top_k_acc(const RkIndex *ix, const int32_t *qterms, ptrdiff_
     }
     for (j = 0; j < nq; j++)
         prefix[j] = (j ? prefix[j - 1] : 0.0) + ub[order[j]];
-    if (!rk_below(&bar, prefix[0]))
-        return -2;  /* every list essential: MaxScore skips better */
+    t = qterms[order[nq - 1]];
+    first = ix->offsets[t];
+    last = ix->offsets[t + 1];
+    if (nq > 1 && last - first > max_first)
+        return -2;
     for (i = 0; i < nq; i++) {  /* the query's forward keys, ascending */
-        t = qterms[i];
-        if (ix->fwd_slot[t] < 0)
+        if (ix->fwd_slot[qterms[i]] < 0)
             continue;
-        key = (uint32_t)ix->fwd_slot[t] << 16;
+        key = (uint32_t)ix->fwd_slot[qterms[i]] << 16;
         for (j = nf; j > 0 && keys[j - 1] > key; j--) {
             keys[j] = keys[j - 1];
             kslot[j] = kslot[j - 1];
@@ -246,9 +222,8 @@ static ptrdiff_t rk_top_k_acc(const RkIndex *ix, const int32_t *qterms, ptrdiff_
         nf++;
     }
     keys[nf] = UINT32_MAX;
-    /* the first bar: the exact scores of the k largest weights of the list of largest bound */
-    t = qterms[order[nq - 1]];
-    for (p = ix->offsets[t]; p < ix->offsets[t + 1]; p++) {
+    /* the bar: the exact scores of the k largest weights of the list of largest bound */
+    for (p = first; p < last; p++) {
         hit.score = rk_weight(ix, t, p);
         if (ns == k && hit.score <= seeds[0].score)
             continue;
@@ -256,60 +231,29 @@ static ptrdiff_t rk_top_k_acc(const RkIndex *ix, const int32_t *qterms, ptrdiff_
         ns = rk_offer(seeds, ns, k, &hit);
     }
     for (j = 0; j < ns; j++) {
-        d = seeds[j].doc;
-        matched[d] = 2;  /* scored */
-        touched[nt++] = d;
-        rk_exact(ix, qterms, nq, keys, kslot, d, w, has, &hit);
+        rk_exact(ix, qterms, nq, keys, kslot, seeds[j].doc, w, has, &hit);
         nh = rk_offer(hits, nh, k, &hit);
     }
     if (nh == k && hits[0].score > bar.theta)
         bar.theta = hits[0].score;  /* strict: documents come in no index order */
-    if (nq == 1 || rk_below(&bar, prefix[nq - 2])) {
-        /* that list alone holds every hit: walk it, no sums needed */
-        lo = nq - 1;
-        summed[order[lo]] = 1;
-        nnf = rk_acc_rest(ix, qterms, nq, keys, kslot, nf, summed, ub, nkeys, nkidf, &rest_nf);
-        for (p = ix->offsets[t]; p < ix->offsets[t + 1]; p++) {
-            bound = rk_weight(ix, t, p);
-            if (rk_below(&bar, bound + (lo ? prefix[lo - 1] : 0.0)) || matched[ix->docs[p]] == 2)
-                continue;
-            nh = rk_acc_try(ix, qterms, nq, keys, kslot, nkeys, nkidf, nnf, rest_nf,
-                            ix->docs[p], bound, &bar, w, has, hits, nh, k);
-        }
-    } else {
-        /* sum the lists from the largest bound down while the rest could lift a document alone */
-        for (lo = nq; lo > 0 && !rk_below(&bar, prefix[lo - 1]); lo--) {
-            i = order[lo - 1];
-            t = qterms[i];
-            summed[i] = 1;
-            for (p = ix->offsets[t]; p < ix->offsets[t + 1]; p++) {
-                d = ix->docs[p];
-                if (matched[d] == 0) {
-                    matched[d] = 1;
-                    touched[nt++] = d;
-                }
-                scores[d] += rk_weight(ix, t, p);
-            }
-            nh = rk_acc_seed(ix, qterms, nq, keys, kslot, k, scores, matched, touched, nt, hits,
-                             nh, seeds, w, has);
-            if (nh == k && hits[0].score > bar.theta)
-                bar.theta = hits[0].score;
-        }
-        nnf = rk_acc_rest(ix, qterms, nq, keys, kslot, nf, summed, ub, nkeys, nkidf, &rest_nf);
-        for (j = 0; j < nt; j++) {
-            d = touched[j];
-            bound = scores[d];
-            if (matched[d] == 2 || rk_below(&bar, bound + (lo ? prefix[lo - 1] : 0.0)))
-                continue;  /* under the bar with every list not summed at its largest weight */
-            nh = rk_acc_try(ix, qterms, nq, keys, kslot, nkeys, nkidf, nnf, rest_nf, d, bound,
-                            &bar, w, has, hits, nh, k);
-        }
+    if (nq > 1 && !rk_below(&bar, prefix[nq - 2])) {
+        *floor = nh == k ? hits[0].score : 0.0;
+        return -2;
     }
-    for (j = 0; j < nt; j++) {
-        d = touched[j];
-        scores[d] = 0.0;
-        matched[d] = 0;
+    for (j = 0; j < ns; j++)
+        matched[seeds[j].doc] = 1;  /* scored */
+    /* that list alone holds every hit: walk it */
+    summed[order[nq - 1]] = 1;
+    nnf = rk_acc_rest(ix, qterms, nq, keys, kslot, nf, summed, ub, nkeys, nkidf, &rest_nf);
+    for (p = first; p < last; p++) {
+        bound = rk_weight(ix, t, p);
+        if (rk_below(&bar, bound + (nq > 1 ? prefix[nq - 2] : 0.0)) || matched[ix->docs[p]])
+            continue;
+        nh = rk_acc_try(ix, qterms, nq, keys, kslot, nkeys, nkidf, nnf, rest_nf, ix->docs[p],
+                        bound, &bar, w, has, hits, nh, k);
     }
+    for (j = 0; j < ns; j++)
+        matched[seeds[j].doc] = 0;
     rk_sort_hits(hits, nh, nh == k);
     return nh;
 }
