@@ -107,7 +107,7 @@ def extensions() -> list[Extension]:
         sources=["src/_rank/_core.pyx"],
         # included by _core.pyx: BM25 in Cython, its kernels in portable C headers
         depends=[f"src/_rank/{name}" for name in ("_bm25.pxi", "_postings.pxi", "_topk.h",
-                                                   "_maxscore.h", "_bounds.h", "_forward.h")],
+                                                   "_maxscore.h", "_bounds.h")],
         define_macros=[("Py_LIMITED_API", LIMITED_API_HEX), ("CYTHON_LIMITED_API", "1")],
         py_limited_api=True,
         extra_compile_args=compile_args,

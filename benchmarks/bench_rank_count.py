@@ -48,15 +48,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", help="pickle of the corpus (read if present, else written)")
     parser.add_argument("--check", action="store_true",
                         help="compare every answer with the exhaustive path first")
-    parser.add_argument("--forward", type=int,
-                        help="postings from which a term gets a forward slot (the core's default "
-                             "otherwise; a huge value forwards none)")
     args = parser.parse_args(argv)
     from _rank import _core
 
     documents, queries = load(args.docs, args.queries, args.cache)
-    if args.forward is not None:
-        _core._set_forward_postings(args.forward)
     index = _core.BM25Index(documents)
     if args.check:
         previous = _core._set_prune_postings(1 << 40)

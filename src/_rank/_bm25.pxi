@@ -3,7 +3,7 @@
 # _maxscore.h (pruned top-k), _bounds.h (tiers, blocks, depth bounds); the layout and the
 # pruning are described in docs/rank-at-scale.md.
 
-from libc.stdint cimport INT64_MAX, uint16_t, uint32_t
+from libc.stdint cimport uint16_t
 from libc.stdlib cimport realloc
 
 cdef extern from "_maxscore.h" nogil:
@@ -25,20 +25,12 @@ cdef extern from "_maxscore.h" nogil:
         const double* term_max
         const int64_t* kth_off
         const double* kth
-        const int64_t* fwd_off
-        const uint32_t* fwd_ent
-        const int32_t* fwd_slot
     double rk_weight(const RkIndex* ix, int32_t term, int64_t p)
     Py_ssize_t rk_score_all(const RkIndex* ix, const int32_t* qterms, Py_ssize_t nq,
                             int32_t min_matched, Py_ssize_t k, double* scores, int32_t* matched,
                             int32_t* touched, RkHit* hits)
     Py_ssize_t rk_top_k(const RkIndex* ix, const int32_t* qterms, Py_ssize_t nq, int32_t mm,
-                        Py_ssize_t k, RkHit* hits, double floor)
-
-cdef extern from "_taat.h" nogil:
-    Py_ssize_t rk_top_k_acc(const RkIndex* ix, const int32_t* qterms, Py_ssize_t nq,
-                            Py_ssize_t k, int64_t max_first, int32_t* matched, RkHit* hits,
-                            RkHit* seeds, double* floor)
+                        Py_ssize_t k, RkHit* hits)
 
 cdef extern from "_bounds.h" nogil:
     ctypedef struct RkBounds:
@@ -46,17 +38,6 @@ cdef extern from "_bounds.h" nogil:
         int64_t* kth_off
     void rk_bounds_free(RkBounds* b)
     int rk_build_bounds(RkIndex* ix, int64_t n_terms, RkBounds* b)
-
-cdef extern from "_forward.h" nogil:
-    ctypedef struct RkForward:
-        int64_t* off
-        uint32_t* ent
-        int32_t* slot
-        int64_t entries
-        int32_t n_slots
-    void rk_forward_free(RkForward* f)
-    int rk_build_forward(const RkIndex* ix, int64_t n_terms, int64_t n_docs, int64_t min_df,
-                         const uint16_t* tf, const double* tfs, RkForward* f)
 
 # A top-k query is pruned (rk_top_k) when k is at most PRUNE_MAX_K and its terms hold at least
 # `_prune_postings` postings; a shorter walk is summed exhaustively, which is cheaper there.
@@ -67,33 +48,6 @@ cdef Py_ssize_t _prune_postings = 16384
 # frequency past 16 bits, every weight is stored (12 bytes), which is faster to sum.
 cdef uint16_t TF_MAX = 65535
 cdef int64_t _compact_postings = 1 << 22
-# BM25 (not BM25F) terms in at least `_forward_postings` documents get a forward slot: each
-# document keeps their counts, so the pruned walk scores them by lookup instead of probing.
-cdef int64_t _forward_postings = 1000
-# Top-k queries with min_matched <= 1 on an index with a forward index are accumulated
-# (_taat.h) unless `_accumulate` is off.
-cdef bint _accumulate = True
-# ... and only when the list of largest bound holds at most n_docs / `_walk_share` postings
-# (0: any length), since a longer list rarely holds every hit alone
-cdef int64_t _walk_share = 0
-
-
-def _set_walk_share(int64_t share):
-    """Set the divisor of the document count bounding the walked list; returns the previous
-    value (benchmarks)."""
-    global _walk_share
-    previous = _walk_share
-    _walk_share = max(0, share)
-    return previous
-
-
-def _set_accumulate(bint on):
-    """Turn the accumulated top-k on or off; returns the previous setting (benchmarks compare
-    both, tests force each)."""
-    global _accumulate
-    previous = _accumulate
-    _accumulate = on
-    return previous
 
 
 def _set_compact_postings(int64_t postings):
@@ -102,15 +56,6 @@ def _set_compact_postings(int64_t postings):
     global _compact_postings
     previous = _compact_postings
     _compact_postings = max(0, postings)
-    return previous
-
-
-def _set_forward_postings(int64_t postings):
-    """Set the postings count from which a BM25 term gets a forward slot; returns the previous
-    value (tests use 1 to forward every term, a huge value to forward none)."""
-    global _forward_postings
-    previous = _forward_postings
-    _forward_postings = max(1, postings)
     return previous
 
 
@@ -169,7 +114,6 @@ cdef class BM25Index:
     cdef double* _idf
     cdef double* _knorm
     cdef RkBounds _bounds
-    cdef RkForward _forward
     # the exhaustive path's scratch (n entries each), allocated by its first query
     cdef double* _scores
     cdef int32_t* _matched
@@ -196,7 +140,6 @@ cdef class BM25Index:
         self._idf = NULL
         self._knorm = NULL
         memset(&self._bounds, 0, sizeof(RkBounds))
-        memset(&self._forward, 0, sizeof(RkForward))
         self._scores = NULL
         self._matched = NULL
         self._touched = NULL
@@ -211,7 +154,6 @@ cdef class BM25Index:
         free(self._idf)
         free(self._knorm)
         rk_bounds_free(&self._bounds)
-        rk_forward_free(&self._forward)
         free(self._scores)
         free(self._matched)
         free(self._touched)
@@ -299,8 +241,6 @@ cdef class BM25Index:
                     _fill_gains(terms, doc_start, gain, n, n_terms, self._offsets, self._docs,
                                 tfs, last, fill)
             self._weigh(doc_start, tfs, gain != NULL)
-            if gain == NULL:
-                self._build_forward(tfs)
         finally:
             free(tfs)
             free(last)
@@ -319,14 +259,13 @@ cdef class BM25Index:
             raise MemoryError()
         for t in range(n_terms):
             self._idf[t] = _idf(<double>n, <double>(self._offsets[t + 1] - self._offsets[t]))
-        if not fielded:  # the compact postings' and the forward index's weights need it
+        if self._tf != NULL:
             self._knorm = <double*>malloc(<size_t>max(n, 1) * sizeof(double))
             if self._knorm == NULL:
                 raise MemoryError()
             for d in range(n):
                 dl = <double>(doc_start[d + 1] - doc_start[d])
                 self._knorm[d] = k1 * (1.0 - b + b * dl / avgdl) if avgdl > 0.0 else k1
-        if self._tf != NULL:
             return 0
         self._weights = <double*>malloc(<size_t>max(self._offsets[n_terms], 1) * sizeof(double))
         if self._weights == NULL:
@@ -343,21 +282,6 @@ cdef class BM25Index:
                             tfs[p] + k1 * (1.0 - b + b * dl / avgdl))
         return 0
 
-    cdef int _build_forward(self, const double* tfs) except -1:
-        """The forward index of the terms in at least `_forward_postings` documents
-        (_forward.h), from the counts (`_tf`, or `tfs` for stored weights)."""
-        cdef RkIndex view
-        cdef int failed
-        memset(&view, 0, sizeof(RkIndex))
-        view.offsets = self._offsets
-        view.docs = self._docs
-        with nogil:
-            failed = rk_build_forward(&view, self._n_terms, self._n, _forward_postings,
-                                      self._tf, tfs, &self._forward)
-        if failed:
-            raise MemoryError()
-        return 0
-
     cdef int _bound_blocks(self) except -1:
         """The pruned path's bounds (_bounds.h): blocks, term maxima and depth bounds."""
         cdef int failed
@@ -368,10 +292,6 @@ cdef class BM25Index:
         self._ix.idf = self._idf
         self._ix.knorm = self._knorm
         self._ix.k1p1 = self.k1 + 1.0
-        if self._forward.slot != NULL:
-            self._ix.fwd_off = self._forward.off
-            self._ix.fwd_ent = self._forward.ent
-            self._ix.fwd_slot = self._forward.slot
         with nogil:
             failed = rk_build_bounds(&self._ix, self._n_terms, &self._bounds)
         if failed:
@@ -400,11 +320,9 @@ cdef class BM25Index:
         size += blocks * 16 + levels * 8  # blocks: last document, largest weight, density
         if self._knorm != NULL:
             size += self._n * 8
-        if self._forward.slot != NULL:  # offsets, entries, slots
-            size += (self._n + 1) * 8 + self._forward.entries * 4 + self._n_terms * 4
         if self._scores != NULL:
             size += self._n * (8 + 4 + 4 + sizeof(RkHit))
-        return {"postings": total, "bytes": size, "forward": self._forward.entries}
+        return {"postings": total, "bytes": size}
 
     def search(self, terms, k=None, min_matched=1):
         if isinstance(terms, (str, bytes)) or not _is_sequence(terms):
@@ -476,63 +394,22 @@ cdef class BM25Index:
 
     cdef list _run_top_k(self, const int32_t* qterms, Py_ssize_t nq, int32_t mm, Py_ssize_t kk,
                          Py_ssize_t walk):
-        """Pruned top-k: accumulated (rk_top_k_acc) into the index's scratch when it has a
-        forward index and the scratch is free, else MaxScore with per-call memory only."""
-        cdef RkHit* hits = <RkHit*>malloc(<size_t>(2 * kk) * sizeof(RkHit))  # hits, seeds
-        cdef Py_ssize_t nh = -2, i
-        cdef double floor = 0.0
-        cdef int64_t max_first = (self._n // _walk_share) if _walk_share > 0 else INT64_MAX
+        """Pruned top-k: per-call memory only, so concurrent searches share nothing."""
+        cdef RkHit* hits = <RkHit*>malloc(<size_t>kk * sizeof(RkHit))
+        cdef Py_ssize_t nh, i
         if hits == NULL:
             raise MemoryError()
         try:
-            if _accumulate and mm <= 1 and self._ix.fwd_slot != NULL and self._take_scratch():
-                try:
-                    if walk >= NOGIL_POSTINGS:
-                        with nogil:
-                            nh = rk_top_k_acc(&self._ix, qterms, nq, kk, max_first,
-                                              self._matched, hits, hits + kk, &floor)
-                    else:
-                        nh = rk_top_k_acc(&self._ix, qterms, nq, kk, max_first, self._matched,
-                                          hits, hits + kk, &floor)
-                finally:
-                    self._scratch_busy = False
-            if nh != -2:
-                pass
-            elif walk >= NOGIL_POSTINGS:
+            if walk >= NOGIL_POSTINGS:
                 with nogil:
-                    nh = rk_top_k(&self._ix, qterms, nq, mm, kk, hits, floor)
+                    nh = rk_top_k(&self._ix, qterms, nq, mm, kk, hits)
             else:
-                nh = rk_top_k(&self._ix, qterms, nq, mm, kk, hits, floor)
+                nh = rk_top_k(&self._ix, qterms, nq, mm, kk, hits)
             if nh < 0:
                 raise MemoryError()
             return [_hit_tuple(hits[i].doc, hits[i].score, hits[i].matched) for i in range(nh)]
         finally:
             free(hits)
-
-    cdef bint _take_scratch(self) except -1:
-        """True when this search now holds the index's scratch (allocated on first use; the
-        caller clears `_scratch_busy`), False while another search holds it. Checked and set
-        under the GIL, so two threads never share it."""
-        cdef Py_ssize_t n = max(self._n, 1)
-        if self._scratch_busy:
-            return False
-        if self._scores == NULL:
-            self._scores = <double*>calloc(<size_t>n, sizeof(double))
-            self._matched = <int32_t*>calloc(<size_t>n, sizeof(int32_t))
-            self._touched = <int32_t*>malloc(<size_t>n * sizeof(int32_t))
-            self._hits = <RkHit*>malloc(<size_t>n * sizeof(RkHit))
-            if (self._scores == NULL or self._matched == NULL or self._touched == NULL
-                    or self._hits == NULL):
-                free(self._scores)
-                free(self._matched)
-                free(self._touched)
-                free(self._hits)
-                self._scores = self._matched = NULL
-                self._touched = NULL
-                self._hits = NULL
-                raise MemoryError()
-        self._scratch_busy = True
-        return True
 
     cdef list _run_all(self, const int32_t* qterms, Py_ssize_t nq, int32_t mm, Py_ssize_t kk,
                        Py_ssize_t walk):
@@ -542,9 +419,25 @@ cdef class BM25Index:
         cdef int32_t* matched
         cdef int32_t* touched
         cdef RkHit* hits
-        cdef bint own = self._take_scratch()
+        cdef bint own = not self._scratch_busy
         cdef Py_ssize_t nh, i, n = max(self._n, 1)
-        if own:
+        if own:  # checked and set under the GIL, so two threads never share the scratch
+            if self._scores == NULL:
+                self._scores = <double*>calloc(<size_t>n, sizeof(double))
+                self._matched = <int32_t*>calloc(<size_t>n, sizeof(int32_t))
+                self._touched = <int32_t*>malloc(<size_t>n * sizeof(int32_t))
+                self._hits = <RkHit*>malloc(<size_t>n * sizeof(RkHit))
+                if (self._scores == NULL or self._matched == NULL or self._touched == NULL
+                        or self._hits == NULL):
+                    free(self._scores)
+                    free(self._matched)
+                    free(self._touched)
+                    free(self._hits)
+                    self._scores = self._matched = NULL
+                    self._touched = NULL
+                    self._hits = NULL
+                    raise MemoryError()
+            self._scratch_busy = True
             scores, matched, touched, hits = self._scores, self._matched, self._touched, self._hits
         else:
             scores = <double*>calloc(<size_t>n, sizeof(double))

@@ -263,11 +263,10 @@ static int rk_open_cursors(const RkIndex *ix, const int32_t *qterms, ptrdiff_t n
     return 0;
 }
 
-/* Top k (k >= 1): the same hits, scores and order as rk_score_all. `floor` is a strict lower
- * bound of the k-th best score known to the caller (0 when none; k documents score at least
- * it), used when it beats the depth bound. Returns the number of hits, -1 when out of memory. */
+/* Top k (k >= 1): the same hits, scores and order as rk_score_all. Returns the number of
+ * hits, -1 when out of memory. */
 static ptrdiff_t rk_top_k(const RkIndex *ix, const int32_t *qterms, ptrdiff_t nq, int32_t mm,
-                          ptrdiff_t k, RkHit *hits, double floor)
+                          ptrdiff_t k, RkHit *hits)
 {
     RkQuery q;
     RkHit hit;
@@ -276,8 +275,6 @@ static ptrdiff_t rk_top_k(const RkIndex *ix, const int32_t *qterms, ptrdiff_t nq
     int32_t d, end, checked_end = -1;
     double theta0 = rk_depth_bound(ix, qterms, nq, k, mm);
     void *mem;
-    if (floor > theta0)
-        theta0 = floor;
     if (rk_open_cursors(ix, qterms, nq, &q, &mem) < 0)
         return -1;
     bar.theta = theta0 > 0.0 ? theta0 : -1.0;

@@ -57,12 +57,6 @@ typedef struct {
     const double *term_max;
     const int64_t *kth_off; /* depth bounds of term t: kth[kth_off[t] .. kth_off[t+1]) */
     const double *kth;
-    /* the forward index of the frequent terms (_forward.h), or all NULL: document d holds
-     * fwd_ent[fwd_off[d] .. fwd_off[d + 1]) (slot << 16 | tf, ascending), term t the slot
-     * fwd_slot[t] (-1: none); their weights need knorm */
-    const int64_t *fwd_off;
-    const uint32_t *fwd_ent;
-    const int32_t *fwd_slot;
 } RkIndex;
 
 static inline double rk_weight(const RkIndex *ix, int32_t term, int64_t p)

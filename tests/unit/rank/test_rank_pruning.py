@@ -1,11 +1,7 @@
-"""The compiled core's pruned top-k (MaxScore, block bounds, depth bounds; the accumulated path
-over a forward index) against the reference.
+"""The compiled core's pruned top-k (MaxScore, block bounds, depth bounds) against the reference.
 
 `_set_prune_postings(0)` sends every top-k query with k <= 1024 down the pruned path, so small
-corpora exercise it; the exhaustive path (k None) stays the yardstick inside the core. Every
-test runs on both postings layouts and three pruned paths: MaxScore alone (no forward index),
-the accumulated path with every term forwarded, and with only terms in at least 20 documents
-forwarded (the others looked up in their lists).
+corpora exercise it; the exhaustive path (k None) stays the yardstick inside the core.
 """
 
 from __future__ import annotations
@@ -31,25 +27,14 @@ CORPUS = st.lists(DOCUMENT, max_size=300)
 QUERY = st.lists(st.sampled_from(["a", "b", "c", "d", "e", "f", "g", "zz"]), max_size=8)
 
 
-# the smallest list a forwarded term holds, per pruned path
-FORWARD = {"maxscore": 1 << 62, "forward-all": 1, "forward-some": 20}
-
-
-@pytest.fixture(autouse=True, params=[f"{layout}-{path}" for layout in ("stored", "compact")
-                                      for path in FORWARD])
+@pytest.fixture(autouse=True, params=["stored", "compact"])
 def always_prune(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Every test runs on both postings layouts (stored weights, 16-bit term counts) and each
-    pruned path."""
-    layout, path = request.param.split("-", 1)
+    """Every test runs on both postings layouts: stored weights and 16-bit term counts."""
     previous = COMPILED._set_prune_postings(0)
-    compact = COMPILED._set_compact_postings(0 if layout == "compact" else 1 << 62)
-    forward = COMPILED._set_forward_postings(FORWARD[path])
-    accumulate = COMPILED._set_accumulate(path != "maxscore")
+    compact = COMPILED._set_compact_postings(0 if request.param == "compact" else 1 << 62)
     yield
     COMPILED._set_prune_postings(previous)
     COMPILED._set_compact_postings(compact)
-    COMPILED._set_forward_postings(forward)
-    COMPILED._set_accumulate(accumulate)
 
 
 def _same(expected: list[tuple[int, float, int]], actual: list[tuple[int, float, int]]) -> None:
@@ -168,13 +153,4 @@ def test_footprint_counts_the_postings_layout(request: pytest.FixtureRequest) ->
     # 4-byte document ids with 2-byte counts or 8-byte weights, plus bounds and the per-term and
     # per-document arrays
     per = 6 if "compact" in request.node.name else 12
-    forwarded = footprint["forward"]
-    if "maxscore" in request.node.name:
-        assert forwarded == 0
-    elif "forward-all" in request.node.name:
-        assert forwarded == postings
-    else:
-        assert 0 < forwarded < postings
-    # knorm, and with a forward index its offsets (8 bytes a document) and 4-byte entries
-    extra = 8 * 2_000 + (4 * forwarded + 8 * 2_001 + 4 * 300 if forwarded else 0)
-    assert per * postings < footprint["bytes"] < per * postings + 80 * 300 + extra + 4 * postings
+    assert per * postings < footprint["bytes"] < per * postings + 80 * 300 + 8 * 2_000 + 4 * postings
