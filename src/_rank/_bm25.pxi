@@ -25,7 +25,6 @@ cdef extern from "_maxscore.h" nogil:
         const double* term_max
         const int64_t* kth_off
         const double* kth
-        const double* dcap
     double rk_weight(const RkIndex* ix, int32_t term, int64_t p)
     Py_ssize_t rk_score_all(const RkIndex* ix, const int32_t* qterms, Py_ssize_t nq,
                             int32_t min_matched, Py_ssize_t k, double* scores, int32_t* matched,
@@ -114,7 +113,6 @@ cdef class BM25Index:
     cdef uint16_t* _tf
     cdef double* _idf
     cdef double* _knorm
-    cdef double* _dcap
     cdef RkBounds _bounds
     # the exhaustive path's scratch (n entries each), allocated by its first query
     cdef double* _scores
@@ -141,7 +139,6 @@ cdef class BM25Index:
         self._tf = NULL
         self._idf = NULL
         self._knorm = NULL
-        self._dcap = NULL
         memset(&self._bounds, 0, sizeof(RkBounds))
         self._scores = NULL
         self._matched = NULL
@@ -156,7 +153,6 @@ cdef class BM25Index:
         free(self._tf)
         free(self._idf)
         free(self._knorm)
-        free(self._dcap)
         rk_bounds_free(&self._bounds)
         free(self._scores)
         free(self._matched)
@@ -245,8 +241,6 @@ cdef class BM25Index:
                     _fill_gains(terms, doc_start, gain, n, n_terms, self._offsets, self._docs,
                                 tfs, last, fill)
             self._weigh(doc_start, tfs, gain != NULL)
-            if gain == NULL:
-                self._cap_documents(doc_start, tfs)
         finally:
             free(tfs)
             free(last)
@@ -288,28 +282,6 @@ cdef class BM25Index:
                             tfs[p] + k1 * (1.0 - b + b * dl / avgdl))
         return 0
 
-    cdef int _cap_documents(self, const int64_t* doc_start, const double* tfs) except -1:
-        """Per document `(k1 + 1)·m / (m + k1·(1 − b + b·dl/avgdl))`, m its largest term
-        frequency (from `_tf`, or `tfs` for stored weights): `idf[t]` times it bounds the
-        document's weight in any term t, since the weight grows with the frequency."""
-        cdef Py_ssize_t n = self._n, d
-        cdef int64_t p, total = self._offsets[self._n_terms]
-        cdef double count, m, dl, k1 = self.k1, b = self.b, avgdl = self.avgdl, norm
-        self._dcap = <double*>calloc(<size_t>max(n, 1), sizeof(double))
-        if self._dcap == NULL:
-            raise MemoryError()
-        with nogil:
-            for p in range(total):
-                count = <double>self._tf[p] if self._tf != NULL else tfs[p]
-                if count > self._dcap[self._docs[p]]:
-                    self._dcap[self._docs[p]] = count
-            for d in range(n):
-                m = self._dcap[d]
-                dl = <double>(doc_start[d + 1] - doc_start[d])
-                norm = k1 * (1.0 - b + b * dl / avgdl) if avgdl > 0.0 else k1
-                self._dcap[d] = (m * (k1 + 1.0)) / (m + norm) if m > 0.0 else 0.0
-        return 0
-
     cdef int _bound_blocks(self) except -1:
         """The pruned path's bounds (_bounds.h): blocks, term maxima and depth bounds."""
         cdef int failed
@@ -320,7 +292,6 @@ cdef class BM25Index:
         self._ix.idf = self._idf
         self._ix.knorm = self._knorm
         self._ix.k1p1 = self.k1 + 1.0
-        self._ix.dcap = self._dcap
         with nogil:
             failed = rk_build_bounds(&self._ix, self._n_terms, &self._bounds)
         if failed:
@@ -348,8 +319,6 @@ cdef class BM25Index:
         size += (self._n_terms + 1) * 8 * 5  # offsets, idf, blk_off, term_max, kth_off
         size += blocks * 16 + levels * 8  # blocks: last document, largest weight, density
         if self._knorm != NULL:
-            size += self._n * 8
-        if self._dcap != NULL:
             size += self._n * 8
         if self._scores != NULL:
             size += self._n * (8 + 4 + 4 + sizeof(RkHit))

@@ -11,9 +11,6 @@
 #include "_topk.h"
 
 #define RK_NONE INT32_MAX
-#ifndef RK_CAP_CANDIDATE
-#define RK_CAP_CANDIDATE 0
-#endif
 
 typedef struct {
     int64_t pos, end, base;       /* current posting, end of the list, its first posting */
@@ -111,7 +108,6 @@ typedef struct {
     RkCursor *cur;      /* sorted by ub ascending */
     double *prefix;     /* prefix[j]: bound of a document found in cur[0..j] only */
     double *iprefix;    /* the same from block maxima, for the documents of the checked interval */
-    double *cprefix;    /* cprefix[j]: the IDFs of cur[0..j], times dcap[doc] a bound of them */
     double *contrib;    /* per query slot: the candidate's weight, valid where mark == stamp */
     int32_t *mark;      /* per query slot: stamp of the last candidate holding the term */
     ptrdiff_t slots;    /* query terms */
@@ -160,7 +156,7 @@ static int rk_score_candidate(const RkIndex *ix, RkQuery *q, int32_t d, int32_t 
 {
     ptrdiff_t j, i;
     int32_t matched = 0, stamp = d;
-    double partial = 0.0, w, s, cap = ix->dcap != NULL ? ix->dcap[d] : -1.0, lim;
+    double partial = 0.0, w, s;
     for (j = q->ne; j < q->nq; j++) {
         RkCursor *c = &q->cur[j];
         if (c->doc == d) {
@@ -174,10 +170,7 @@ static int rk_score_candidate(const RkIndex *ix, RkQuery *q, int32_t d, int32_t 
     }
     for (j = q->ne - 1; j >= 0; j--) {
         RkCursor *c = &q->cur[j];
-        lim = q->iprefix[j];
-        if (RK_CAP_CANDIDATE && cap >= 0.0 && q->cprefix[j] * cap < lim)
-            lim = q->cprefix[j] * cap;  /* the document's own bound is tighter */
-        if (rk_below(bar, partial + lim) || matched + j + 1 < mm)
+        if (rk_below(bar, partial + q->iprefix[j]) || matched + j + 1 < mm)
             return 0;
         rk_advance(ix, c, d);
         if (c->doc == d) {
@@ -236,14 +229,13 @@ static int rk_open_cursors(const RkIndex *ix, const int32_t *qterms, ptrdiff_t n
 {
     ptrdiff_t j, i;
     RkCursor tmp;
-    *mem = malloc((size_t)nq * (sizeof(RkCursor) + 4 * sizeof(double) + sizeof(int32_t)));
+    *mem = malloc((size_t)nq * (sizeof(RkCursor) + 3 * sizeof(double) + sizeof(int32_t)));
     if (*mem == NULL)
         return -1;
     q->cur = (RkCursor *)*mem;
     q->prefix = (double *)(q->cur + nq);
     q->iprefix = q->prefix + nq;
-    q->cprefix = q->iprefix + nq;
-    q->contrib = q->cprefix + nq;
+    q->contrib = q->iprefix + nq;
     q->mark = (int32_t *)(q->contrib + nq);
     q->nq = q->slots = nq;
     q->ne = 0;
@@ -266,10 +258,8 @@ static int rk_open_cursors(const RkIndex *ix, const int32_t *qterms, ptrdiff_t n
             q->cur[j + 1] = q->cur[j];
         q->cur[j + 1] = tmp;
     }
-    for (j = 0; j < nq; j++) {
+    for (j = 0; j < nq; j++)
         q->iprefix[j] = q->prefix[j] = (j ? q->prefix[j - 1] : 0.0) + q->cur[j].ub;
-        q->cprefix[j] = (j ? q->cprefix[j - 1] : 0.0) + ix->idf[q->cur[j].term];
-    }
     return 0;
 }
 
@@ -296,15 +286,8 @@ static ptrdiff_t rk_top_k(const RkIndex *ix, const int32_t *qterms, ptrdiff_t nq
              * over the bar, within the interval already checked */
             RkCursor *e = &q.cur[q.ne];
             double rest = q.ne ? q.iprefix[q.ne - 1] : 0.0;
-            double crest = q.ne ? q.cprefix[q.ne - 1] : 0.0, r;
-            while (e->doc <= checked_end) {
-                r = rest;
-                if (ix->dcap != NULL && crest * ix->dcap[e->doc] < r)
-                    r = crest * ix->dcap[e->doc];
-                if (!rk_below(&bar, rk_weight(ix, e->term, e->pos) + r))
-                    break;
+            while (e->doc <= checked_end && rk_below(&bar, rk_weight(ix, e->term, e->pos) + rest))
                 rk_next(ix, e);
-            }
             d = e->doc;
         } else {
             d = RK_NONE;

@@ -57,9 +57,6 @@ typedef struct {
     const double *term_max;
     const int64_t *kth_off; /* depth bounds of term t: kth[kth_off[t] .. kth_off[t+1]) */
     const double *kth;
-    /* per document, k1p1 * m / (m + knorm[doc]) with m its largest term frequency, so any
-     * term's weight in it is at most idf[t] * dcap[doc]; NULL for BM25F */
-    const double *dcap;
 } RkIndex;
 
 static inline double rk_weight(const RkIndex *ix, int32_t term, int64_t p)
