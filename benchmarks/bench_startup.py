@@ -19,7 +19,12 @@ in the same round (a loaded host slows both; the ratio moves less than either):
    unpacked, bytecode compiled, `_rank`'s built extensions copied in): the same call and serve
    figures of that tree, measured in the same rounds, for a before/after ratio.
 4. With `--instructions`: instructions executed (valgrind callgrind) by the call and by the
-   yardstick, a figure a loaded host does not change.
+   yardstick, a figure a loaded host does not change; also those of the other file-backed read
+   functions' calls (`READ_CALLS`, this tree only), which take the same short path
+   (`quick_call.py`).
+
+The floor (issue 32): the call's CPU ≤ 2× the yardstick's, paired, and peak RSS ≤ 40 MiB; the
+last line says whether this run met it.
 
 The `python -X importtime` output of one call and of one serve start is written to
 `--importtime-dir` (default `benchmarks/data/startup/`) as `importtime_call.txt` and
@@ -50,6 +55,17 @@ from anyio.abc import Process
 HERE = Path(__file__).resolve().parent
 YARDSTICK = [sys.executable, "-c", "import pydantic, yaml, anyio"]
 CALL_ID = "directory::skills::list"
+READ_CALLS = (
+    ("directory::skills::get", '{"id": "demo/skills/demo"}'),
+    ("directory::skills::index", "{}"),
+    ("directory::system-prompts::list", "{}"),
+    ("directory::system-prompts::get", '{"name": "iii-minimal"}'),
+    ("directory::agents::list", "{}"),
+    ("directory::agents::get", '{"id": "iii"}'),
+)
+"""The other file-backed read functions (`--instructions` counts one call of each)."""
+FLOOR_RATIO = 2.0
+FLOOR_PEAK_MIB = 40.0
 SERVE_TIMEOUT_S = 60.0
 MIB = 1024 * 1024
 
@@ -292,6 +308,11 @@ def main(argv: list[str] | None = None) -> int:
                 if ours_ir and yard_ir:
                     print(f"instructions: call{label} {ours_ir / 1e6:.0f} M, yardstick {yard_ir / 1e6:.0f} M "
                           f"({ours_ir / yard_ir:.2f}×)")
+            for function_id, payload in READ_CALLS:
+                ours_ir = instructions([*console_script(), "call", function_id, payload], root, env)
+                results["instructions"][function_id] = ours_ir
+                if ours_ir and yard_ir:
+                    print(f"instructions: call {function_id} {ours_ir / 1e6:.0f} M ({ours_ir / yard_ir:.2f}×)")
         out = args.importtime_dir
         top = importtime(["-m", "iii_directory", "call", CALL_ID, "{}"], root, env, out / "importtime_call.txt")
         print(f"slowest imports of call (cumulative µs; full report {out / 'importtime_call.txt'}):")
@@ -302,6 +323,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"serve's import report: {out / 'importtime_serve.txt'}")
     results["load_after"] = loadavg()
     print(f"load average after: {results['load_after']}")
+    cpu = summary(results["call"], "cpu")
+    peak = max(p[0]["peak"] for p in results["call"]) / MIB
+    met = cpu["ratio_median"] <= FLOOR_RATIO and peak <= FLOOR_PEAK_MIB
+    print(f"floor (call CPU ≤ {FLOOR_RATIO:g}× the yardstick, peak RSS ≤ {FLOOR_PEAK_MIB:g} MiB): "
+          f"{'met' if met else 'MISSED'} ({cpu['ratio_median']:.2f}×, {peak:.1f} MiB)")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2), encoding="utf-8")
     return 0

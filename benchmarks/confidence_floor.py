@@ -181,6 +181,119 @@ def floors(args: argparse.Namespace) -> None:
                 print(f"      leak: {text}")
 
 
+def curve_points(mode: str) -> dict[str, Callable[[Any, str], bool]]:
+    """The operating points of the weak floor's trade-off curve for `mode`, strictest first,
+    each the one before or one more clause (so each admits a superset and the curve is
+    monotone): the hand-set evidence floor, round three's floor, the shipped `weak_floor`, then
+    looser floors, down to no floor at all (every capability with a lane is answered). Each
+    floor is called with the capability's `Signals` and its text."""
+    from iii_directory.search.ranking import answerability as a
+    from iii_directory.search.ranking import confidence as c
+
+    def round_three(f: Any, text: str) -> bool:
+        """The weak floor before values: an admitted dense ranking with an action or a
+        question (hybrid), a concept coverage with an action (lexical and static)."""
+        if f.admitted:
+            return f.action is not None or c.asks_question(text)
+        return (f.cosine is None and f.action is not None and f.concepts is not None
+                and f.concepts >= c.CONCEPT_FLOOR)
+
+    def shipped(f: Any, text: str) -> bool:
+        return c.weak_floor(f, c.asks_question(text), c.carries_value(text))
+
+    if mode == "hybrid":
+        clauses: list[tuple[str, Callable[[Any, str], bool]]] = [
+            ("evidence floor", lambda f, t: a.evidence_floor(f)),
+            ("or admitted with an action", lambda f, t: bool(f.admitted) and f.action is not None),
+            ("round three: or admitted with a question", round_three),
+            ("shipped: or a value with a content term, admission or a margin >= .17 "
+             "(a question too)", shipped),
+            ("or a value with a best cosine >= .20",
+             lambda f, t: c.carries_value(t) and (f.cosine or 0) >= 0.20),
+            ("or admitted, whatever the wording", lambda f, t: bool(f.admitted)),
+            ("or corroborated", lambda f, t: bool(f.corroborated)),
+            ("or best cosine >= .30 or an id-named term",
+             lambda f, t: (f.cosine or 0) >= 0.30 or f.rare_matched >= 1),
+            ("or any content term", lambda f, t: f.rare_matched > 0),
+            ("no floor (every lane)", lambda f, t: True),
+        ]
+    else:
+        clauses = [
+            ("evidence floor", lambda f, t: a.evidence_floor(f)),
+            ("round three: or concepts >= .55 with an action", round_three),
+            ("shipped: or a value with a content term (static: or a static cosine >= .45)", shipped),
+            ("or concepts >= .45 with an action",
+             lambda f, t: f.action is not None and (f.concepts or 0.0) >= 0.45),
+            ("or any content term with an action",
+             lambda f, t: f.action is not None and f.rare_matched > 0),
+            ("or log-odds >= -1", lambda f, t: a.score(f) >= -1.0),
+            ("or any content term", lambda f, t: f.rare_matched > 0),
+            ("no floor (every lane)", lambda f, t: True),
+        ]
+    points: dict[str, Callable[[Any, str], bool]] = {}
+    taken: list[Callable[[Any, str], bool]] = []
+    for name, clause in clauses:
+        taken.append(clause)
+        points[name] = (lambda held: lambda f, t: any(one(f, t) for one in held))(list(taken))
+    return points
+
+
+UNRELATED_SETS = ("unrelated-letters-example", "unrelated-sentences-example",
+                  "unrelated-letters-eval", "unrelated-sentences-eval")
+
+
+def curve(args: argparse.Namespace) -> None:
+    """Per mode and operating point (`curve_points`): answerable cases answered with nothing
+    per set (a case is answered when one of its capabilities is graded; a capability with no
+    lane was never graded), answerable capabilities of our own sets with a relevant function in
+    the lane that get nothing, the property test's unrelated requests answered (of 4,000: 2,000 per catalog),
+    and no-match cases answered at all. Sets named `realworld*` are printed in aggregate only."""
+    from iii_directory.search.ranking.answerability import Signals, answerable
+
+    rows = json.loads(Path(args.path).read_text())
+    for mode in sorted({r["mode"] for r in rows}):
+        mine = [r for r in rows if r["mode"] == mode]
+        sets = [s for s in dict.fromkeys(r["set"] for r in mine)
+                if not s.startswith("unrelated") and s != "nearmiss"]
+        print(f"\n== {mode}: answerable answered nothing (cases) per set | relevant-in-lane "
+              "capabilities lost | unrelated answered (example+eval) | no-match answered")
+        for name, floor in curve_points(mode).items():
+            graded: dict[tuple[str, str], bool] = {}
+            lost = 0
+            leaks = {s: 0 for s in UNRELATED_SETS}
+            for row in mine:
+                key = (row["set"], row["case"])
+                yes = False
+                if "signals" in row:
+                    found = Signals(**row["signals"])
+                    yes = not found.refused and (row["high"] or answerable(found)
+                                                 or floor(found, row["text"]))
+                graded[key] = graded.get(key, False) or yes
+                if row["relevant_in_lane"] and not yes and not row["set"].startswith("realworld"):
+                    lost += 1
+                if row["kind"] == "unrelated" and yes:
+                    leaks[row["set"]] += 1
+            cells = []
+            nomatch = [0, 0]
+            for set_name in sets:
+                kinds = {(r["set"], r["case"]): r["kind"] for r in mine if r["set"] == set_name}
+                ans = [k for k, kind in kinds.items() if kind in ("match", "multi")]
+                empty = sum(1 for k in ans if not graded[k])
+                cells.append(f"{set_name[:9]} {empty}/{len(ans)}={empty / max(1, len(ans)):.3f}")
+                if not set_name.startswith("realworld"):
+                    no = [k for k, kind in kinds.items() if kind == "no_match"]
+                    nomatch[0] += sum(1 for k in no if graded[k])
+                    nomatch[1] += len(no)
+            rw_no_cases = {(r["set"], r["case"]) for r in mine
+                           if r["set"].startswith("realworld") and r["kind"] == "no_match"}
+            rw_no = sum(1 for k in rw_no_cases if graded[k])
+            print(f"  {name}")
+            print(f"      empty: " + "  ".join(cells))
+            print(f"      lost {lost}  unrelated {sum(leaks.values())} "
+                  f"({' '.join(str(v) for v in leaks.values())})  no-match answered own "
+                  f"{nomatch[0]}/{nomatch[1]}  realworld {rw_no}/{len(rw_no_cases)}")
+
+
 def candidate_boundaries() -> dict[str, Callable[[Any], bool]]:
     """The `high` boundaries compared, each applied on top of the recorded `high`: the shipped
     one, and the hybrid margin and the score margin at other values."""
@@ -250,6 +363,9 @@ def main(argv: list[str] | None = None) -> int:
     bound = sub.add_parser("boundaries")
     bound.add_argument("path")
     bound.set_defaults(func=boundaries)
+    cur = sub.add_parser("curve")
+    cur.add_argument("path")
+    cur.set_defaults(func=curve)
     args = parser.parse_args(argv)
     args.func(args)
     return 0

@@ -33,7 +33,7 @@ def reasons(mode: str, catalog: list[dict[str, Any]], cases: list[dict[str, Any]
 
     from iii_directory.bench import run_mode
     from iii_directory.search.ranking import answerability
-    from iii_directory.search import service
+    from iii_directory.search import sliced_queries as service
     from iii_directory.search.ranking.query import make_query
 
     graded: dict[str, tuple[list[str], Any]] = {}

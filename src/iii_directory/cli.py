@@ -19,16 +19,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
 from . import DESCRIPTION, WORKER_NAME, __version__
 from .errors import DirectoryError
 
 if TYPE_CHECKING:
     from .config import Settings
+    from .plain_settings import PlainSettings
 
-# The configuration (pydantic), the protocol (websockets) and the surfaces are imported by the
-# command that uses them; `serve` starts its encoder preload once it has registered (`worker.py`).
+# The configuration (pydantic), the event loop (anyio), the protocol (websockets) and the
+# surfaces are imported by the command that uses them; a `call` of a file-backed read function
+# needs none of them (`quick_call.py`); `serve` starts its encoder preload once it has
+# registered (`worker.py`).
 
 SUPPORTED_TARGETS = (
     "x86_64-unknown-linux-gnu",
@@ -50,15 +51,35 @@ def example_catalog_path() -> Path:
     return Path(str(resources.files("iii_directory") / "data" / "example_catalog.json"))
 
 
-def standalone_settings(config_path: str | None) -> Settings:
-    """Defaults + the `--config` file. `call` runs offline: the installable-workers lane of
-    search asks the registry only when the configuration turns `registry_search` on
-    explicitly."""
-    from .config import load_settings
-    from .config_boot import read_seed
+def call_seed(config_path: str | None) -> dict[str, Any]:
+    """The `--config` file's values, with `registry_search` off unless it says otherwise: `call`
+    runs offline, so the installable-workers lane of search asks the registry only when the
+    configuration turns it on explicitly."""
+    from .config_base import read_seed
 
     seed = dict(read_seed(config_path) or {})
     seed.setdefault("registry_search", False)
+    return seed
+
+
+def standalone_settings(config_path: str | None) -> Settings:
+    """Defaults + the `--config` file (`call_seed`), as the settings model."""
+    from .config import load_settings
+
+    return load_settings(call_seed(config_path))
+
+
+def quick_settings(config_path: str | None) -> PlainSettings | Settings:
+    """`standalone_settings` as a plain object when the file's values are exact
+    (`plain_settings`), else as the model (which coerces or words the error)."""
+    from .plain_settings import plain_settings
+
+    seed = call_seed(config_path)
+    plain = plain_settings(seed)
+    if plain is not None:
+        return plain
+    from .config import load_settings
+
     return load_settings(seed)
 
 
@@ -141,14 +162,27 @@ async def run_call(function_id: str, payload: Any, config: str | None, catalog: 
     return await directory.invoke(function_id, payload)
 
 
+def call_function(function_id: str, payload: Any, config: str | None, catalog: str | None) -> Any:
+    """The answer of one function: a file-backed read function on the short path
+    (`quick_call.py`: no models, no event loop), any other through the standalone directory
+    (`run_call`). Both check the configuration, then the catalog, then the request."""
+    from . import quick_call
+
+    if quick_call.available(function_id):
+        settings = quick_settings(config)
+        return quick_call.answer(function_id, payload, settings, load_catalog(catalog))
+    import anyio
+
+    return anyio.run(run_call, function_id, payload, config, catalog)
+
+
 def cmd_call(args: argparse.Namespace) -> int:
-    from .config import InvalidSettings
-    from .config_boot import SeedUnreadable
+    from .config_base import InvalidSettings, SeedUnreadable
     from .protocol.frames import scrub_surrogates
 
     try:
         payload = _read_payload(args.payload)
-        result = anyio.run(run_call, args.function_id, payload, args.config, args.catalog)
+        result = call_function(args.function_id, payload, args.config, args.catalog)
     except DirectoryError as exc:
         print(scrub_surrogates(json.dumps(exc.to_wire(), ensure_ascii=False)), file=sys.stderr)
         return 1

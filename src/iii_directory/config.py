@@ -8,15 +8,22 @@ use by `resolve_path` (docs/rules/surfaces.md §2.2).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .config_base import (  # noqa: F401  (re-exported: the model's users import them from here)
+    CONFIG_ID,
+    InvalidSettings,
+    compose_default,
+    config_id,
+    home_dir,
+    project_root,
+    resolve_path,
+)
 from .models import DRAFT_07, describe_validation_error
 
-CONFIG_ID = "iii-directory"
 CONFIG_NAME = "iii-directory"
 CONFIG_DESCRIPTION = (
     "Skills/prompts folders, workers-registry URL, download timeouts, and "
@@ -38,12 +45,6 @@ SearchMode = Literal["lexical", "hybrid", "judge"]
 JudgeQuestion = Literal["noul", "choice", "tournament"]
 
 
-def _compose_default(rel: str) -> str:
-    """`<III_COMPOSE_DIR>/<rel>` (absolute, `.` dropped) when that variable is set at startup."""
-    base = os.environ.get("III_COMPOSE_DIR", "").strip()
-    if not base:
-        return rel
-    return os.path.normpath(os.path.join(os.path.abspath(base), rel))
 
 
 class Settings(BaseModel):
@@ -52,15 +53,15 @@ class Settings(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True, validate_default=True)
 
     skills_folder: str = Field(
-        default_factory=lambda: _compose_default("skills"),
+        default_factory=lambda: compose_default("skills"),
         description="Writable root of skills and system prompts; every download writes here. (topology)",
     )
     local_skills_folder: str = Field(
-        default_factory=lambda: _compose_default("skills/iii"),
+        default_factory=lambda: compose_default("skills/iii"),
         description="Project-scoped override root; whole-namespace local-wins. (topology)",
     )
     agents_folder: str = Field(
-        default_factory=lambda: _compose_default("agents"),
+        default_factory=lambda: compose_default("agents"),
         description="Writable root of direct <id>.md agent profiles. (topology)",
     )
     global_agents_folder: str = Field(
@@ -162,10 +163,6 @@ class Settings(BaseModel):
         return [f for f in TOPOLOGY_FIELDS if getattr(self, f) != getattr(other, f)]
 
 
-class InvalidSettings(ValueError):
-    """A configuration value that fails validation; the message names the field."""
-
-
 def load_settings(value: Any) -> Settings:
     """Build settings from a configuration value (`None` = defaults)."""
     if value is None:
@@ -178,38 +175,6 @@ def load_settings(value: Any) -> Settings:
         raise InvalidSettings(
             describe_validation_error(exc).replace("invalid request", "invalid configuration")
         ) from None
-
-
-def home_dir() -> str | None:
-    return os.environ.get("HOME") or os.environ.get("USERPROFILE") or None
-
-
-def resolve_path(raw: str) -> Path:
-    """Absolute as is; `~` / `~/rest` against HOME (else USERPROFILE); relative against
-    `III_COMPOSE_DIR` when set, else the process cwd; `.` components removed."""
-    if raw == "~" or raw.startswith(("~/", "~\\")):
-        home = home_dir()
-        if home is None:
-            return Path(raw)
-        return Path(os.path.normpath(os.path.join(home, raw[2:]) if raw != "~" else home))
-    if os.path.isabs(raw):
-        return Path(raw)
-    base = os.environ.get("III_COMPOSE_DIR", "").strip() or os.getcwd()
-    return Path(os.path.normpath(os.path.join(os.path.abspath(base), raw)))
-
-
-def project_root() -> Path:
-    """Directory of `III_COMPOSE_FILE`, else `III_COMPOSE_DIR`, else the cwd (docs/rules/surfaces.md §2.2)."""
-    compose_file = os.environ.get("III_COMPOSE_FILE", "").strip()
-    if compose_file:
-        return Path(os.path.abspath(compose_file)).parent
-    compose_dir = os.environ.get("III_COMPOSE_DIR", "").strip()
-    return Path(os.path.abspath(compose_dir or os.getcwd()))
-
-
-def config_id() -> str:
-    """`III_CONFIG_NAME` when set, else `iii-directory`."""
-    return os.environ.get("III_CONFIG_NAME", "").strip() or CONFIG_ID
 
 
 def config_schema() -> dict[str, Any]:

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
-import yaml
 
+from .config_base import SeedUnreadable, read_seed  # noqa: F401  (re-exported)
 from .config import CONFIG_DESCRIPTION, CONFIG_NAME, InvalidSettings, Settings, config_schema, load_settings
 from .port import EngineCallError
 
@@ -58,40 +58,6 @@ async def config_call(call: Caller, function_id: str, data: dict[str, Any],
         if attempt < policy.attempts:
             await anyio.sleep(policy.sleep_s * attempt)
     raise ConfigCallFailed(f"{function_id} failed after {policy.attempts} attempts: {last}")
-
-
-class SeedUnreadable(Exception):
-    """The configuration file the user named (`--config` / `III_CONFIG`) cannot be used."""
-
-
-def read_seed(path: str | None) -> dict[str, Any] | None:
-    """Read the YAML configuration file the user named; None when none was named.
-
-    A named file that is missing, unreadable, not YAML or not a mapping raises
-    `SeedUnreadable` with a message naming the path: running on with the built-in defaults
-    would send writes to `./skills` of whatever directory the worker started in (issue 17;
-    this replaces the spec's `relying on existing configuration entry` warning). An empty
-    file is an empty seed."""
-    if not path:
-        return None
-    try:
-        with open(path, encoding="utf-8") as handle:
-            value = yaml.safe_load(handle)
-    except FileNotFoundError:
-        raise SeedUnreadable(f"config file {path} does not exist (named by --config or III_CONFIG)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise SeedUnreadable(f"config file {path} cannot be read: {reason}") from None
-    except yaml.YAMLError as exc:
-        detail = " ".join(str(exc).split())
-        raise SeedUnreadable(f"config file {path} is not valid YAML: {detail}") from None
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise SeedUnreadable(
-            f"config file {path} must hold a YAML mapping of settings, not a {type(value).__name__}"
-        )
-    return value
 
 
 def valid_seed(seed: dict[str, Any] | None) -> dict[str, Any] | None:

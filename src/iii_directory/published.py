@@ -18,9 +18,10 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .table import FunctionSpec
+if TYPE_CHECKING:  # a type only: the file-backed `call` path reads the frames without the models
+    from .table import FunctionSpec
 
 log = logging.getLogger(__name__)
 

@@ -32,8 +32,11 @@ LAYERS: dict[str, int] = {
     "iii_directory.protocol": 10,
     # typed values: request/response models, settings, the engine port
     "iii_directory.models": 20,
+    "iii_directory.request_check": 20,
     "iii_directory.port": 20,
+    "iii_directory.config_base": 25,
     "iii_directory.config": 30,
+    "iii_directory.plain_settings": 30,
     "iii_directory.config_boot": 35,
     # the function table and the runtime that holds it (atomic writes: the runtime owns the
     # self-write marks)
@@ -58,6 +61,8 @@ LAYERS: dict[str, int] = {
     # one module per surface, then the assembled directory, the worker and the entry points
     "iii_directory.functions": 200,
     "iii_directory.directory": 210,
+    # the short path of `iii-directory call` (file-backed reads: content answers, no table)
+    "iii_directory.quick_call": 212,
     "iii_directory.schemas": 215,
     "iii_directory.worker": 220,
     "iii_directory.cli": 230,

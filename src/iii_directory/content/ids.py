@@ -8,19 +8,12 @@ Validation errors are bare strings (no directory code).
 from __future__ import annotations
 
 import re
-from typing import Annotated
-
-from pydantic import Field
 
 from ..errors import DirectoryError, invalid_input
 
 SEGMENT = re.compile(r"^[a-z0-9_-]{1,64}\Z")
 MAX_ID_CHARS = 1024
 MAX_SEGMENT_CHARS = 64
-SkillIdText = Annotated[str, Field(json_schema_extra={"maxLength": MAX_ID_CHARS})]
-NameText = Annotated[str, Field(json_schema_extra={"maxLength": MAX_SEGMENT_CHARS})]
-"""Skill ids and names (prompts, agent profiles) in requests: their `maxLength` is published,
-not enforced by the model, so a longer one gets the id rule's own message below."""
 
 SKILL_GET_NEXT: tuple[tuple[str, str], ...] = (
     ("directory::skills::list", "browse skill ids"),

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from ..config import project_root as default_project_root
+from ..config_base import project_root as default_project_root
 from ..errors import DirectoryError
 
 LOCK_FILE = "kits.lock"

@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import anyio
-
 from ..errors import DirectoryError, not_found, quote
 from ..log_throttle import ThrottledLog
 from .files import body_is_empty, read_capped, rfc3339
@@ -434,6 +432,8 @@ async def in_view(ctx: Context, work: Callable[[SkillsView], T], *, fresh: bool 
     """`work(view)` on the visible set of this call, computed like `load_view`, with the scan
     and the work in one worker thread: one thread hop per call instead of two (under 50
     callers each hop waits for the interpreter lock behind the event loop)."""
+    import anyio  # the async entry points alone need it (a file-backed `call` runs without it)
+
     installed = None
     if ctx.settings.filter_unregistered:
         installed = await ctx.directory.service(InstalledWorkers).get(ctx, fresh=fresh)

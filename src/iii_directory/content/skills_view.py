@@ -24,9 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..config import Settings
 from .ids import is_valid_id
 from .roots import (
     Kind,
@@ -42,6 +41,9 @@ from .roots import (
 )
 from .stat_cache import StatCache
 from .visibility import Visibility, kit_namespaces
+
+if TYPE_CHECKING:
+    from ..config import Settings
 
 log = logging.getLogger(__name__)
 

@@ -22,12 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
-from ..config import Settings
 from .kits_lock import read_lock
 
 if TYPE_CHECKING:
+    from ..config import Settings
     from ..context import Context
     from ..runtime import Runtime
 
@@ -80,6 +78,8 @@ class InstalledWorkers:
         self._directory = directory
         self._last_known: frozenset[str] | None = None
         self._fetched_at: float | None = None
+        import anyio  # served calls alone ask the engine (a file-backed `call` runs without it)
+
         self._lock = anyio.Lock()
         directory.settings_listeners.append(lambda _old, _new: self.invalidate())
 

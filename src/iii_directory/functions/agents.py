@@ -20,7 +20,6 @@ from ..atomic import atomic_delete, atomic_write
 from ..config import project_root
 from ..content.files import modified_at
 from ..content.functions_field import rewrite_functions
-from ..content.ids import normalize_skill_id
 from ..content.roots import EscapesRoot, contained_target
 from ..content.stale import check_expected
 from ..context import Context
@@ -32,24 +31,23 @@ from .agents_models import (
     AgentCreateInput,
     AgentDeleteInput,
     AgentDeleteOutput,
-    AgentEntry,
     AgentFunctionsInput,
     AgentFunctionsOutput,
     AgentGetInput,
     AgentGetOutput,
-    AgentSource,
     AgentUpdateInput,
     AgentWriteOutput,
     ListAgentsOutput,
 )
 
 if TYPE_CHECKING:
+    from ..content import agent_answers as answers
     from ..content import agent_sources
     from ..content import agents as store
-    from ..content.agent_sources import Source
 else:  # imported by the first agents call, not to register (src/iii_directory/lazy.py)
     store = LazyModule("iii_directory.content.agents")
     agent_sources = LazyModule("iii_directory.content.agent_sources")
+    answers = LazyModule("iii_directory.content.agent_answers")
 
 ON_CHANGE = "directory::agents::on-change"
 INFO_BATCH = 32
@@ -85,16 +83,6 @@ async def _existing(ctx: Context, agent_id: str) -> tuple[store.Catalog, store.P
 async def _sources(ctx: Context) -> agent_sources.SourceLookup:
     """`kits.lock` and the completion markers of this call, read off the event loop."""
     return await anyio.to_thread.run_sync(agent_sources.SourceLookup, project_root(), ctx.settings.path("skills_folder"))
-
-
-def _source_model(source: Source) -> AgentSource:
-    return AgentSource(
-        kind=source.kind,  # type: ignore[arg-type]
-        kit=source.kit,
-        worker=source.worker,
-        version=source.version,
-        modified=source.modified,
-    )
 
 
 def _project_target(ctx: Context, agent_id: str) -> Path:
@@ -145,43 +133,10 @@ def _write_output(agent_id: str, fields: store.ProfileFields, written: int, path
 # --- list / get -----------------------------------------------------------------------------
 
 
-def _shared_fields(profile: store.Profile, resolved: store.Resolved, source: Source) -> dict[str, Any]:
-    """The fields a list row and a get answer both carry: the profile's own display fields,
-    the model and reasoning effort resolved through `extends`, and where the file came from."""
-    own = profile.fields
-    return {
-        "id": profile.id,
-        "name": own.name,
-        "description": own.description,
-        "logo": own.logo,
-        "model": resolved.model,
-        "reasoning_effort": resolved.reasoning_effort,
-        "icon": own.icon,
-        "color": own.color,
-        "extends": own.extends,
-        "hidden": own.hidden,
-        "composer_placeholder": own.composer_placeholder,
-        "builtin": profile.builtin,
-        "inheritance_error": resolved.inheritance_error,
-        "source": _source_model(source),
-        "modified_at": profile.modified_at,
-    }
-
-
-async def list_agents(ctx: Context, _req: Empty) -> ListAgentsOutput:
+async def list_agents(ctx: Context, _req: Empty) -> dict[str, Any]:
+    """The `ListAgentsOutput` shape as plain data (`content/agent_answers.py`)."""
     catalog = await _catalog(ctx)
-    sources = await _sources(ctx)
-    rows = []
-    for profile in catalog:
-        resolved = store.resolve(catalog, profile)
-        rows.append(
-            AgentEntry(
-                skill_count=len(resolved.skills) or None,
-                function_count=len(resolved.functions),
-                **_shared_fields(profile, resolved, sources.source(profile)),
-            )
-        )
-    return ListAgentsOutput(agents=rows)
+    return answers.list_answer(catalog, await _sources(ctx))
 
 
 async def unknown_skills(ctx: Context, skills: Sequence[str]) -> list[str]:
@@ -190,17 +145,7 @@ async def unknown_skills(ctx: Context, skills: Sequence[str]) -> list[str]:
         return []
     from ..content.skills import load_view
 
-    view = await load_view(ctx)
-    unknown = []
-    for entry in skills:
-        try:
-            skill_id = normalize_skill_id(entry)
-        except DirectoryError:
-            unknown.append(entry)
-            continue
-        if view.lookup(skill_id) is None:
-            unknown.append(entry)
-    return unknown
+    return answers.unknown_skills_in(await load_view(ctx), skills)
 
 
 async def unknown_functions(ctx: Context, functions: Sequence[str]) -> list[str]:
@@ -229,7 +174,7 @@ async def unknown_functions(ctx: Context, functions: Sequence[str]) -> list[str]
     return unknown
 
 
-async def get_agent(ctx: Context, req: AgentGetInput) -> AgentGetOutput:
+async def get_agent(ctx: Context, req: AgentGetInput) -> dict[str, Any]:
     """The resolved profile. Its three lookups — the skills view, the engine's function info,
     the kit sources — are independent and run side by side, so a busy worker makes the call
     wait for the slowest of them, not for their sum."""
@@ -253,16 +198,8 @@ async def get_agent(ctx: Context, req: AgentGetInput) -> AgentGetOutput:
         group.start_soon(look_up_skills)
         group.start_soon(look_up_functions)
         group.start_soon(look_up_sources)
-    return AgentGetOutput(
-        system_prompt=resolved.system_prompt,
-        skills=list(resolved.skills),
-        unknown_skills=skills,
-        functions=list(resolved.functions),
-        unknown_functions=functions,
-        skills_index=resolved.skills_index,
-        raw=profile.raw if req.raw else None,
-        **_shared_fields(profile, resolved, sources[0].source(profile)),
-    )
+    return answers.get_answer(profile, resolved, sources[0].source(profile), unknown_skills=skills,
+                              unknown_functions=functions, raw=req.raw)
 
 
 # --- create / update / delete ---------------------------------------------------------------

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field
 
-from ..content.ids import NameText
+from ..content.id_fields import NameText
 from ..content.stale import EXPECTED_SHA256_TEXT
 from ..lazy import LazyModule
 from ..models import DigestText, FunctionIdText, Request, Response

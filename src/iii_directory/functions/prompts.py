@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import anyio
 from pydantic import Field
 
 from ..atomic import atomic_delete, atomic_write
-from ..content.ids import NameText
-from ..content.files import body_is_empty, modified_at, read_capped
+from ..content.id_fields import NameText
+from ..content.files import modified_at
 from ..content.roots import SYSTEM_PROMPTS_SEGMENT, EscapesRoot, contained_target
 from ..context import Context
 from ..errors import DirectoryError, invalid_input
@@ -25,9 +25,11 @@ from ..table import FunctionSpec, Surface, tool_label
 from ..lazy import LazyModule
 
 if TYPE_CHECKING:
+    from ..content import prompt_answers as answers
     from ..content import prompts as store
 else:  # imported by the first prompts call, not to register (src/iii_directory/lazy.py)
     store = LazyModule("iii_directory.content.prompts")
+    answers = LazyModule("iii_directory.content.prompt_answers")
 
 ON_CHANGE = "directory::system-prompts::on-change"
 
@@ -135,55 +137,15 @@ async def _scan(ctx: Context) -> list[store.PromptFile]:
     )
 
 
-async def list_prompts(ctx: Context, _req: Empty) -> ListSystemPromptsOutput:
-    entries = await _scan(ctx)
-    rows = [
-        SystemPromptEntry(
-            name=e.name, description=e.description, modified_at=modified_at(e.path), builtin=False
-        )
-        for e in entries
-    ]
-    file_names = {e.name for e in entries}
-    rows += [
-        SystemPromptEntry(name=b.name, description=b.description, modified_at="", builtin=True)
-        for b in store.bundled_prompts().values()
-        if b.name not in file_names
-    ]
-    rows.sort(key=lambda row: row.name)
-    return ListSystemPromptsOutput(prompts=rows)
+async def list_prompts(ctx: Context, _req: Empty) -> dict[str, Any]:
+    """The `ListSystemPromptsOutput` shape as plain data (`content/prompt_answers.py`)."""
+    return answers.list_answer(await _scan(ctx))
 
 
-async def get_prompt(ctx: Context, req: SystemPromptGetInput) -> SystemPromptGetOutput:
+async def get_prompt(ctx: Context, req: SystemPromptGetInput) -> dict[str, Any]:
+    """The `SystemPromptGetOutput` shape as plain data (`content/prompt_answers.py`)."""
     name = store.check_name(req.name)
-    entries = await _scan(ctx)
-    entry = store.find(entries, name)
-    if entry is not None:
-        content = read_capped(entry.path)
-        try:
-            text = store.parse_prompt(content)
-        except store.PromptFormatError as exc:
-            raise DirectoryError.plain(f"{entry.path}: {exc}") from None
-        if not req.raw and body_is_empty(text.body):
-            raise DirectoryError.plain(f"file {entry.path} has empty body")
-        return SystemPromptGetOutput(
-            name=entry.name,
-            description=text.description,
-            body=text.body,
-            raw=content if req.raw else None,
-            modified_at=modified_at(entry.path),
-            builtin=False,
-        )
-    bundled = store.bundled_prompts().get(name)
-    if bundled is not None:
-        return SystemPromptGetOutput(
-            name=bundled.name,
-            description=bundled.description,
-            body=bundled.body,
-            raw=bundled.raw if req.raw else None,
-            modified_at="",
-            builtin=True,
-        )
-    raise store.not_found_error(name, entries)
+    return answers.get_answer(await _scan(ctx), name, req.raw)
 
 
 def _new_file(ctx: Context, name: str, content: str) -> tuple[Path, store.PromptText]:

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 import anyio
 from pydantic import Field
 
-from ..content.files import modified_at
-from ..content.ids import SkillIdText, normalize_skill_id
+from ..content.id_fields import SkillIdText
+from ..content.ids import normalize_skill_id
 from ..content.stale import EXPECTED_SHA256_TEXT
 from ..content.visibility import InstalledWorkers
 from ..context import Context
@@ -25,12 +25,14 @@ from ..table import FunctionSpec, Surface, TriggerTypeSpec, tool_label
 from ..lazy import LazyModule
 
 if TYPE_CHECKING:
+    from ..content import skill_answers as answers
     from ..content import skill_writes, skills, watch
     from ..content import skills_index as index_text
     from ..runtime import Runtime
 else:  # imported by the first skills call (writes: the first write; the watcher: `serve`'s start
     # hook), not to register or for `call` (lazy.py)
     skills = LazyModule("iii_directory.content.skills")
+    answers = LazyModule("iii_directory.content.skill_answers")
     index_text = LazyModule("iii_directory.content.skills_index")
     skill_writes = LazyModule("iii_directory.content.skill_writes")
     watch = LazyModule("iii_directory.content.watch")
@@ -277,7 +279,7 @@ class SkillsIndexOutput(Response):
 async def list_skills(ctx: Context, req: ListSkillsInput) -> dict[str, Any]:
     """The `ListSkillsOutput` shape as plain data: the rows come finished from the listing
     cache (`content/skill_listing.py`), so 5,000 rows are not re-validated per call."""
-    from ..content.skill_listing import ListingRows, wire_rows
+    from ..content.skill_listing import ListingRows
 
     rows = ctx.directory.service(ListingRows)
     bodies = None
@@ -285,56 +287,30 @@ async def list_skills(ctx: Context, req: ListSkillsInput) -> dict[str, Any]:
         from ..content.body_index import BodyIndex
 
         bodies = ctx.directory.service(BodyIndex)
-    listed = await skills.in_view(ctx, lambda view: wire_rows(
-        view, rows, bodies, search=req.search, prefix=req.prefix, type=req.type,
-        search_body=req.search_body is True,
-        include_description=req.include_description is not False,
-        include_origin=req.include_origin is True, limit=req.limit))
-    if req.ids_only is True:
-        return {"skills": [], "ids": [row["id"] for row in listed]}
-    return {"skills": listed}
+    fields = dict(req)
+    return await skills.in_view(ctx, lambda view: answers.list_answer(view, rows, bodies, **fields))
 
 
-async def get_skill(ctx: Context, req: GetSkillInput) -> GetSkillOutput:
+async def get_skill(ctx: Context, req: GetSkillInput) -> dict[str, Any]:
+    """The `GetSkillOutput` shape as plain data (`content/skill_answers.py`)."""
     skill_id = normalize_skill_id(req.id)
     workers = ctx.directory.service(InstalledWorkers)
     filtering = ctx.settings.filter_unregistered
     installed = await workers.get(ctx) if filtering else None
-    reader = skills.read_raw_document if req.raw else skills.read_skill
 
-    def read(view: skills.SkillsView, known: frozenset[str] | None) -> tuple[Any, Any, str]:
-        resolved = skills.resolve_get(view, skill_id, known)
-        return resolved, reader(resolved.file.path), modified_at(resolved.file.path)
-
-    def scan_and_read() -> tuple[skills.SkillsView, tuple[Any, Any, str] | None]:
+    def scan_and_read() -> tuple[skills.SkillsView, dict[str, Any] | None]:
         """The view, and when the id is on disk (or the installed set is already known) the
-        resolved document too: one thread hop for the common case instead of two."""
+        answer too: one thread hop for the common case instead of two."""
         view = skills.build_view(ctx.settings, installed)
         if view.lookup(skill_id) is None and not filtering:
             return view, None  # the worker-overview fallbacks need the installed set first
-        return view, read(view, installed)
+        return view, answers.get_answer(view, skill_id, installed, req.raw)
 
     view, found = await anyio.to_thread.run_sync(scan_and_read)
     if found is None:
         installed = await workers.get(ctx)
-        found = await anyio.to_thread.run_sync(read, view, installed)
-    resolved, document, stamp = found
-    file = resolved.file
-    display = view.display_id(file.id)
-    body = document.meta.body
-    if resolved.note is not None:
-        body = resolved.note + skills.NOTE_SEPARATOR + body
-    return GetSkillOutput(
-        id=display,
-        title=document.meta.resolved_title(display),
-        type=document.meta.type,
-        function_id=document.meta.function_id,
-        disable_model_invocation=document.meta.disable_model_invocation,
-        path=str(file.path),
-        body=body,
-        raw=document.raw if req.raw else None,
-        modified_at=stamp,
-    )
+        found = await anyio.to_thread.run_sync(answers.get_answer, view, skill_id, installed, req.raw)
+    return found
 
 
 def _write_output(written: skill_writes.Written, model: type[WriteSkillOutput]) -> Any:

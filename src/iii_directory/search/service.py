@@ -29,7 +29,9 @@ from ..timeslice import TimeSlice
 from .ranking.answerability import Screening, informative_terms
 from .call import SearchCall
 from .catalog import CatalogFetchError, fetch_corpus
-from .ranking.confidence import HIGH, LOW, Confidence, fallback_lanes, graded_lanes, id_confidence
+from .ranking.confidence import (HIGH, LOW, Confidence, fallback_lanes, graded_lanes,
+                                 id_confidence, static_fallback_lanes,
+                                 static_fallback_positions)
 from .ranking.corpus import Corpus
 from ..encoder.dense_lane import DenseLane, DenseUnavailable, embed_views
 from .ranking.fusion import Request, learned_lane
@@ -420,6 +422,12 @@ class SearchService:
         if dense is None:
             lexical, static_tails = await self.static.fuse_lanes(call, queries, pairs)
             lexical, fallback = fallback_lanes(documents, queries, lexical, exact)
+            if static_tails:  # the static lane served: its ranking fills what is still empty
+                empty = static_fallback_positions(queries, lexical, exact)
+                ranked = await self.static.rankings(
+                    call.corpus, [queries[i].dense_text for i in empty],
+                    call.settings.function_search_mode) if empty else None
+                lexical, fallback = static_fallback_lanes(lexical, fallback, empty, ranked)
             lanes = [self._agree(call, q, lane) for q, lane in zip(queries, lexical)]
             lanes, levels = await self._answerable(call, queries, lanes, None, None, tick)
             levels = [LOW if low and level else level for low, level in zip(fallback, levels)]

@@ -167,11 +167,76 @@ def test_asks_question(text: str, asks: bool) -> None:
 
 
 def test_an_admitted_dense_ranking_earns_low_for_a_question_as_for_an_action() -> None:
-    """A question asks for a fact: it is its own action. Without an admitted dense ranking it
-    stays under the weak floor like any other request."""
+    """A question asks for a fact: it is its own action. Without an admitted dense ranking (or
+    the margin a `high` answer needs) it stays under the weak floor like any other request."""
     question = s(0.0, cosine=0.3, admitted=True)
     assert c.grade(question) is None
     assert c.grade(question, question=True) == "low"
-    assert c.grade(s(0.0, cosine=0.3, admitted=False), question=True) is None
-    assert c.grade(s(0.0, cosine=0.3), question=True) is None
+    assert c.grade(s(0.0, cosine=0.3, margin=c.HIGH_MARGIN - 0.01, admitted=False),
+                   question=True) is None
+    assert c.grade(s(0.0, cosine=0.3, margin=0.1), question=True) is None
     assert c.grade(s(3.0, refused="unreadable", admitted=True), question=True) is None
+
+
+@pytest.mark.parametrize("text, carries", [
+    ("bump counter signups_today", True),                         # an identifier
+    ("turn 'Pike Place Market, Seattle' into coordinates", True),  # a quoted span
+    ("charge the car to 80% overnight", True),                     # a number
+    ("forward the invoice to ana@corp.io", True),                  # an address
+    ("draft an NDA between us and Northwind Ltd", True),           # a name inside the sentence
+    ("rerun github::actions::run on main", True),                  # an id
+    ("Lovely morning we're having, isn't it", False),              # a capital opening the sentence
+    ("then fold in fresh ginger for tonight's curry", False),      # an apostrophe is no quote
+    ("I hope it stays dry. Tomorrow is the match", False),         # a new sentence's capital
+    ("it was so chilly that I had to wear two jumpers", False),    # the pronoun I
+])
+def test_carries_value(text: str, carries: bool) -> None:
+    assert c.carries_value(text) is carries
+
+
+def test_a_content_term_in_a_request_that_carries_a_value_earns_low() -> None:
+    """One content term matched only in a description is under the evidence floor; with a value
+    (an argument for a tool) in the request it earns `low`, without one nothing, and a value
+    with no content term matched earns nothing either."""
+    weak = s(0.5)
+    assert not a.evidence_floor(weak) and not a.answerable(weak)
+    assert c.grade(weak) is None
+    assert c.grade(weak, value=True) == "low"
+    assert c.grade(s(0.0), value=True) is None
+    assert c.grade(s(0.5, refused="unreadable"), value=True) is None
+    # hybrid: an admitted dense ranking counts a value as a named action
+    assert c.grade(s(0.0, cosine=0.3, admitted=True), value=True) == "low"
+    assert c.grade(s(0.0, cosine=0.3, margin=c.HIGH_MARGIN - 0.01, admitted=False),
+                   value=True) is None
+    # hybrid: or a dense ranking with the margin a `high` answer needs, admitted or not
+    standing_out = s(0.0, cosine=0.3, margin=c.HIGH_MARGIN, admitted=False)
+    assert c.grade(standing_out) is None and c.grade(standing_out, value=True) == "low"
+    assert c.grade(standing_out, question=True) == "low"
+
+
+def test_the_static_ranking_fills_an_empty_lane_only_for_a_request_that_carries_a_value() -> None:
+    """Static lane: a lane still empty after the BM25 fallback takes the first `FALLBACK_DEPTH`
+    of its static ranking, marked a fallback (`low` at best), when the request carries a value;
+    an exact id, a lane that has candidates and a request without a value keep theirs."""
+    texts = ["point shop.example.com at 203.0.113.7", "see", "mail::send", "send the report"]
+    queries = [make_query(t) for t in texts]
+    assert all(q is not None for q in queries)
+    lanes = [[], [], [], [("mail::send", 1.0)]]
+    exact = [None, None, [("mail::send", 1.0)], None]
+    empty = c.static_fallback_positions(queries, lanes, exact)
+    assert empty == [0]
+    ranking = [(f"dns::record::{i}", 0.5 - i / 100) for i in range(20)]
+    filled, fallback = c.static_fallback_lanes(lanes, [False] * 4, empty, [ranking])
+    assert filled[0] == ranking[:c.FALLBACK_DEPTH] and fallback == [True, False, False, False]
+    assert filled[1:] == lanes[1:]
+    assert c.static_fallback_lanes(lanes, [False] * 4, empty, None) == (lanes, [False] * 4)
+
+
+def test_a_static_cosine_with_a_value_earns_low_in_the_static_family_only() -> None:
+    static = a.Signals(words=5, known_share=1.0, coverage=0.0, rare_matched=0.0,
+                       extra=c.STATIC_VALUE_COSINE)
+    assert c.grade(static) is None
+    assert c.grade(static, value=True) == "low"
+    below = a.Signals(words=5, known_share=1.0, coverage=0.0, rare_matched=0.0,
+                      extra=c.STATIC_VALUE_COSINE - 0.01)
+    assert c.grade(below, value=True) is None

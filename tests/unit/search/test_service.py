@@ -536,3 +536,24 @@ async def test_a_lexical_recall_tail_comes_in_its_requests_verb_order(settings: 
     answer = ids(await search(directory, "send the billing customer a reminder message"))
     assert set(answer[:2]) == {"billing::invoice-create", "billing::customer-get"}
     assert answer.index("notify::send") < answer.index("reports::reminder-list")
+
+
+async def test_the_static_lane_fills_an_empty_lane_for_a_request_that_carries_a_value(
+        directory: Directory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No word of "is it raining in Oslo" is in the catalog, so BM25 and its single-term fallback
+    find nothing; with the static lane its static ranking becomes the lane, graded `low` when
+    the best static cosine reaches `STATIC_VALUE_COSINE` (lowered here: this tiny catalog's
+    cosines are small). Without a value ("is it raining out there") the lane stays empty."""
+    from iii_directory.search.ranking import confidence
+    from iii_directory.search.static_lane import compiled_kernels
+
+    if not compiled_kernels():
+        pytest.skip("the static lane's kernels are not compiled")
+    monkeypatch.setattr(confidence, "STATIC_VALUE_COSINE", 0.3)
+    directory.service(SearchService).static.enabled = True
+    response = await search(directory, "is it raining in Oslo")
+    assert ids(response)[0] == "weather::forecast"
+    assert {f["confidence"] for w in response["workers"] for f in w["functions"]} == {"low"}
+    assert ids(await search(directory, "is it raining out there")) == []
+    monkeypatch.setattr(confidence, "STATIC_VALUE_COSINE", 0.9)
+    assert ids(await search(directory, "is it raining in Oslo")) == []

@@ -51,7 +51,7 @@ async def test_get_reads_an_on_disk_skill_in_the_same_hop_as_the_scan(tmp_path: 
     (tmp_path / "s" / "mail" / "index.md").write_text("---\ntitle: Mail\n---\n# Mail\n\nSend mail.\n")
     ctx, hops = context_counting_hops(tmp_path, monkeypatch)
     answer = await get_skill(ctx, GetSkillInput(id="mail/index"))
-    assert (answer.id, answer.title, answer.body.strip()) == ("mail", "Mail", "# Mail\n\nSend mail.")
-    assert answer.modified_at and len(hops) == 1
+    assert (answer["id"], answer["title"], answer["body"].strip()) == ("mail", "Mail", "# Mail\n\nSend mail.")
+    assert answer["modified_at"] and len(hops) == 1
     overview = await get_skill(ctx, GetSkillInput(id="mail"))  # `<id>/index`: still on disk
-    assert overview.id == "mail" and len(hops) == 2
+    assert overview["id"] == "mail" and len(hops) == 2

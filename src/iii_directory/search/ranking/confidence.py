@@ -48,29 +48,63 @@ def asks_question(text: str) -> bool:
     return _QUESTION.match(text) is not None
 
 
+_VALUE = re.compile(
+    r"\d"                                     # a number, an amount, a date, a code with digits
+    r"|(?:^|(?<=[\s(\[{,:]))[\"'\u2018\u201c`]\S"  # an opening quote: a quoted name or text
+    r"|@\w|::|://|\w\.\w"                     # an e-mail or handle, an id, a URL, a file name
+    r"|\w_\w|[a-z][A-Z]"                       # a snake_case or camelCase identifier
+    r"|(?<![.!?]\s)(?<=\s)[A-Z][a-z]+")        # a capitalised name inside the sentence
+"""A value a system would be handed: what a request to a tool carries (`PO 7781`, `'Pike Place
+Market, Seattle'`, `signups_today`, `ana@corp.io`, `Northwind Ltd`) and a remark does not."""
+
+
+def carries_value(text: str) -> bool:
+    """`text` holds a value (`_VALUE`): a digit, a quoted span, an address, handle, id, URL or
+    file name, a code identifier, or a capitalised word that does not open a sentence."""
+    return _VALUE.search(text.strip()) is not None
+
+
+STATIC_VALUE_COSINE = 0.45  # chosen: the least that answers no more of our no-match cases
+"""Static family: the least best static cosine (`Signals.extra`) that, with a value in the
+request, earns `low` candidates without a content term (docs/record/search-quality.md, "The weak
+floor, round four")."""
+
 CONCEPT_FLOOR = 0.55  # chosen: no unrelated request answered (docs/record/search-quality.md)
 """Lexical and static families: the least concept coverage (`Signals.concepts`) that, with a
 named action, earns `low` candidates without the lexical evidence floor."""
 
 
-def weak_floor(found: Signals, question: bool = False) -> bool:
+def weak_floor(found: Signals, question: bool = False, value: bool = False) -> bool:
     """The least evidence that earns a capability `low` candidates: the hand-set evidence floor
     of the calibrated decision (`answerability.evidence_floor`: an id-named content term, or
-    weaker lexical evidence the encoder does not contradict); or, for a request that names an
-    action (`Signals.action` is not None), a sign that its meaning is in the catalog — in
-    hybrid a dense ranking the lane admits (`Signals.admitted`; a request that asks a
-    `question`, `asks_question`, counts as naming one), in the lexical and static families a
-    concept coverage of the lane's first candidates (`Signals.concepts`, static word vectors) of
-    at least `CONCEPT_FLOOR`. Random letters, cooking steps and weather small talk stay under it
-    on the eval and example catalogs (tests/unit/search/test_answerability_properties.py); a
-    best cosine of 0.30, corroboration alone, or a concept coverage of 0.45 let small talk
-    through (docs/record/search-quality.md, "Several needs, round two" and "Confidence, round
-    three"). Concept coverage does not serve hybrid: read beside a dense ranking the lane does
-    not admit, it answered random letters ("see")."""
+    weaker lexical evidence the encoder does not contradict); or some content term matched
+    (`Signals.rare_matched` > 0) in a request that carries a `value` (`carries_value`: an
+    argument for a tool — a number, a quoted span, an id, a name — which a remark has not); or,
+    in hybrid, a best cosine standing `HIGH_MARGIN` above the catalog's background (the margin a
+    `high` answer needs) for a request that carries a value or asks a `question`, in the static
+    family (lexical mode has no `Signals.extra`) a best static cosine of `STATIC_VALUE_COSINE`
+    for a request that carries a value; or, for a request that names an action
+    (`Signals.action` is not None), a sign that its meaning is in the catalog — in hybrid a
+    dense ranking the lane admits (`Signals.admitted`; a request
+    that asks a `question`, `asks_question`, or carries a `value` counts as naming one), in the
+    lexical and static families a concept coverage of the lane's first candidates
+    (`Signals.concepts`, static word vectors) of at least `CONCEPT_FLOOR`. Random letters,
+    cooking steps and weather small talk stay under it on the eval and example catalogs
+    (tests/unit/search/test_answerability_properties.py); a best cosine of 0.30, corroboration
+    alone, a content term alone or a concept coverage of 0.45 let small talk through
+    (docs/record/search-quality.md, "Several needs, round two", "Confidence, round three" and
+    "The weak floor, round four"). Concept coverage does not serve hybrid: read beside a dense
+    ranking the lane does not admit, it answered random letters ("see")."""
     if evidence_floor(found):
         return True
+    if value and found.rare_matched > 0:
+        return True
+    if (value or question) and (found.margin or 0.0) >= HIGH_MARGIN:
+        return True
+    if value and found.cosine is None and (found.extra or 0.0) >= STATIC_VALUE_COSINE:
+        return True
     if found.admitted:
-        return found.action is not None or question
+        return found.action is not None or question or value
     return (found.cosine is None and found.action is not None and found.concepts is not None
             and found.concepts >= CONCEPT_FLOOR)
 
@@ -99,16 +133,18 @@ def confident(found: Signals) -> bool:
     return score(found) >= CALIBRATION[kind][2] + HIGH_SCORE_MARGIN
 
 
-def grade(found: Signals, vouched: bool = False, question: bool = False) -> Confidence | None:
+def grade(found: Signals, vouched: bool = False, question: bool = False,
+          value: bool = False) -> Confidence | None:
     """The confidence of one capability's candidates (module docstring): None for a refused
-    class or below `weak_floor` (`question`: the request asks one); when `answerable` (or
+    class or below `weak_floor` (`question`: the request asks one; `value`: it carries one);
+    when `answerable` (or
     `vouched` for by the static lane), `high` if `confident`, else `low`; `low` above the weak
     floor otherwise."""
     if found.refused:
         return None
     if vouched or answerable(found):
         return HIGH if confident(found) else LOW
-    return LOW if weak_floor(found, question) else None
+    return LOW if weak_floor(found, question, value) else None
 
 
 def graded_lanes(queries: Sequence[object], documents: DocumentSet, lanes: Sequence[Ranking],
@@ -136,7 +172,8 @@ def graded_lanes(queries: Sequence[object], documents: DocumentSet, lanes: Seque
                         screened[position] if screened is not None else None,
                         admitted[position] if admitted is not None else None)
         vouched = dense is None and not found.refused and vouches(query, found)
-        level = grade(found, vouched, asks_question(query.text))  # type: ignore[attr-defined]
+        text = query.text  # type: ignore[attr-defined]
+        level = grade(found, vouched, asks_question(text), carries_value(text))
         yes = not found.refused and (vouched or answerable(found))
         answerability.notify(query.text, found, lane, yes)  # type: ignore[attr-defined]
         out.append((lane if level is not None else [], level))
@@ -164,6 +201,35 @@ def fallback_lanes(documents: DocumentSet, queries: Sequence[object], lanes: Seq
         out.append(lane)
         fallback.append(filled and bool(lane))
     return out, fallback
+
+
+def static_fallback_positions(queries: Sequence[object], lanes: Sequence[Ranking],
+                              exact: Sequence[Ranking | None]) -> list[int]:
+    """The positions whose lane the static ranking fills (`static_fallback_lanes`): still empty
+    after `fallback_lanes`, no exact id, and a request that `carries_value` — the only requests
+    whose weak floor a static ranking alone can reach (`STATIC_VALUE_COSINE`); without a value,
+    a lane of static neighbours of a one-word request ("see", no content concept) would pass the
+    concept coverage."""
+    return [i for i, (query, lane, hit) in enumerate(zip(queries, lanes, exact))
+            if not lane and hit is None
+            and carries_value(query.text)]  # type: ignore[attr-defined]
+
+
+def static_fallback_lanes(lanes: Sequence[Ranking], fallback: Sequence[bool],
+                          empty: Sequence[int], rankings: Sequence[Ranking] | None
+                          ) -> tuple[list[Ranking], list[bool]]:
+    """Static lane: each lane at a position of `empty` (still empty after `fallback_lanes`: no
+    informative word of the request is in the catalog) becomes the first `FALLBACK_DEPTH` of its
+    static ranking (`rankings`, one per position of `empty`, by static cosine), and is marked a
+    fallback (graded `low` at best); the lanes unchanged when there are no rankings."""
+    out, marked = list(lanes), list(fallback)
+    if rankings is None:
+        return out, marked
+    for position, ranking in zip(empty, rankings):
+        if ranking:
+            out[position] = list(ranking[:FALLBACK_DEPTH])
+            marked[position] = True
+    return out, marked
 
 
 def answerable_lanes(queries: Sequence[object], documents: DocumentSet, lanes: Sequence[Ranking],
