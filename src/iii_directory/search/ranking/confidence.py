@@ -28,7 +28,7 @@ from .answerability import (CALIBRATION, Screening, Signals, answerable, evidenc
                             informative_terms, score, signals, vouches)
 from .corpus import DocumentSet
 from .lanes import Ranking
-from .static_evidence import head_share_of, static_cosine
+from .static_evidence import static_cosine
 
 Confidence = Literal["high", "low"]
 HIGH: Confidence = "high"
@@ -126,16 +126,8 @@ answer at most a fifth of the time; the near misses over the eval catalog stay u
 SCORE_MARGINS: dict[str, float] = {"lexical": HIGH_SCORE_MARGIN, "static": STATIC_HIGH_SCORE_MARGIN}
 """The `high` score margin of each family without a MiniLM cosine."""
 
-STATIC_HIGH_HEAD = 2  # chosen: a head spread over four workers (docs/record/search-quality.md)
-"""Static family: the least number of the first `VOUCH_HEAD` (4) static hits that one worker
-must hold (`static_evidence.head_share_of`) for a `high` answer under `STATIC_SPREAD_MARGIN`."""
 
-STATIC_SPREAD_MARGIN = 1.3  # chosen: held-out no-match `high` ≤ 7 of 40 (docs/record/search-quality.md)
-"""Static family: the score margin over the yes threshold at which a request whose first static
-hits are spread over as many workers as hits is still `high`."""
-
-
-def confident(found: Signals, head: int | None = None) -> bool:
+def confident(found: Signals) -> bool:
     """The `high` boundary, above the yes of the decision: in hybrid the best cosine stands
     `HIGH_MARGIN` above the catalog's background similarity to the request (a margin relative to
     this catalog, not an absolute cosine); without a MiniLM cosine the calibrated log-odds clear
@@ -144,31 +136,24 @@ def confident(found: Signals, head: int | None = None) -> bool:
     requests over the eval catalog (tool-like requests for services it lacks,
     benchmarks/fit_answerability_nearmiss.py) get a `high` answer at most a tenth of the time —
     the criterion the yes threshold was fitted to; the yes alone gave them 13–20 % — and, static,
-    our no-match requests over the held-out catalog at most a fifth. The static family also
-    reads `head`, how many of the first `VOUCH_HEAD` static hits one worker holds (None when
-    unknown): a head spread over one worker per hit (fewer than `STATIC_HIGH_HEAD`) says the
-    request's meaning sits in no one service, and needs the margin `STATIC_SPREAD_MARGIN`."""
+    our no-match requests over the held-out catalog at most a fifth."""
     kind = family(found)
     if kind == "hybrid":
         return (found.margin or 0.0) >= HIGH_MARGIN
-    margin = score(found) - CALIBRATION[kind][2]
-    if margin < SCORE_MARGINS[kind]:
-        return False
-    return (kind != "static" or head is None or head >= STATIC_HIGH_HEAD
-            or margin >= STATIC_SPREAD_MARGIN)
+    return score(found) >= CALIBRATION[kind][2] + SCORE_MARGINS[kind]
 
 
 def grade(found: Signals, vouched: bool = False, question: bool = False,
-          value: bool = False, head: int | None = None) -> Confidence | None:
+          value: bool = False) -> Confidence | None:
     """The confidence of one capability's candidates (module docstring): None for a refused
     class or below `weak_floor` (`question`: the request asks one; `value`: it carries one);
     when `answerable` (or
-    `vouched` for by the static lane), `high` if `confident` (`head`: the static head share),
-    else `low`; `low` above the weak floor otherwise."""
+    `vouched` for by the static lane), `high` if `confident`, else `low`; `low` above the weak
+    floor otherwise."""
     if found.refused:
         return None
     if vouched or answerable(found):
-        return HIGH if confident(found, head) else LOW
+        return HIGH if confident(found) else LOW
     return LOW if weak_floor(found, question, value) else None
 
 
@@ -198,8 +183,7 @@ def graded_lanes(queries: Sequence[object], documents: DocumentSet, lanes: Seque
                         admitted[position] if admitted is not None else None)
         vouched = dense is None and not found.refused and vouches(query, found)
         text = query.text  # type: ignore[attr-defined]
-        head = head_share_of(query) if dense is None else None
-        level = grade(found, vouched, asks_question(text), carries_value(text), head)
+        level = grade(found, vouched, asks_question(text), carries_value(text))
         yes = not found.refused and (vouched or answerable(found))
         answerability.notify(query.text, found, lane, yes)  # type: ignore[attr-defined]
         out.append((lane if level is not None else [], level))
