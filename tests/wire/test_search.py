@@ -156,9 +156,10 @@ async def test_every_candidate_carries_its_confidence_over_the_wire(wire: Any) -
 
 async def test_a_question_with_an_admitted_dense_ranking_gets_low_candidates_over_the_wire(
         wire: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 31 round two: a request that asks a question, with only an admitted dense ranking
-    for evidence (no content term, no action), gets `low` candidates; the same words as a
-    statement still get nothing. The signals are fixed so the rule is what the test reads."""
+    """Issue 31: a request that asks a question, with only an admitted dense ranking for
+    evidence (no content term, no action), gets `low` candidates; the same words as a statement
+    get nothing, unless the statement carries a value (a capitalised name: `carries_value`),
+    which also earns `low`. The signals are fixed so the rule is what the test reads."""
     from iii_directory.search.ranking import answerability as a
     from iii_directory.search.ranking import confidence
 
@@ -171,8 +172,12 @@ async def test_a_question_with_an_admitted_dense_ranking_gets_low_candidates_ove
     asked = await wire.call(SEARCH, {"capabilities": ["where is the forecast for Oslo"]})
     assert "weather::forecast" in ids(asked)
     assert {f["confidence"] for w in asked["workers"] for f in w["functions"]} == {"low"}
-    told = await wire.call(SEARCH, {"capabilities": ["the forecast for Oslo"]})
+    told = await wire.call(SEARCH, {"capabilities": ["the forecast for our town"]})
     assert told["workers"] == []
+    named = await wire.call(SEARCH, {"capabilities": ["the forecast for Oslo"]})
+    assert "weather::forecast" in ids(named)
+    assert {f["confidence"] for w in named["workers"] for f in w["functions"]} == {"low"}
+
 
 async def test_hybrid_mode_over_the_wire(wire: Any) -> None:
     add_peers(wire)
