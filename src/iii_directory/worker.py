@@ -313,9 +313,24 @@ def settle_heap() -> None:
     gc.set_threshold(GC_YOUNG_THRESHOLD, middle, oldest)
 
 
-async def _settle_heap_when_ready(worker: Worker) -> None:
+START_UP_RELEASE_AGAIN_S = 30.0  # chosen: a worker's first calls import and build what they use
+"""Seconds after `ready` at which the start-up pages are handed back a second time
+(`_settle_heap_when_ready`): the first calls' lazy imports, first validators and first static
+index have run by then in any worker that has callers."""
+
+
+async def _settle_heap_when_ready(worker: Worker, again_after: float = START_UP_RELEASE_AGAIN_S) -> None:
+    """Once the worker is ready: `settle_heap`, then hand back the pages only start-up touched
+    (`encoder.mapped_pages.release_start_up_pages`: shared libraries' code, the static table),
+    and once more `again_after` seconds later. Figures: docs/record/performance.md,
+    "Where a soak worker's memory goes"."""
+    from .encoder.mapped_pages import release_start_up_pages
+
     await worker.ready.wait()
     settle_heap()
+    release_start_up_pages()
+    await anyio.sleep(again_after)
+    release_start_up_pages()
 
 
 def encoder_preload(config: str | None) -> Callable[[Settings], None]:

@@ -149,7 +149,9 @@ def open_encoder(model_dir: str | None, cache_dir: Path | None = None) -> Any:
     and later processes load that instead of optimizing again (a lower start-up peak, see
     `_rank.dense.Encoder`). Its `release_memory()` also hands back the resident pages of the
     saved graph's mapped weights file (`mapped_pages.release_file_pages`), so the pages of every
-    word-embedding row ever read do not stay in the worker's RSS."""
+    word-embedding row ever read do not stay in the worker's RSS. Once a session is loaded from
+    the saved graph, the shared libraries' pages that only the load ran are handed back too
+    (`mapped_pages.release_library_pages`)."""
     from _rank import dense
 
     encoder = dense.Encoder(model_dir, max_length=TOKEN_CAP, optimized_dir=cache_dir,
@@ -158,6 +160,9 @@ def open_encoder(model_dir: str | None, cache_dir: Path | None = None) -> Any:
     saved = getattr(encoder, "optimized_path", None)
     if saved is not None:
         encoder.release_memory = _releasing(encoder.release_memory, Path(saved) / dense.OPTIMIZED_WEIGHTS)
+        from .mapped_pages import release_library_pages
+
+        release_library_pages()  # the library code only the session's load ran (onnxruntime: ~13 MiB)
     return encoder
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -124,3 +125,101 @@ def release_file_pages(path: Path) -> int:
         else:
             log.debug("madvise(%s) failed: errno %d", path, __import__("ctypes").get_errno())
     return advised
+
+
+SHARED_OBJECT = re.compile(r"\.so(\.[0-9]+)*$")
+"""A mapped file's base name that makes it a shared library (`libpython3.11.so.1.0`,
+`_core.abi3.so`): the files `library_mappings` considers."""
+
+
+def library_mappings(smaps: str = "/proc/self/smaps", maps: str = "/proc/self/maps") -> list[tuple[int, int]]:
+    """`(start, end)` of every mapping of a loaded shared library (`SHARED_OBJECT`) in `smaps`
+    whose pages are all the file's own: not writable, no anonymous (copied-on-write) page,
+    nothing locked. The code and read-only data of a library qualify; its relocated data
+    (RELRO, `.data`) never does, since relocation wrote to it.
+
+    A library counts only once the loader has finished mapping it: one of its mappings holds
+    anonymous pages (its relocated data). While the loader is still mapping a library (another
+    thread's `dlopen`), a read-only span of it may be about to be replaced by its writable data,
+    and dropping that would lose the relocations. Only spans that `maps` lists with the same
+    permissions and file count (see `clean_mappings` for why, and so that a mapping replaced
+    since `smaps` was read is left alone). CPython never unloads a library, so a listed span
+    still holds that library when it is advised."""
+    try:
+        with open(smaps, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+    except OSError:
+        return []
+    candidates: list[tuple[int, int, str, str]] = []
+    relocated: set[str] = set()
+    header: list[str] | None = None
+    anonymous = locked = 0
+
+    def close_block() -> None:
+        if header is None or len(header) != 6 or not SHARED_OBJECT.search(header[5]):
+            return
+        if anonymous:
+            relocated.add(header[5])
+        elif locked == 0 and "w" not in header[1]:
+            begin, _, finish = header[0].partition("-")
+            candidates.append((int(begin, 16), int(finish, 16), header[1], header[5]))
+
+    for line in text.splitlines():
+        fields = line.split(maxsplit=5)
+        if len(fields) >= 5 and "-" in fields[0] and ":" in fields[3]:  # a mapping's header line
+            close_block()
+            header, anonymous, locked = fields, 0, 0
+        elif fields and fields[0] in ("Anonymous:", "Locked:"):
+            value = int(fields[1]) if len(fields) >= 2 and fields[1].isdigit() else 1
+            if fields[0] == "Anonymous:":
+                anonymous = value
+            else:
+                locked = value
+    close_block()
+    candidates = [span for span in candidates if span[3] in relocated]
+    if not candidates:
+        return []
+    try:
+        with open(maps, encoding="utf-8", errors="replace") as handle:
+            listed = set()
+            for line in handle.read().splitlines():
+                fields = line.split(maxsplit=5)
+                if len(fields) == 6 and "-" in fields[0]:
+                    begin, _, finish = fields[0].partition("-")
+                    listed.add((int(begin, 16), int(finish, 16), fields[1], fields[5]))
+    except OSError:
+        return []
+    return [(start, end) for start, end, perms, name in candidates if (start, end, perms, name) in listed]
+
+
+def release_library_pages() -> int:
+    """Drop this process's resident pages of the shared libraries' clean mappings
+    (`library_mappings`); returns the bytes advised (0 where the platform cannot).
+
+    Why: loading a library and building what it serves (onnxruntime's kernel registry and
+    session, pydantic-core's validators) touches far more of its code than later calls run, and
+    those pages stay in the process's RSS. They are clean copies of the file: after
+    `MADV_DONTNEED` the kernel keeps them in its page cache while memory allows and later calls
+    fault back only the code they run. Meant to run once after a load, not repeatedly (each
+    call makes the next calls fault their working set back). Figures: docs/record/performance.md,
+    "Where a soak worker's memory goes"."""
+    madvise = _madvise()
+    if not madvise:
+        return 0
+    advised = 0
+    for start, end in library_mappings():
+        if madvise(start, end - start, MADV_DONTNEED) == 0:  # type: ignore[operator]
+            advised += end - start
+    return advised
+
+
+def release_start_up_pages() -> int:
+    """`release_library_pages`, then the resident pages of the static lane's packaged word-piece
+    table (`_rank`'s, mapped read-only and shared: its rows are read when a catalog's static
+    index is built, then only a request's few words); returns the bytes advised."""
+    advised = release_library_pages()
+    try:
+        from _rank._assets import static_table_path
+    except ImportError:  # a ranking core without the packaged table
+        return advised
+    return advised + release_file_pages(static_table_path())

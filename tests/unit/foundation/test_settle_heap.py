@@ -37,16 +37,21 @@ async def test_the_heap_is_settled_only_once_the_worker_is_ready(restore_gc: Non
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     import anyio
 
+    from iii_directory.encoder import mapped_pages
+
     calls: list[str] = []
     monkeypatch.setattr(worker, "settle_heap", lambda: calls.append("settled"))
+    monkeypatch.setattr(mapped_pages, "release_start_up_pages", lambda: calls.append("released") or 0)
 
     class Ready:
         ready = anyio.Event()
 
     stand_in = Ready()
     async with anyio.create_task_group() as tg:
-        tg.start_soon(worker._settle_heap_when_ready, stand_in)
+        tg.start_soon(worker._settle_heap_when_ready, stand_in, 0.0)
         await anyio.wait_all_tasks_blocked()
         assert calls == []
         stand_in.ready.set()
-    assert calls == ["settled"]
+    # settled, the start-up pages handed back, and once more `again_after` seconds later
+    assert calls == ["settled", "released", "released"]
+    assert worker.START_UP_RELEASE_AGAIN_S > 0

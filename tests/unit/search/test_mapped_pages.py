@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from iii_directory.encoder.mapped_pages import clean_mappings, release_file_pages
+from iii_directory.encoder.mapped_pages import (clean_mappings, library_mappings, release_file_pages,
+                                                 release_library_pages)
 
 PAGE = mmap.PAGESIZE
 
@@ -128,3 +129,54 @@ def test_a_private_writable_mapping_is_released_until_a_page_of_it_is_written(tm
         view[0] = 9  # now it holds a page of its own: never dropped again
         assert release_file_pages(weights) == 0
         assert view[0] == 9 and view[PAGE] == 2
+
+
+def test_library_mappings_are_the_clean_read_only_spans_of_loaded_shared_libraries(tmp_path: Path) -> None:
+    lib, loading, data = "/usr/lib/libx.so.1.2", "/opt/y.abi3.so", "/data/table.bin"
+
+    def entry(span: str, perms: str, name: str, anonymous: int, locked: int = 0) -> str:
+        return (f"{span} {perms} 00000000 08:01 1 {name}\nSize: 8 kB\nRss: 8 kB\n"
+                f"Anonymous: {anonymous} kB\nLocked: {locked} kB\nVmFlags: rd mr\n")
+
+    rows = [
+        ("7f0000000000-7f0000001000", "r--p", lib, 0),   # headers and read-only data: listed
+        ("7f0000001000-7f0000004000", "r-xp", lib, 0),   # code: listed
+        ("7f0000004000-7f0000005000", "r--p", lib, 4),   # RELRO, relocated: kept
+        ("7f0000005000-7f0000006000", "rw-p", lib, 4),   # .data: kept (and marks lib as loaded)
+        ("7f0000007000-7f0000008000", "r--p", loading, 0),  # no relocated page yet: still loading
+        ("7f0000008000-7f0000009000", "r-xp", loading, 0),
+        ("7f0000009000-7f000000a000", "r--p", data, 0),  # not a shared library
+        ("7f000000a000-7f000000b000", "rw-p", data, 4),
+    ]
+    smaps = tmp_path / "smaps"
+    smaps.write_text("".join(entry(*row) for row in rows)
+                     + entry("7f000000b000-7f000000c000", "r-xp", lib, 0, locked=4), encoding="utf-8")
+    maps = tmp_path / "maps"
+    listed = rows + [("7f000000b000-7f000000c000", "r-xp", lib, 0)]
+    maps.write_text("".join(f"{span} {perms} 00000000 08:01 1 {name}\n" for span, perms, name, _ in listed),
+                    encoding="utf-8")
+    assert library_mappings(str(smaps), str(maps)) == [(0x7F0000000000, 0x7F0000001000),
+                                                       (0x7F0000001000, 0x7F0000004000)]
+    # a span whose permissions changed since smaps was read is left alone
+    maps.write_text(maps.read_text(encoding="utf-8").replace("7f0000001000-7f0000004000 r-xp",
+                                                             "7f0000001000-7f0000004000 rw-p"), encoding="utf-8")
+    assert library_mappings(str(smaps), str(maps)) == [(0x7F0000000000, 0x7F0000001000)]
+    assert library_mappings(str(smaps), str(tmp_path / "no-maps")) == []
+    assert library_mappings(str(tmp_path / "no-smaps"), str(maps)) == []
+
+
+@live
+def test_releasing_the_libraries_pages_lowers_rss_and_their_code_still_runs() -> None:
+    import hashlib
+    import json
+    import zlib
+
+    payload = json.dumps({"rows": list(range(2000))}).encode("utf-8")
+    digest = hashlib.sha256(payload).hexdigest()
+    packed = zlib.compress(payload)
+    spans = library_mappings()
+    assert spans, "a CPython process maps shared libraries"
+    assert release_library_pages() > 0
+    assert hashlib.sha256(payload).hexdigest() == digest  # faulted back from the files
+    assert zlib.decompress(packed) == payload
+    assert json.loads(payload)["rows"][-1] == 1999
