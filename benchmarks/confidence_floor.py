@@ -9,7 +9,9 @@
 `record` runs every case of the tuning sets (`case_sets.tuning_sets`: dev, extra, extra2,
 heldout; `--set` may add `realworld` once it is on main, report-only) through the search handler
 in each mode, as the bench does, with an answerability observer, and records per capability the
-decision's `Signals`, its lane and whether the lane holds a relevant function (grade ≥ 2). It
+decision's `Signals`, its lane, whether the lane holds a relevant function (grade ≥ 2) and
+whether it was a fallback lane (graded `low` at best, so `boundaries` skips it as the pipeline
+does). It
 also records 1,000 random-letter strings and 1,000 unrelated sentences (the generators of
 tests/unit/search/unrelated_requests.py, same seeds) over the example and eval catalogs.
 
@@ -57,25 +59,47 @@ NEARMISS = _nearmiss()
 
 def observed_run(mode: str, catalog: list[dict[str, Any]],
                  capabilities: list[list[str]]) -> dict[str, dict[str, Any]]:
-    """Per capability text: its `Signals` (as a dict), its lane's ids and the old yes/no."""
+    """Per capability text: its `Signals` (as a dict), its lane's ids, the old yes/no, and
+    whether its lane was a fallback lane (`confidence.fallback_lanes`,
+    `static_fallback_lanes`: graded `low` at best, whatever the decision says)."""
     import anyio
 
     from iii_directory.bench import run_mode
+    from iii_directory.search import service
     from iii_directory.search.ranking import answerability
 
     seen: dict[str, dict[str, Any]] = {}
+    fallback: set[str] = set()
+    batch: list[str] = []
 
     def observer(text: str, found: Any, lane: Any, decision: bool) -> None:
         seen[text] = {"signals": dataclasses.asdict(found),
                       "lane": [doc_id for doc_id, _ in lane], "high": decision}
 
+    lexical_fallback, static_fallback = service.fallback_lanes, service.static_fallback_lanes
+
+    def fallback_lanes(documents: Any, queries: Any, lanes: Any, exact: Any) -> Any:
+        out, marked = lexical_fallback(documents, queries, lanes, exact)
+        batch[:] = [query.text for query in queries]
+        fallback.update(text for text, filled in zip(batch, marked) if filled)
+        return out, marked
+
+    def static_fallback_lanes(lanes: Any, marks: Any, empty: Any, rankings: Any) -> Any:
+        out, marked = static_fallback(lanes, marks, empty, rankings)
+        fallback.update(text for text, filled in zip(batch, marked) if filled)
+        return out, marked
+
     cases = [{"id": str(i), "split": "x", "kind": "match", "capabilities": caps, "qrels": []}
              for i, caps in enumerate(capabilities)]
     previous = answerability.observe(observer)
+    service.fallback_lanes, service.static_fallback_lanes = fallback_lanes, static_fallback_lanes
     try:
         anyio.run(run_mode, mode, catalog, cases, 1, None)
     finally:
         answerability.observe(previous)
+        service.fallback_lanes, service.static_fallback_lanes = lexical_fallback, static_fallback
+    for text, row in seen.items():
+        row["fallback"] = text in fallback
     return seen
 
 
@@ -310,7 +334,7 @@ def candidate_boundaries() -> dict[str, Callable[[Any], bool]]:
     out: dict[str, Callable[[Any], bool]] = {"shipped confident": c.confident}
     for value in (0.12, 0.15, 0.16, 0.17, 0.18, 0.20):
         out[f"hybrid margin >= {value}"] = margin(value)
-    for delta in (0.5, 0.6, 0.75, 0.9, 1.0, 1.5):
+    for delta in (0.5, 0.6, 0.75, 0.9, 0.95, 1.0, 1.05, 1.1, 1.2, 1.3, 1.5):
         out[f"score >= threshold + {delta}"] = above(delta)
     return out
 
@@ -335,8 +359,8 @@ def boundaries(args: argparse.Namespace) -> None:
                     if row["mode"] != mode or row["set"] != set_name:
                         continue
                     found = Signals(**row["signals"])
-                    if not row["high"]:  # the decision's yes, before any boundary
-                        continue
+                    if not row["high"] or row.get("fallback"):  # the decision's yes, before
+                        continue  # any boundary; a fallback lane is `low` whatever it says
                     keeps = boundary(found)
                     if row["kind"] == "no_match" and keeps:
                         high_cases.add(row["case"])

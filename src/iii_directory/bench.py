@@ -100,13 +100,15 @@ def score_cases(cases: Sequence[Mapping[str, Any]], run: Mapping[str, Sequence[A
     multi coverage@12 (micro over coverable capabilities); forbidden contamination (count over
     all cases); false-positive rate (no-match cases with any candidate); answered-nothing rate
     (match and multi cases with no candidate); all needs at 12 (cases with `needs`: every need
-    met in the first 12). Relevant = grade ≥ 2; nDCG gains are `2^grade − 1` at
+    met in the first 12); answer length (mean ids in the first 12, answered match and multi
+    cases) and short answers (answered match and multi cases with fewer than 12). Relevant = grade ≥ 2; nDCG gains are `2^grade − 1` at
     `log2(rank + 2)`."""
     sums: dict[str, float] = defaultdict(float)
     ranked = [c for c in cases if c["kind"] in ("match", "multi")]
     no_match = [c for c in cases if c["kind"] == "no_match"]
     with_needs = [c for c in ranked if c.get("needs")]
     covered = coverable = contamination = false_positives = empty = all_needs = 0
+    lengths: list[int] = []
     for case in cases:
         top = top_ids(run.get(case["id"], []))
         contamination += sum(contaminated(f, case, internal) for f in top)
@@ -114,6 +116,8 @@ def score_cases(cases: Sequence[Mapping[str, Any]], run: Mapping[str, Sequence[A
             false_positives += bool(top)
             continue
         empty += not top
+        if top:
+            lengths.append(len(top))
         if case.get("needs"):
             all_needs += all(set(need) & set(top) for need in case["needs"])
         grades = {q["function_id"]: q["grade"] for q in case["qrels"]}
@@ -142,6 +146,9 @@ def score_cases(cases: Sequence[Mapping[str, Any]], run: Mapping[str, Sequence[A
     metrics["false_positive_rate"] = false_positives / len(no_match) if no_match else None
     metrics["answered_nothing_rate"] = empty / len(ranked) if ranked else None
     metrics["all_needs_at_12"] = all_needs / len(with_needs) if with_needs else None
+    metrics["answer_length"] = sum(lengths) / len(lengths) if lengths else None
+    metrics["short_answer_rate"] = (sum(n < TOP_K for n in lengths) / len(lengths)
+                                    if lengths else None)
     metrics["ranked_cases"] = len(ranked)
     metrics["no_match_cases"] = len(no_match)
     return metrics

@@ -10,8 +10,9 @@ Pipeline of one call: validate → keep 18 → a heavy call's turn (`slots.py`) 
 intrinsic → each capability's needs beside it (`needs.expand_needs`) → embed every query in one
 batch (∥ fetch the side-lane corpora) → batches of six capabilities, concurrently (installed lanes
 graded `high` / `low` / none, `confidence.graded_lanes` ∥ registry lane) ∥ side lanes → selection
-→ `high` first → session memory → grouping → guidance → response with `search_mode` and
-`latency_ms` (`response.respond`).
+(a capability's own lane after its needs' lanes from round 1 on) → `low` padding to 12 from what
+the lanes and tails hold beyond it (`select.padding`) → `high` first → session memory → grouping
+→ guidance → response with `search_mode` and `latency_ms` (`response.respond`).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from .response import BatchResult, respond
 from .rerank import RERANK_TIMEOUT_S, Reranker, apply_scores, load_reranker, rerank_head
 from .slots import SearchSlots, configured_slots
 from .ranking.second_query import SECOND_QUERY_CAPABILITIES
-from .ranking.select import BATCH_SIZE, batches, select_batch
+from .ranking.select import BATCH_SIZE, batches, padding, select_batch
 from .side_lanes import SideResult, fetch_skills, fetch_triggers, rank_skills, rank_triggers
 from .static_lane import StaticLane
 from .ranking.text_memo import BUDGET as MEMO_BUDGET, MIB
@@ -361,10 +362,16 @@ class SearchService:
             describe = self._describe(call)
             ordered = [action_agreement(tail, request_actions(query.terms), describe)
                        for query, tail in zip(queries, tails)]
-            result.selection = select_batch(lanes, judged=tier == "judge", tails=ordered,
-                                            learned=learned)
+            selection = select_batch(lanes, judged=tier == "judge", tails=ordered,
+                                     learned=learned,
+                                     needs=[q.text in call.needs for q in queries])
+            fill = [] if tier == "judge" else padding(selection, lanes, ordered)
+            result.selection = selection + fill
             result.tier = tier
             result.levels = id_confidence(lanes, tails, levels)
+            # padding, and the kept tail of a need whose own lane was emptied (no level), is low
+            result.levels.update((doc_id, LOW) for doc_id in result.selection
+                                 if doc_id in fill or doc_id not in result.levels)
             result.low_only = [q.text for q, lane, level in zip(queries, lanes, levels)
                                if lane and level == LOW]
 

@@ -132,6 +132,10 @@ def test_answered_nothing_and_all_needs() -> None:
     m = score_cases(cases, {"a": ["p::a", "q::c"], "b": ["p::a"], "c": []}, set())
     assert m["answered_nothing_rate"] == pytest.approx(1 / 3)
     assert m["all_needs_at_12"] == pytest.approx(1 / 2)
+    # answer length over the answered cases (2 and 1 ids), both shorter than 12
+    assert m["answer_length"] == pytest.approx(1.5)
+    assert m["short_answer_rate"] == pytest.approx(1.0)
+    assert score_cases(cases[2:], {"c": []}, set())["answer_length"] is None
     assert score_cases(cases[2:], {"c": ["p::a"]}, set())["all_needs_at_12"] is None
 
 

@@ -3,6 +3,8 @@ the merge of confidences across lanes and batches, and the lexical fallback lane
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from iii_directory.search.ranking import answerability as a
@@ -80,6 +82,33 @@ def test_lexical_high_needs_the_score_margin_above_the_yes_threshold() -> None:
                 margin = a.score(found) - a.CALIBRATION["lexical"][2]
                 expected = "high" if margin >= c.HIGH_SCORE_MARGIN else "low"
                 assert c.grade(found) == expected
+
+
+def test_static_high_needs_its_own_score_margin() -> None:
+    """The static family (a best static cosine, no MiniLM one) reads its own margin above its
+    yes threshold, `STATIC_HIGH_SCORE_MARGIN`, not the lexical family's: a static yes between the
+    two margins is `low`, the same evidence read as lexical (no static cosine) keeps its own
+    family's rule."""
+    assert c.SCORE_MARGINS == {"lexical": c.HIGH_SCORE_MARGIN,
+                               "static": c.STATIC_HIGH_SCORE_MARGIN}
+    assert c.STATIC_HIGH_SCORE_MARGIN > c.HIGH_SCORE_MARGIN
+    seen = set()
+    for content in (0.5, 1.0, 1.5, 2.0, 3.0):
+        for coverage in (0.1, 0.2, 0.3, 0.5, 0.8, 1.0):
+            for action in (None, True, False):
+                for cosine in (0.4, 0.5, 0.55, 0.6, 0.7):
+                    found = dataclasses.replace(
+                        s(content, coverage=coverage, action=action, concepts=0.6), extra=cosine)
+                    assert a.family(found) == "static"
+                    if not a.answerable(found):
+                        continue
+                    margin = a.score(found) - a.CALIBRATION["static"][2]
+                    expected = "high" if margin >= c.STATIC_HIGH_SCORE_MARGIN else "low"
+                    assert c.grade(found) == expected
+                    if c.HIGH_SCORE_MARGIN <= margin < c.STATIC_HIGH_SCORE_MARGIN:
+                        seen.add("between")
+                    seen.add(expected)
+    assert seen >= {"high", "low", "between"}
 
 
 def test_concept_coverage_with_a_named_action_earns_low_without_lexical_evidence() -> None:

@@ -538,6 +538,33 @@ async def test_a_lexical_recall_tail_comes_in_its_requests_verb_order(settings: 
     assert answer.index("notify::send") < answer.index("reports::reminder-list")
 
 
+async def test_padding_fills_a_short_selection_with_low_candidates(
+        directory: Directory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the selection leaves of the lanes and tails fills the budget graded `low`
+    (`select.padding`); a refused capability stays empty."""
+    lexical_only(directory)
+    full = ids(await search(directory, "send an email message"))
+    assert len(full) > 1
+    original = service_module.select_batch
+    monkeypatch.setattr(service_module, "select_batch",
+                        lambda lanes, **kwargs: original(lanes, **kwargs)[:1])
+    response = await search(directory, "send an email message")
+    functions = [f for w in response["workers"] for f in w["functions"]]
+    assert [f["function_id"] for f in functions][0] == full[0]
+    assert sorted(f["function_id"] for f in functions) == sorted(full)
+    assert all(f["confidence"] == "low" for f in functions if f["function_id"] != full[0])
+    assert ids(await search(directory, "order a pizza")) == []
+
+
+async def test_a_selected_id_without_a_lanes_confidence_is_low(
+        directory: Directory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An id no graded lane holds (the kept tail of a need whose own lane was emptied,
+    `needs.answered_needs`) is graded `low`, never `high` by default."""
+    lexical_only(directory)
+    monkeypatch.setattr(service_module, "id_confidence", lambda lanes, tails, levels: {})
+    response = await search(directory, "send an email message")
+    levels = {f["confidence"] for w in response["workers"] for f in w["functions"]}
+    assert response["workers"] and levels == {"low"}
 async def test_the_static_lane_fills_an_empty_lane_for_a_request_that_carries_a_value(
         directory: Directory, monkeypatch: pytest.MonkeyPatch) -> None:
     """No word of "is it raining in Oslo" is in the catalog, so BM25 and its single-term fallback

@@ -114,23 +114,33 @@ HIGH_MARGIN = 0.17  # chosen: near misses given `high` ≤ 1/10 (docs/record/sea
 best cosine less the median of the dense top 64) for a `high` answer."""
 
 HIGH_SCORE_MARGIN = 0.9  # chosen: near misses given `high` ≤ 1/10 (docs/record/search-quality.md)
-"""Lexical and static families: how far above its family's yes threshold (`CALIBRATION`) the
-calibrated log-odds (`answerability.score`) must be for a `high` answer — one margin for both
-families, the least at which each meets the near-miss criterion of `confident`."""
+"""Lexical family: how far above its yes threshold (`CALIBRATION`) the calibrated log-odds
+(`answerability.score`) must be for a `high` answer — the least at which the lexical and static
+families meet the near-miss criterion of `confident`."""
+
+STATIC_HIGH_SCORE_MARGIN = 1.0  # chosen: held-out no-match `high` ≤ 1/5 (docs/record/search-quality.md)
+"""Static family: the same margin over its own yes threshold, the least (by steps of 0.05 from
+`HIGH_SCORE_MARGIN`) at which our own no-match requests over the held-out catalog get a `high`
+answer at most a fifth of the time; the near misses over the eval catalog stay under a tenth."""
+
+SCORE_MARGINS: dict[str, float] = {"lexical": HIGH_SCORE_MARGIN, "static": STATIC_HIGH_SCORE_MARGIN}
+"""The `high` score margin of each family without a MiniLM cosine."""
 
 
 def confident(found: Signals) -> bool:
     """The `high` boundary, above the yes of the decision: in hybrid the best cosine stands
     `HIGH_MARGIN` above the catalog's background similarity to the request (a margin relative to
     this catalog, not an absolute cosine); without a MiniLM cosine the calibrated log-odds clear
-    the family's threshold by `HIGH_SCORE_MARGIN`. Each boundary is the lowest at which seeded
-    near-miss requests over the eval catalog (tool-like requests for services it lacks,
+    the family's threshold by its margin (`SCORE_MARGINS`: `HIGH_SCORE_MARGIN` lexical,
+    `STATIC_HIGH_SCORE_MARGIN` static). Each boundary is the lowest at which seeded near-miss
+    requests over the eval catalog (tool-like requests for services it lacks,
     benchmarks/fit_answerability_nearmiss.py) get a `high` answer at most a tenth of the time —
-    the criterion the yes threshold was fitted to; the yes alone gave them 13–20 %."""
+    the criterion the yes threshold was fitted to; the yes alone gave them 13–20 % — and, static,
+    our no-match requests over the held-out catalog at most a fifth."""
     kind = family(found)
     if kind == "hybrid":
         return (found.margin or 0.0) >= HIGH_MARGIN
-    return score(found) >= CALIBRATION[kind][2] + HIGH_SCORE_MARGIN
+    return score(found) >= CALIBRATION[kind][2] + SCORE_MARGINS[kind]
 
 
 def grade(found: Signals, vouched: bool = False, question: bool = False,

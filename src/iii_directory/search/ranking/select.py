@@ -43,10 +43,11 @@ def namespace_floor(lane: Ranking, floor: float = NAMESPACE_FLOOR) -> Ranking:
     return [(doc_id, score) for doc_id, score in lane if namespace_of(doc_id) in kept]
 
 
-def interleave(lanes: Sequence[Sequence[T]], *, key=lambda item: item,
+def interleave(lanes: Sequence[Sequence[T | None]], *, key=lambda item: item,
                exclude: Iterable[T] = ()) -> Iterator[T]:
     """The round-robin order, lazily: round r yields the r-th entry of every lane in lane order,
-    skipping entries already yielded or in `exclude` (by `key`)."""
+    skipping entries already yielded or in `exclude` (by `key`); a `None` entry is a turn the
+    lane passes (`needs_first`)."""
     seen: set = {key(item) for item in exclude}
     depth = max((len(lane) for lane in lanes), default=0)
     for r in range(depth):
@@ -54,11 +55,38 @@ def interleave(lanes: Sequence[Sequence[T]], *, key=lambda item: item,
             if r >= len(lane):
                 continue
             item = lane[r]
+            if item is None:
+                continue
             marker = key(item)
             if marker in seen:
                 continue
             seen.add(marker)
             yield item
+
+
+def needs_first(lanes: Sequence[Sequence[str]], needs: Sequence[bool]) -> list[list[str | None]]:
+    """The lanes in round-robin order when some are needs' lanes (`needs[i]`: lane i is a need
+    of the capability whose own lane precedes it, as `needs.expand_needs` orders them): a
+    capability's own lane keeps its head first in round 0, and from round 1 on takes its turn
+    after its needs' lanes — the lane moves behind its needs, its first slot a passed turn
+    (`None`). Each lane keeps its number of turns; only the order within a round changes, so
+    when the budget ends inside a round, the needs' entries are the ones taken."""
+    flags = list(needs) + [False] * (len(lanes) - len(needs))
+    out: list[list[str | None]] = []
+    pending: list[str | None] | None = None
+    for i, lane in enumerate(lanes):
+        if not flags[i]:
+            if pending is not None:
+                out.append(pending)
+                pending = None
+            if i + 1 < len(flags) and flags[i + 1]:
+                out.append(list(lane[:1]))
+                pending = [None, *lane[1:]]
+                continue
+        out.append(list(lane))
+    if pending is not None:
+        out.append(pending)
+    return out
 
 
 def distinct(items: Iterable[T]) -> Iterator[T]:
@@ -97,9 +125,11 @@ def worker_cap(ids: Iterable[str], lanes: int, limit: int | None = None) -> list
 
 
 def select_batch(lanes: Sequence[Ranking], *, judged: bool = False,
-                 tails: Sequence[Ranking] = (), learned: Sequence[bool] = ()) -> list[str]:
+                 tails: Sequence[Ranking] = (), learned: Sequence[bool] = (),
+                 needs: Sequence[bool] = ()) -> list[str]:
     """The selection of one batch: floor (unless judged, or for a lane whose `learned` flag is
-    set) → round robin → worker cap → the first 12. After the lanes' entries come their recall
+    set) → round robin (a capability's own lane after its `needs`' lanes from round 1 on,
+    `needs_first`) → worker cap → the first 12. After the lanes' entries come their recall
     `tails` (`lanes.answered_tail`, `ranking_tail`, `bm25_tail`), round robin, so a tail only
     spends the budget the lanes leave.
 
@@ -118,8 +148,26 @@ def select_batch(lanes: Sequence[Ranking], *, judged: bool = False,
                for lane, skip in zip(lanes, unfloored)]
     lane_ids = [[doc_id for doc_id, _ in lane] for lane in floored]
     tail_ids = [[doc_id for doc_id, _ in tail] for tail in tails]
-    order = distinct(chain(interleave(lane_ids), interleave(tail_ids)))
+    order = distinct(chain(interleave(needs_first(lane_ids, needs)), interleave(tail_ids)))
     return worker_cap(order, len(lanes), SELECTION_BUDGET)
+
+
+def padding(selection: Sequence[str], lanes: Sequence[Ranking], tails: Sequence[Ranking] = (),
+            budget: int = SELECTION_BUDGET) -> list[str]:
+    """The ids that fill a batch's `selection` up to `budget` when the lanes and tails hold
+    more candidates than it took: the lanes' entries that the namespace floor or the worker cap
+    left out, round robin across the lanes (so across a capability's needs), then their tails',
+    round robin; ids without a namespace never. Nothing pads an empty selection (a batch whose
+    capabilities the decision refused stays empty). The caller grades every padding id `low`:
+    a low candidate costs an agent a few tokens, an empty slot a function it never sees."""
+    room = budget - len(selection)
+    if not selection or room <= 0:
+        return []
+    lane_ids = [[doc_id for doc_id, _ in lane] for lane in lanes]
+    tail_ids = [[doc_id for doc_id, _ in tail] for tail in tails]
+    order = chain(interleave(lane_ids, exclude=selection), interleave(tail_ids, exclude=selection))
+    fill = (doc_id for doc_id in distinct(order) if namespace_of(doc_id) is not None)
+    return list(islice(fill, room))
 
 
 def concatenate(selections: Sequence[Sequence[str]]) -> list[str]:
