@@ -3,10 +3,10 @@
 Rule: the worker's numpy work is single-threaded by design (the vector index scores with
 `einsum` loops, `_rank.dense`; the encoder's ONNX session has its own intra-op setting), so
 OpenBLAS, which numpy's wheels link, gets one thread unless the environment already names a
-count. OpenBLAS reads `OPENBLAS_NUM_THREADS` once, when numpy's core library loads; starting its
-pool of one thread per core is most of `import numpy`'s CPU on a 2-core host (~50 of ~100 ms),
-and a pooled product of a few hundred rows woke both threads for far longer than one thread takes
-to compute it. `limit_blas_threads` therefore runs at the start of `serve` and `call`, before
+count. OpenBLAS reads `OPENBLAS_NUM_THREADS` once, when numpy's core library loads; its pool of
+one thread per core took a third or more of `import numpy`'s process CPU on a 2-core host (84–100
+ms with it, 50–58 without), and a pooled product of a few hundred rows woke both threads for far
+longer than one thread takes to compute it. `limit_blas_threads` therefore runs at the start of `serve` and `call`, before
 anything imports numpy; a value the user set is kept.
 """
 
