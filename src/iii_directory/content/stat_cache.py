@@ -29,11 +29,24 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 Value = TypeVar("Value")
 Sig = TypeVar("Sig")
 Signature = tuple[int, int, int, int, int]
+
+if TYPE_CHECKING:
+    from typing import Generic as Typed
+else:
+    class Typed:
+        """`typing.Generic` to a type checker; at run time a plain base whose `Typed[...]`
+        (and a subclass's `Cls[...]`) is the class itself, so defining and subscribing these
+        classes costs no `typing` machinery on `iii-directory call`'s path (figures in
+        docs/record/performance.md, "One signature-checked LRU")."""
+
+        def __class_getitem__(cls, params: Any) -> type:
+            return cls
+
 
 DEFAULT_CAPACITY = 8192
 SETTLE_NS = 2_000_000_000
@@ -67,7 +80,7 @@ def settled(st: os.stat_result, now_ns: int) -> bool:
     return max(st.st_mtime_ns, st.st_ctime_ns) <= now_ns - settle_ns(st.st_mtime_ns, st.st_ctime_ns)
 
 
-class SignedLRU(Generic[Sig, Value]):
+class SignedLRU(Typed[Sig, Value]):
     """Key → (signature, value), least recently used first out. Thread-safe.
 
     * `get(key, sig)` is a hit only when the entry's signature equals `sig` (`==`); a hit makes
@@ -161,19 +174,12 @@ def unchanged(path: Path | str, sig: Signature) -> bool:
         return False
 
 
-class StatCache(Generic[Value]):
-    """Path → value derived from the file, valid for one `signature`. Thread-safe."""
+class StatCache(SignedLRU[Signature, Value]):
+    """Path → value derived from the file, valid for one `signature` (a `SignedLRU` of
+    `capacity` entries). Thread-safe."""
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
-        self._lru: SignedLRU[Signature, Value] = SignedLRU(capacity)
-
-    def __len__(self) -> int:
-        return len(self._lru)
-
-    @property
-    def capacity(self) -> int | None:
-        """The most entries held."""
-        return self._lru.capacity
+        super().__init__(capacity)
 
     def derive(self, path: Path, st: os.stat_result, compute: Callable[[Path], Value]) -> Value:
         """The value for `path` in the state `st` (a fresh `stat` of it): the cached one when
@@ -181,10 +187,10 @@ class StatCache(Generic[Value]):
         did not change while it was computed. Exceptions of `compute` propagate (not cached)."""
         key = str(path)
         sig = signature(st)
-        hit = self._lru.get(key, sig)
+        hit = self.get(key, sig)
         if hit is not None:
             return hit
         value = compute(path)
         if settled(st, time.time_ns()) and unchanged(path, sig):
-            self._lru.put(key, sig, value)
+            self.put(key, sig, value)
         return value
