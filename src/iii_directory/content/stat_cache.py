@@ -116,12 +116,18 @@ class SignedLRU(Typed[Sig, Value]):
         return self._total
 
     def get(self, key: str, sig: Sig) -> Value | None:
-        """The value stored for `key` under the signature `sig`, None when there is none."""
-        with self._lock:
-            hit = self._entries.get(key)
-            if hit is not None and hit[0] == sig:
-                self._entries.move_to_end(key)
-                return hit[1]
+        """The value stored for `key` under the signature `sig`, None when there is none.
+        Takes no lock: the read and the move are each one step of the C `OrderedDict` (keys
+        are `str`, so no Python code runs inside them), and an entry evicted between them is
+        still a hit."""
+        entries = self._entries
+        hit = entries.get(key)
+        if hit is not None and hit[0] == sig:
+            try:
+                entries.move_to_end(key)
+            except KeyError:  # evicted by a concurrent `put` since the read
+                pass
+            return hit[1]
         return None
 
     def signature_of(self, key: str) -> Sig | None:
