@@ -24,8 +24,8 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from .stat_cache import SignedLRU, settle_ns
 
@@ -39,9 +39,9 @@ def folder_signature(st: os.stat_result) -> FolderSignature:
     return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
 
 
-@dataclass(frozen=True)
-class Listing:
-    """The plain entries of one folder: regular files and sub-folders as (name, path)."""
+class Listing(NamedTuple):
+    """The plain entries of one folder: regular files and sub-folders as (name, path). A
+    `NamedTuple` rather than a frozen dataclass, as `ListedRow` (`skill_listing`)."""
 
     files: tuple[tuple[str, Path], ...]
     folders: tuple[tuple[str, Path], ...]
