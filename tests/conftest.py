@@ -235,11 +235,15 @@ def settle_encoder_threads() -> None:
     encoder threads: `hnswlib`, `MODEL_SHA256`, `verify`, ...) first settles, so no thread of
     another test reads or imports the module while it is replaced. The executors are found
     through the garbage collector (an unreachable one is collected first, which ends its
-    thread); threads whose executor is gone are joined."""
+    thread); threads whose executor is gone are joined. A preload still waiting in its hand-over
+    slot is dropped first, so no later lane adopts an encoder whose thread was stopped."""
     import gc
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
+    from iii_directory.encoder import preload_slot
+
+    preload_slot.discard()
     gc.collect()
     for obj in gc.get_objects():
         if isinstance(obj, ThreadPoolExecutor) and \
