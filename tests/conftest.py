@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -216,3 +217,61 @@ def pytest_make_collect_report(collector: pytest.Collector):  # type: ignore[no-
         if package in DENSE_PACKAGES and importlib.util.find_spec(package) is None:
             report.outcome = "skipped"
             report.longrepr = (str(collector.path), 0, f"Skipped: needs the dense extra ({package} is not installed)")
+
+
+ENCODER_THREAD_PREFIX = "encoder"
+"""`encoding.encoder_thread()` names its threads `encoder_N` (the query lane's `encoder-query_N`)."""
+
+SETTLE_TIMEOUT_S = 120.0
+"""Bound on waiting for one encoder thread's running work (a real session build on a busy host);
+a thread still alive after it fails the test instead of hanging the run."""
+
+
+def settle_encoder_threads() -> None:
+    """Stop every encoder thread of earlier tests and wait for it to end (`shutdown(wait=True)`
+    runs what was already queued, e.g. a background `_rank.dense` import or a session build).
+
+    Rule: a test that swaps `sys.modules` entries or patches attributes of `_rank.dense` (read by
+    encoder threads: `hnswlib`, `MODEL_SHA256`, `verify`, ...) first settles, so no thread of
+    another test reads or imports the module while it is replaced. The executors are found
+    through the garbage collector (an unreachable one is collected first, which ends its
+    thread); threads whose executor is gone are joined. A preload still waiting in its hand-over
+    slot is dropped first, so no later lane adopts an encoder whose thread was stopped."""
+    import gc
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from iii_directory.encoder import preload_slot
+
+    preload_slot.discard()
+    gc.collect()
+    for obj in gc.get_objects():
+        if isinstance(obj, ThreadPoolExecutor) and \
+                getattr(obj, "_thread_name_prefix", "").startswith(ENCODER_THREAD_PREFIX):
+            obj.shutdown(wait=False)
+    for thread in threading.enumerate():
+        if thread.name.startswith(ENCODER_THREAD_PREFIX):
+            thread.join(SETTLE_TIMEOUT_S)
+            assert not thread.is_alive(), f"encoder thread {thread.name} still running its work"
+
+
+@pytest.fixture
+def settled_encoder_threads() -> None:
+    """No encoder thread of an earlier test is alive when the test starts (see
+    `settle_encoder_threads`)."""
+    settle_encoder_threads()
+
+
+@pytest.fixture(autouse=True)
+def encoder_threads_end_with_their_test() -> Iterator[None]:
+    """A test that started encoder threads (a dense lane, a pipeline, a preload) leaves none
+    behind: its executors are shut down and their threads joined once it and its fixtures
+    ended, so no later test meets one still importing `_rank.dense` or building a session.
+    Costs one thread listing per test; the collector walk only follows tests that started one."""
+    import threading
+
+    before = set(threading.enumerate())
+    yield
+    if any(thread.name.startswith(ENCODER_THREAD_PREFIX) and thread not in before
+           for thread in threading.enumerate()):
+        settle_encoder_threads()

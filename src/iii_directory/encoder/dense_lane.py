@@ -134,23 +134,29 @@ def encoder_threads(environ: Mapping[str, str] | None = None) -> int:
     return threads
 
 
-def open_encoder(model_dir: str | None, cache_dir: Path | None = None) -> Any:
+def open_encoder(model_dir: str | None, cache_dir: Path | None = None, *,
+                 encoder_class: Callable[..., Any] | None = None) -> Any:
     """An `_rank.dense.Encoder` for the packaged model (`None`) or a directory holding
-    `model.onnx` + `tokenizer.json`. With `cache_dir`, its optimized ONNX graph is saved there
+    `model.onnx` + `tokenizer.json`; `encoder_class` stands in for `_rank.dense.Encoder` (built
+    with the same arguments, and `_rank.dense` is then not imported). With `cache_dir`, its optimized ONNX graph is saved there
     and later processes load that instead of optimizing again (a lower start-up peak, see
     `_rank.dense.Encoder`). Its `release_memory()` also hands back the resident pages of the
     saved graph's mapped weights file (`mapped_pages.release_file_pages`), so the pages of every
     word-embedding row ever read do not stay in the worker's RSS. Once a session is loaded from
     the saved graph, the shared libraries' pages that only the load ran are handed back too
     (`mapped_pages.release_library_pages`)."""
-    from _rank import dense
+    if encoder_class is None:
+        from _rank import dense
 
-    encoder = dense.Encoder(model_dir, max_length=TOKEN_CAP, optimized_dir=cache_dir,
+        encoder_class = dense.Encoder
+    encoder = encoder_class(model_dir, max_length=TOKEN_CAP, optimized_dir=cache_dir,
                             optimize_in_child=cache_dir is not None, threads=encoder_threads(),
                             weights=encoder_weights())
     saved = getattr(encoder, "optimized_path", None)
     if saved is not None:
-        encoder.release_memory = _releasing(encoder.release_memory, Path(saved) / dense.OPTIMIZED_WEIGHTS)
+        from _rank.dense import OPTIMIZED_WEIGHTS
+
+        encoder.release_memory = _releasing(encoder.release_memory, Path(saved) / OPTIMIZED_WEIGHTS)
         from .mapped_pages import release_library_pages
 
         release_library_pages()  # the library code only the session's load ran (onnxruntime: ~13 MiB)

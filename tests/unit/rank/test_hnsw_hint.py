@@ -22,7 +22,10 @@ def hints(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 
 @pytest.fixture
-def fresh_hint(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture):
+def fresh_hint(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+               settled_encoder_threads: None):
+    """A fresh once-only hint; `dense.hnswlib` and `_hnsw_hinted` are patched only once no encoder
+    thread of an earlier test can read them."""
     monkeypatch.setattr(dense, "_hnsw_hinted", dense.threading.Event())
     caplog.set_level(logging.INFO, logger="_rank.dense")
     return caplog

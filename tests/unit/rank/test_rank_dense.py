@@ -59,7 +59,8 @@ def test_an_unusable_saved_graph_is_rebuilt(tmp_path: Path) -> None:
 
 
 def test_the_optimized_graph_is_built_in_a_child_process(tmp_path: Path, encoder: dense.Encoder,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         settled_encoder_threads: None) -> None:
     def not_here(*args: object) -> None:
         raise AssertionError("the graph was optimized in this process")
 
@@ -183,7 +184,8 @@ def test_model_dir_without_files(tmp_path: Path) -> None:
         dense.Encoder(tmp_path)
 
 
-def test_checksum_mismatch_refuses_to_load(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_checksum_mismatch_refuses_to_load(monkeypatch: pytest.MonkeyPatch,
+                                           settled_encoder_threads: None) -> None:
     monkeypatch.setattr(dense, "MODEL_SHA256", "0" * 64)
     with pytest.raises(ValueError, match="sha256"):
         dense.Encoder()
@@ -291,7 +293,8 @@ def test_default_threshold_is_five_thousand() -> None:
     assert dense.HNSW_THRESHOLD == 5000 and dense.VectorIndex().threshold == 5000
 
 
-def test_without_hnswlib_search_stays_exact(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_hnswlib_search_stays_exact(monkeypatch: pytest.MonkeyPatch,
+                                            settled_encoder_threads: None) -> None:
     monkeypatch.setattr(dense, "hnswlib", None)
     index = dense.VectorIndex(dim=8, threshold=10)
     index.add(clustered(50, dim=8))
@@ -333,7 +336,8 @@ def test_bad_index_settings(kwargs: dict[str, int]) -> None:
         dense.VectorIndex(**kwargs)
 
 
-def test_a_warm_start_does_not_hash_the_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_warm_start_does_not_hash_the_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              settled_encoder_threads: None) -> None:
     """The saved optimized graph is what a warm start loads: the packaged model is hashed only
     when a session is built from it."""
     dense.Encoder(optimized_dir=tmp_path)  # builds and saves the graph (the model checked)

@@ -32,21 +32,20 @@ def test_int8_vectors_are_cached_under_their_own_key(tmp_path: Any) -> None:
     assert model_key(str(tmp_path), "float") != model_key(str(tmp_path), "int8")
 
 
-@pytest.mark.dense
 def test_open_encoder_passes_the_weights(monkeypatch: pytest.MonkeyPatch) -> None:
-    dense = pytest.importorskip("_rank.dense")
+    """A recorder class stands in for `_rank.dense.Encoder` (`open_encoder`'s `encoder_class`):
+    no attribute of the real module is patched while an encoder thread may be using it."""
     seen: dict[str, Any] = {}
 
     class Recorder:
         def __init__(self, model_dir: Any, **options: Any) -> None:
             seen.update(options)
 
-    monkeypatch.setattr(dense, "Encoder", Recorder)
     monkeypatch.setenv(WEIGHTS_ENV, "float")
-    dense_lane.open_encoder(None)
+    dense_lane.open_encoder(None, encoder_class=Recorder)
     assert seen["weights"] == "float"
     assert not model_key(None).endswith("-int8")
     monkeypatch.delenv(WEIGHTS_ENV)
-    dense_lane.open_encoder(None)
+    dense_lane.open_encoder(None, encoder_class=Recorder)
     assert seen["weights"] == "int8"
     assert model_key(None).endswith("-int8")
