@@ -313,6 +313,18 @@ def settle_heap() -> None:
     gc.set_threshold(GC_YOUNG_THRESHOLD, middle, oldest)
 
 
+WORKER_THREADS = 8  # chosen: docs/record/performance.md ("The lexical soak worker under 60 MiB")
+"""AnyIO's default thread limiter in `serve` (AnyIO's own default is 40): the blocking file and
+search work of every surface that runs `anyio.to_thread.run_sync` without a limiter of its own.
+Each worker thread keeps a glibc arena and a stack; on a 2-core host more threads than this add
+memory, not throughput (the encoder and the registry GETs have their own threads)."""
+
+
+def limit_worker_threads(tokens: int = WORKER_THREADS) -> None:
+    """Set the running event loop's default AnyIO thread limiter to `tokens` threads."""
+    anyio.to_thread.current_default_thread_limiter().total_tokens = tokens
+
+
 START_UP_RELEASE_AGAIN_S = 30.0  # chosen: a worker's first calls import and build what they use
 """Seconds after `ready` at which the start-up pages are handed back a second time
 (`_settle_heap_when_ready`): the first calls' lazy imports, first validators and first static
@@ -368,6 +380,7 @@ def serve_main(url: str | None, config: str | None) -> int:
         return 1
 
     async def main() -> None:
+        limit_worker_threads()
         worker = Worker(target, config_path=config, after_registration=encoder_preload(config))
         async with anyio.create_task_group() as tg:
             tg.start_soon(_watch_signals, worker)
