@@ -117,23 +117,35 @@ def cli_call(workdir: Path, mode: str) -> dict[str, Any]:
 
 def startups(count: int, searches: int, seed: int, json_path: str | None) -> int:
     """`count` warm starts of `serve` on one project, each split spawn → registered → first
-    hybrid answer; prints every run and the medians."""
+    hybrid answer; prints every run, the medians (with the worker's CPU seconds and RSS at the
+    answer) and the load average around them, then the README row."""
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="iii-search-startup-") as tmp:
         workdir = Path(tmp) / "hybrid"
         warm = anyio.run(sequential, workdir, "hybrid", searches, seed)
         anyio.run(first_hybrid_answer, workdir, 15.0)  # every background embedding on disk
+        measured_from = os.getloadavg()
         runs = [anyio.run(first_hybrid_answer, workdir) for _ in range(count)]
+    load_after = os.getloadavg()
     for run in runs:
         print(f"start → registered {run['registered_after']:.2f} s → first hybrid answer "
               f"+{run['answer_after_registered']:.2f} s = {run['seconds']:.2f} s "
               f"(worker CPU {run['worker_cpu']:.2f} s, {run['attempts']} searches; RSS {run['rss'] / MIB:.0f} MiB)")
     medians = {key: statistics.median(r[key] for r in runs)
-               for key in ("registered_after", "answer_after_registered", "seconds", "worker_cpu")}
+               for key in ("registered_after", "answer_after_registered", "seconds", "worker_cpu", "rss")}
     print(f"median of {count}: registered {medians['registered_after']:.2f} s, first hybrid answer "
           f"+{medians['answer_after_registered']:.2f} s = {medians['seconds']:.2f} s, worker CPU "
-          f"{medians['worker_cpu']:.2f} s (warm-up: {warm['searches']} searches, {warm['search_modes']})")
+          f"{medians['worker_cpu']:.2f} s, RSS {medians['rss'] / MIB:.0f} MiB "
+          f"(warm-up: {warm['searches']} searches, {warm['search_modes']})")
+    print(f"load average: {load_before[0]:.1f} before the warm-up, {measured_from[0]:.1f} → "
+          f"{load_after[0]:.1f} over the starts")
+    print(f"README: first hybrid answer after a warm restart (median of {count}) "
+          f"{medians['seconds']:.2f} s wall, {medians['worker_cpu']:.2f} s worker CPU, "
+          f"{medians['rss'] / MIB:.0f} MiB RSS; registered after {medians['registered_after']:.2f} s; "
+          f"load {measured_from[0]:.1f}–{load_after[0]:.1f} (floor ≤ 0.6 s on a quiet 2-core machine)")
     if json_path:
-        Path(json_path).write_text(json.dumps({"runs": runs, "medians": medians}, indent=2) + "\n",
+        Path(json_path).write_text(json.dumps({"runs": runs, "medians": medians,
+                                               "load": [measured_from[0], load_after[0]]}, indent=2) + "\n",
                                    encoding="utf-8")
     return 0
 

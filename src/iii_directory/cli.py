@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import DESCRIPTION, WORKER_NAME, __version__
+from .encoder.native_threads import limit_blas_threads
 from .errors import DirectoryError
 
 if TYPE_CHECKING:
@@ -285,6 +286,7 @@ def configure_logging(environ: Mapping[str, str] | None = None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    limit_blas_threads()  # before anything imports numpy (encoder/native_threads.py)
     configure_logging()
     parser = build_parser()
     args = parser.parse_args(argv)

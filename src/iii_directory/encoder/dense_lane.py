@@ -38,13 +38,12 @@ from typing import Any
 
 import anyio
 
-import _rank
-
 from . import preload_slot
 from .encoding import (DOCUMENT, FIRST_INDEX_SHARE, INDEX, INDEX_BUSY_SHARE, QUERY, EncoderPipeline,
                        encoder_thread)
 from ..search.ranking.lanes import DENSE_K, Ranking
 from ..search.ranking.views import Views, ViewVectors, view_texts
+from .preload_slot import dense_installed
 from .vector_cache import VectorCache, default_cache_dir
 
 log = logging.getLogger(__name__)
@@ -64,14 +63,6 @@ WARM_MISSES = 16  # chosen: a few new functions do not make a warm index cold
 
 class DenseUnavailable(Exception):
     """The dense lane cannot answer (no model, no index, or a stale index)."""
-
-
-def dense_installed() -> bool:
-    """The `dense` extra and the vendored tokenizer are present."""
-    try:
-        return bool(_rank.available().get("dense"))
-    except Exception:  # noqa: BLE001 - a broken environment means no dense lane
-        return False
 
 
 TOKEN_CAP = 128  # chosen, our change (docs/rules/search.md §5.2): bounds memory

@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 
 PRELOAD_ENV = "III_DIRECTORY_PRELOAD"
 
-from .preload_slot import Pending, discard, has_pending, put, take
+from .preload_slot import Pending, dense_installed, discard, has_pending, put, take
 
 __all__ = ["PRELOAD_ENV", "Pending", "discard", "seed_mode", "start", "take"]
 
@@ -71,16 +71,27 @@ def start(config_path: str | None = None, *, cache_dir: Path | None = None,
 
 def _start(cache_dir: Path | None, opener: Callable[[str | None, Path], Any] | None,
            installed: Callable[[], bool] | None) -> bool:
-    from .dense_lane import DIMENSION, dense_installed, model_key, open_encoder
     from .encoding import encoder_thread
-    from .vector_cache import VectorCache, default_cache_dir
 
     if not (installed or dense_installed)():
         return False
+    thread = encoder_thread()
+    put((thread, thread.submit(_open, cache_dir, opener)))
+    return True
+
+
+def _open(cache_dir: Path | None, opener: Callable[[str | None, Path], Any] | None) -> Any:
+    """The preload's work, on the encoder thread: the encoder's own imports first (numpy,
+    onnxruntime, tokenizers: the longest step of a warm start, `_rank.dense`), then the lane's
+    modules, then the encoder. Nothing of it runs on the event loop's thread, which meanwhile
+    takes the catalog and imports the search stack."""
+    if opener is None:
+        from _rank import dense  # noqa: F401 - imported here first, see above
+    from .dense_lane import DIMENSION, model_key, open_encoder
+    from .vector_cache import VectorCache, default_cache_dir
+
     root = cache_dir or default_cache_dir()
     cache = VectorCache(model_key(None), DIMENSION, root)
-    thread = encoder_thread()
-    put((thread, thread.submit(opener or open_encoder, None, root)))
     log.debug("encoder preload started (vector cache %s, %s)", cache.path,
               "warm" if cache.path is not None and cache.path.is_file() else "cold")
-    return True
+    return (opener or open_encoder)(None, root)

@@ -1,6 +1,7 @@
 """The hand-over slot of the `serve` encoder preload (`search.preload` fills it,
 `DenseLane.load` empties it): kept apart so the dense lane needs nothing of the preload's start
-rule, and the two import no cycle."""
+rule, and the two import no cycle. `dense_installed` lives here too, so the preload can ask it on
+the event loop's thread without importing the dense lane."""
 
 from __future__ import annotations
 
@@ -10,6 +11,17 @@ from typing import Any
 Pending = tuple[ThreadPoolExecutor, "Future[Any]"]
 
 _pending: Pending | None = None
+
+
+def dense_installed() -> bool:
+    """The `dense` extra and the vendored tokenizer are present (`_rank.available`, which finds
+    the modules without importing them)."""
+    try:
+        import _rank
+
+        return bool(_rank.available().get("dense"))
+    except Exception:  # noqa: BLE001 - a broken environment means no dense lane
+        return False
 
 
 def has_pending() -> bool:

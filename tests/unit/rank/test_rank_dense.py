@@ -331,3 +331,18 @@ def test_bad_k(k: object) -> None:
 def test_bad_index_settings(kwargs: dict[str, int]) -> None:
     with pytest.raises(ValueError):
         dense.VectorIndex(**kwargs)
+
+
+def test_a_warm_start_does_not_hash_the_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The saved optimized graph is what a warm start loads: the packaged model is hashed only
+    when a session is built from it."""
+    dense.Encoder(optimized_dir=tmp_path)  # builds and saves the graph (the model checked)
+    checked: list[Path] = []
+    real = dense.verify
+    monkeypatch.setattr(dense, "verify", lambda path, *pin: checked.append(path) or real(path, *pin))
+    monkeypatch.setattr(dense, "MODEL_SHA256", "0" * 64)  # a model that would fail its check
+    warm = dense.Encoder(optimized_dir=tmp_path)
+    assert warm.optimized_path is not None and checked == [_assets.tokenizer_path()]
+    with pytest.raises(ValueError, match="sha256"):  # nothing saved: built from the model, checked
+        dense.Encoder(optimized_dir=tmp_path / "empty")
+    assert checked[-1] == warm.model_path

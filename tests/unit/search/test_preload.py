@@ -95,3 +95,39 @@ def test_another_model_directory_discards_the_preload(tmp_path: Path) -> None:
     assert preload.start(cache_dir=tmp_path, opener=opener, installed=lambda: True)
     assert preload.take(str(tmp_path / "custom")) is None
     assert preload.take(None) is None
+
+
+HELD_BACK = """
+import json, sys
+from iii_directory.encoder import encoding, preload
+
+class Held:
+    '''An encoder thread that runs nothing until asked.'''
+    def __init__(self): self.work = []
+    def submit(self, fn, *args):
+        from concurrent.futures import Future
+        self.work.append((fn, args)); return Future()
+
+held = Held()
+encoding.encoder_thread = lambda: held
+started = preload.start(cache_dir=None, opener=lambda model_dir, root: "encoder", installed=lambda: True)
+lane = "iii_directory.encoder.dense_lane"
+before = lane in sys.modules
+fn, args = held.work[0]
+print(json.dumps({"started": started, "before": before, "result": fn(*args), "after": lane in sys.modules}))
+"""
+
+
+def test_the_preload_imports_the_lane_on_its_own_thread(tmp_path: Path) -> None:
+    """`start` (called on the event loop's thread) only hands the work to the encoder thread:
+    the lane's modules and the encoder's libraries are imported there, not on the loop."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, III_DIRECTORY_CACHE_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", HELD_BACK], capture_output=True, text=True,
+                          check=True, env=env)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report == {"started": True, "before": False, "result": "encoder", "after": True}
