@@ -266,6 +266,8 @@ class Worker:
             return
         except (NamespaceConflict, EngineCallError):  # the connection ended before a session
             return
+        if settings.function_search_mode == "lexical":
+            limit_worker_threads()
         directory = Directory(settings=settings, engine=self.engine, table=self.table)
         register_table(self.connection, self.engine, self.table, settings)
         self.directory = directory
@@ -314,10 +316,12 @@ def settle_heap() -> None:
 
 
 WORKER_THREADS = 8  # chosen: docs/record/performance.md ("The lexical soak worker under 60 MiB")
-"""AnyIO's default thread limiter in `serve` (AnyIO's own default is 40): the blocking file and
-search work of every surface that runs `anyio.to_thread.run_sync` without a limiter of its own.
-Each worker thread keeps a glibc arena and a stack; on a 2-core host more threads than this add
-memory, not throughput (the encoder and the registry GETs have their own threads)."""
+"""AnyIO's default thread limiter of a worker the engine configures `lexical` at boot (AnyIO's own
+default is 40): the blocking file and search work of every surface that runs
+`anyio.to_thread.run_sync` without a limiter of its own. Each worker thread keeps a glibc arena
+and a stack; on a 2-core host more threads than this add memory, not throughput. A hybrid worker
+keeps AnyIO's default: its cold start (the vector cache read, the static lane) queued behind the
+file calls and answered hybrid 2–3 s later in the soak (docs/record/performance.md)."""
 
 
 def limit_worker_threads(tokens: int = WORKER_THREADS) -> None:
@@ -380,7 +384,6 @@ def serve_main(url: str | None, config: str | None) -> int:
         return 1
 
     async def main() -> None:
-        limit_worker_threads()
         worker = Worker(target, config_path=config, after_registration=encoder_preload(config))
         async with anyio.create_task_group() as tg:
             tg.start_soon(_watch_signals, worker)

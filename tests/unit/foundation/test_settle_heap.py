@@ -58,7 +58,7 @@ async def test_the_heap_is_settled_only_once_the_worker_is_ready(restore_gc: Non
 
 
 def test_serve_limits_the_default_worker_threads() -> None:
-    """`serve` runs blocking work on at most `WORKER_THREADS` AnyIO threads (not AnyIO's 40)."""
+    """A lexical worker runs blocking work on at most `WORKER_THREADS` AnyIO threads (not 40)."""
     import anyio
 
     async def limited() -> tuple[float, float]:
