@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterator, Mapping
-from itertools import accumulate
+from itertools import accumulate, pairwise
 
 
 class Vocabulary(Mapping[str, int]):
@@ -28,9 +28,9 @@ class Vocabulary(Mapping[str, int]):
     def __init__(self, vocab: Mapping[str, int]) -> None:
         pieces = list(vocab)
         ids = [int(vocab[piece]) for piece in pieces]
-        if any(a >= b for a, b in zip(ids, ids[1:])):  # not in id order: sort (ids are unique)
+        if any(a >= b for a, b in pairwise(ids)):  # not in id order: sort (ids are unique)
             order = sorted(range(len(ids)), key=ids.__getitem__)
-            if any(ids[a] == ids[b] for a, b in zip(order, order[1:])):
+            if any(ids[a] == ids[b] for a, b in pairwise(order)):
                 raise ValueError("a vocabulary id is given to two pieces")
             pieces, ids = [pieces[k] for k in order], [ids[k] for k in order]
         self._text = "".join(pieces)
