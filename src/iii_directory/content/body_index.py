@@ -22,15 +22,13 @@ not pay the reads.
 from __future__ import annotations
 
 import os
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..errors import DirectoryError
 from .skills import read_skill
-from .stat_cache import Signature, settled, signature
+from .stat_cache import Signature, SignedLRU, settled, signature, unchanged
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 """64 MiB of lowercased bodies: 5,000 skills of ~1 KiB take ~5 MiB."""
@@ -42,8 +40,14 @@ def _skill_body(path: Path) -> str:
     return read_skill(path).meta.body
 
 
+def utf8_length(text: str) -> int:
+    """The UTF-8 length of `text` (lone surrogates count 3 bytes each): a body's size."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
 class BodyIndex:
-    """File path → its lowercased skill body, valid for one file signature. Thread-safe.
+    """File path → its lowercased skill body, valid for one file signature (a `SignedLRU`
+    bounded by `max_bytes` of `utf8_length`). Thread-safe.
 
     `clock` (ns since the epoch) decides what is settled; `reader` reads one body (raising
     `DirectoryError` for a file that is not a readable skill). Both are injectable for tests."""
@@ -51,38 +55,41 @@ class BodyIndex:
     def __init__(self, directory: object | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES,
                  clock: Callable[[], int] = time.time_ns,
                  reader: BodyReader = _skill_body) -> None:
-        self.max_bytes = max_bytes
         self.clock = clock
         self.reader = reader
         self.reads = 0
         """Bodies read from disk so far (tests and benchmarks read it)."""
-        self._entries: OrderedDict[str, tuple[Signature, str, int]] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
+        self._lru: SignedLRU[Signature, str] = SignedLRU(max_size=max_bytes, size=utf8_length)
+        self._max_bytes = max_bytes
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._lru)
 
     def __contains__(self, path: object) -> bool:
         """Whether an entry for `path` is held (whatever its state)."""
-        return str(path) in self._entries
+        return str(path) in self._lru
+
+    @property
+    def max_bytes(self) -> int:
+        """The most UTF-8 bytes of bodies held."""
+        return self._max_bytes
+
+    @max_bytes.setter
+    def max_bytes(self, limit: int) -> None:
+        self._max_bytes = self._lru.max_size = limit
 
     @property
     def bytes(self) -> int:
         """UTF-8 bytes of the bodies held now."""
-        return self._bytes
+        return self._lru.total
 
     def body(self, path: Path, st: os.stat_result | None) -> str | None:
         """The lowercased body of the skill at `path` in the state `st` (a fresh `stat`; None
         when it could not be taken), None when the file is not a readable skill."""
-        key = str(path)
         if st is not None:
-            sig = signature(st)
-            with self._lock:
-                hit = self._entries.get(key)
-                if hit is not None and hit[0] == sig:
-                    self._entries.move_to_end(key)
-                    return hit[1]
+            hit = self._lru.get(str(path), signature(st))
+            if hit is not None:
+                return hit
         return self._read(path, st)
 
     def contains(self, path: Path, st: os.stat_result | None, needle: str) -> bool:
@@ -96,43 +103,21 @@ class BodyIndex:
             self.reads += 1
             lowered = self.reader(path).lower()
         except (DirectoryError, OSError):
-            self.forget(key)
+            self._lru.discard(key)
             return None
         if st is None or not settled(st, self.clock()):
-            self.forget(key)
+            self._lru.discard(key)
             return lowered
-        try:
-            after = signature(os.stat(path))
-        except OSError:
-            self.forget(key)
+        sig = signature(st)
+        if not unchanged(path, sig):
+            self._lru.discard(key)
             return lowered
-        if after != signature(st):
-            self.forget(key)
-            return lowered
-        self._store(key, after, lowered)
+        self._lru.put(key, sig, lowered)
         return lowered
-
-    def _store(self, key: str, sig: Signature, lowered: str) -> None:
-        size = len(lowered.encode("utf-8", "surrogatepass"))
-        if size > self.max_bytes:
-            self.forget(key)
-            return
-        with self._lock:
-            old = self._entries.pop(key, None)
-            if old is not None:
-                self._bytes -= old[2]
-            self._entries[key] = (sig, lowered, size)
-            self._bytes += size
-            while self._bytes > self.max_bytes and self._entries:
-                _, (_, _, dropped) = self._entries.popitem(last=False)
-                self._bytes -= dropped
 
     def forget(self, path: Path | str) -> None:
         """Drop the entry of one file (if any)."""
-        with self._lock:
-            old = self._entries.pop(str(path), None)
-            if old is not None:
-                self._bytes -= old[2]
+        self._lru.discard(str(path))
 
     def refresh(self, paths: Iterable[Path]) -> list[Path]:
         """Bring the entries of `paths` up to date with disk (the watcher's change window):
@@ -145,10 +130,7 @@ class BodyIndex:
             except OSError:
                 self.forget(path)
                 continue
-            key = str(path)
-            with self._lock:
-                hit = self._entries.get(key)
-            if hit is not None and hit[0] == signature(st):
+            if self._lru.signature_of(str(path)) == signature(st):
                 continue
             if self._read(path, st) is not None and not settled(st, self.clock()):
                 fresh.append(path)
@@ -159,12 +141,10 @@ class BodyIndex:
         entries the index holds after it. Stops once `max_bytes` are held: past that an
         entry would only push out another."""
         for path in paths:
-            if self._bytes >= self.max_bytes:
+            if self._lru.total >= self.max_bytes:
                 break
             self.refresh((path,))
         return len(self)
 
     def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-            self._bytes = 0
+        self._lru.clear()

@@ -22,14 +22,12 @@ A file's contents are not part of a listing: readers still `stat` and read the f
 from __future__ import annotations
 
 import os
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
-from .stat_cache import settle_ns
+from .stat_cache import SignedLRU, settle_ns
 
 DEFAULT_CAPACITY = 4096
 
@@ -41,53 +39,50 @@ def folder_signature(st: os.stat_result) -> FolderSignature:
     return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
 
 
-@dataclass(frozen=True)
-class Listing:
-    """The plain entries of one folder: regular files and sub-folders as (name, path)."""
+class Listing(NamedTuple):
+    """The plain entries of one folder: regular files and sub-folders as (name, path). A
+    `NamedTuple` rather than a frozen dataclass, as `ListedRow` (`skill_listing`)."""
 
     files: tuple[tuple[str, Path], ...]
     folders: tuple[tuple[str, Path], ...]
 
 
 class ListingCache:
-    """Folder path → its `Listing`, valid for one folder signature. Thread-safe.
+    """Folder path → its `Listing`, valid for one folder signature (a `SignedLRU` of
+    `capacity` folders). Thread-safe.
 
     `clock` (nanoseconds since the epoch, default `time.time_ns`) is injectable so tests decide
     what is settled without sleeping."""
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY,
                  clock: Callable[[], int] = time.time_ns) -> None:
-        self.capacity = capacity
         self.clock = clock
         self.scans = 0
         """How many times a folder was actually listed (tests and benchmarks read it)."""
-        self._entries: OrderedDict[str, tuple[FolderSignature, Listing]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._lru: SignedLRU[FolderSignature, Listing] = SignedLRU(capacity)
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._lru)
+
+    @property
+    def capacity(self) -> int | None:
+        """The most folders held."""
+        return self._lru.capacity
 
     def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
+        self._lru.clear()
 
     def cached(self, folder: Path) -> Listing | None:
-        """The stored listing of `folder` when its signature still matches, else None."""
+        """The stored listing of `folder` when its signature still matches, else None (a
+        folder with no entry is not even `stat`ed)."""
         key = str(folder)
-        with self._lock:
-            hit = self._entries.get(key)
-        if hit is None:
+        if key not in self._lru:
             return None
         try:
             sig = folder_signature(os.stat(folder))
         except OSError:
             return None
-        if sig != hit[0]:
-            return None
-        with self._lock:
-            if key in self._entries:
-                self._entries.move_to_end(key)
-        return hit[1]
+        return self._lru.get(key, sig)
 
     def scan(self, folder: Path) -> list[os.DirEntry[str]]:
         """`scandir(folder)` as a list (OSError propagates); the caller offers the plain
@@ -113,12 +108,7 @@ class ListingCache:
             return False
         if after != before:
             return False
-        key = str(folder)
-        with self._lock:
-            self._entries[key] = (before, listing)
-            self._entries.move_to_end(key)
-            while len(self._entries) > self.capacity:
-                self._entries.popitem(last=False)
+        self._lru.put(str(folder), before, listing)
         return True
 
 

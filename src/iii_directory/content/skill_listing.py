@@ -17,15 +17,12 @@ answers a call with copies of those rows:
 from __future__ import annotations
 
 import os
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .skills import SkillFile, SkillsView, row_in_state, row_origin
-from .stat_cache import Signature, settled, signature
+from .stat_cache import Signature, SignedLRU, settled, signature, unchanged
 
 if TYPE_CHECKING:  # imported by a body search only (`functions/skills.py`)
     from .body_index import BodyIndex
@@ -36,10 +33,11 @@ DEFAULT_CAPACITY = 16384
 RowKey = tuple[Signature, str, str]
 
 
-@dataclass(frozen=True)
-class ListedRow:
+class ListedRow(NamedTuple):
     """One finished row: its wire dict (description and origin included), its type and its
-    lowercased id, title and description (what `search` matches)."""
+    lowercased id, title and description (what `search` matches). A `NamedTuple`, not a
+    frozen dataclass: as immutable, and far cheaper to define on `call`'s path
+    (docs/record/performance.md, "One signature-checked LRU")."""
 
     wire: dict[str, Any]
     type: str | None
@@ -56,20 +54,24 @@ def _listed(view: SkillsView, file: SkillFile, st: os.stat_result | None) -> Lis
 
 
 class ListingRows:
-    """File path → its `ListedRow`, valid for one `RowKey`. Thread-safe; one per `Directory`
-    (`directory.service(ListingRows)`). `clock` (ns since the epoch) is injectable."""
+    """File path → its `ListedRow`, valid for one `RowKey` (a `SignedLRU` of `capacity` rows).
+    Thread-safe; one per `Directory` (`directory.service(ListingRows)`). `clock` (ns since the
+    epoch) is injectable."""
 
     def __init__(self, directory: object | None = None, *, capacity: int = DEFAULT_CAPACITY,
                  clock: Callable[[], int] = time.time_ns) -> None:
-        self.capacity = capacity
         self.clock = clock
         self.built = 0
         """Rows built from the file so far (tests and benchmarks read it)."""
-        self._entries: OrderedDict[str, tuple[RowKey, ListedRow]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._lru: SignedLRU[RowKey, ListedRow] = SignedLRU(capacity)
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._lru)
+
+    @property
+    def capacity(self) -> int | None:
+        """The most rows held."""
+        return self._lru.capacity
 
     def row(self, view: SkillsView, file: SkillFile, st: os.stat_result | None) -> ListedRow:
         """The row of `file` in the state `st` (a fresh `stat`, None when it failed)."""
@@ -77,28 +79,16 @@ class ListingRows:
             self.built += 1
             return _listed(view, file, st)
         key = str(file.path)
-        row_key = (signature(st), view.display_id(file.id), row_origin(view, file))
-        with self._lock:
-            hit = self._entries.get(key)
-            if hit is not None and hit[0] == row_key:
-                self._entries.move_to_end(key)
-                return hit[1]
+        sig = signature(st)
+        row_key = (sig, view.display_id(file.id), row_origin(view, file))
+        hit = self._lru.get(key, row_key)
+        if hit is not None:
+            return hit
         self.built += 1
         listed = _listed(view, file, st)
-        if settled(st, self.clock()) and _unchanged(file, row_key[0]):
-            with self._lock:
-                self._entries[key] = (row_key, listed)
-                self._entries.move_to_end(key)
-                while len(self._entries) > self.capacity:
-                    self._entries.popitem(last=False)
+        if settled(st, self.clock()) and unchanged(file.path, sig):
+            self._lru.put(key, row_key, listed)
         return listed
-
-
-def _unchanged(file: SkillFile, sig: Signature) -> bool:
-    try:
-        return signature(os.stat(file.path)) == sig
-    except OSError:
-        return False
 
 
 def wire_rows(
