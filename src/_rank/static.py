@@ -35,7 +35,7 @@ import sys
 import threading
 import unicodedata
 from array import array
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
@@ -51,6 +51,7 @@ from ._assets import (
     tokenizer_path,
     verify,
 )
+from .vocabulary import Vocabulary
 
 __all__ = [
     "DIMENSION",
@@ -265,30 +266,30 @@ class WordPiece:
     longest-match-first WordPiece (see the module docstring). `ids(text)` gives the piece ids
     without `[CLS]`/`[SEP]`; `tokens(text)` the pieces. Words are cached (`cache` entries)."""
 
-    def __init__(self, vocab: dict[str, int], *, unk: str = "[UNK]", prefix: str = "##",
+    def __init__(self, vocab: Mapping[str, int], *, unk: str = "[UNK]", prefix: str = "##",
                  max_chars: int = 100, cache: int = 65536) -> None:
+        if not isinstance(vocab, Vocabulary):
+            vocab = Vocabulary(vocab)
         if unk not in vocab:
             raise ValueError(f"the vocabulary has no {unk} token")
         self.vocab = vocab
-        self._pieces: dict[int, str] | None = None
         self.unk_id = vocab[unk]
         self.prefix = prefix
         self.max_chars = max_chars
         self._cache: dict[str, tuple[int, ...]] = {}
         self._cache_size = cache
         self._lock = threading.Lock()
-        self._longest = max(len(piece) for piece in vocab)
+        self._longest = vocab.longest
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> WordPiece:
         """The vendored tokenizer (SHA-256 checked), or a `tokenizer.json` at `path`."""
         if path is None:
-            model = _packaged_model()
+            vocab, options = _packaged_model()
         else:
-            model = _wordpiece_model(json.loads(Path(path).read_bytes()), Path(path))
-        return cls(model["vocab"], unk=model.get("unk_token", "[UNK]"),
-                   prefix=model.get("continuing_subword_prefix", "##"),
-                   max_chars=int(model.get("max_input_chars_per_word", 100)))
+            vocab, options = _compact_model(
+                _wordpiece_model(json.loads(Path(path).read_bytes()), Path(path)))
+        return cls(vocab, **options)
 
     def word_ids(self, word: str) -> tuple[int, ...]:
         """WordPiece of one pre-token: the longest vocabulary prefix, then the longest `##`
@@ -339,15 +340,8 @@ class WordPiece:
                 out.extend(self.word_ids(word))
         return out
 
-    @property
-    def pieces(self) -> dict[int, str]:
-        """Id → piece (built on first use)."""
-        if self._pieces is None:
-            self._pieces = {index: piece for piece, index in self.vocab.items()}
-        return self._pieces
-
     def tokens(self, text: str) -> list[str]:
-        return [self.pieces[i] for i in self.ids(text)]
+        return [self.vocab.piece(i) for i in self.ids(text)]
 
 
 def _wordpiece_model(document: object, source: Path) -> dict:
@@ -358,17 +352,30 @@ def _wordpiece_model(document: object, source: Path) -> dict:
     return model
 
 
+def _compact_model(model: dict) -> tuple[Vocabulary, dict]:
+    """A WordPiece `model` object as its compact `Vocabulary` and `WordPiece` options."""
+    vocab = model.get("vocab")
+    if not isinstance(vocab, dict):
+        raise ValueError("the WordPiece model has no vocab object")
+    return Vocabulary(vocab), {
+        "unk": model.get("unk_token", "[UNK]"),
+        "prefix": model.get("continuing_subword_prefix", "##"),
+        "max_chars": int(model.get("max_input_chars_per_word", 100))}
+
+
 @lru_cache(maxsize=1)
-def _packaged_model() -> dict:
-    """The vendored tokenizer's `model` object (SHA-256 checked), parsed once per process."""
+def _packaged_model() -> tuple[Vocabulary, dict]:
+    """The vendored tokenizer's vocabulary (compact) and options, SHA-256 checked, parsed once per
+    process; the parsed JSON document is dropped once the `Vocabulary` is built."""
     target = tokenizer_path()
-    return _wordpiece_model(json.loads(_read_verified(target, TOKENIZER_SHA256, TOKENIZER_SIZE)), target)
+    raw = _read_verified(target, TOKENIZER_SHA256, TOKENIZER_SIZE)
+    return _compact_model(_wordpiece_model(json.loads(raw), target))
 
 
-def packaged_vocabulary() -> dict[str, int]:
-    """Piece → id of the vendored tokenizer, one dict per process (shared with
-    `WordPiece.load()`; callers must not change it)."""
-    return _packaged_model()["vocab"]
+def packaged_vocabulary() -> Vocabulary:
+    """Piece → id of the vendored tokenizer, one read-only `Vocabulary` per process (shared
+    with `WordPiece.load()`)."""
+    return _packaged_model()[0]
 
 
 # --------------------------------------------------------------------------- encoder and index

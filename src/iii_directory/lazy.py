@@ -11,6 +11,7 @@ import lock makes concurrent first accesses from several threads safe.
 from __future__ import annotations
 
 import importlib
+import sys
 from types import ModuleType
 from typing import Any
 
@@ -38,3 +39,20 @@ class LazyModule:
 
     def __repr__(self) -> str:
         return f"<LazyModule {self._name} ({'loaded' if self._module is not None else 'not loaded'})>"
+
+
+def _no_httpx_command_line() -> None:
+    raise SystemExit("httpx's command line is not loaded in this process (iii_directory.lazy.import_httpx)")
+
+
+def import_httpx() -> ModuleType:
+    """`httpx`, imported without its command line. `httpx/__init__` imports `httpx._main` only to
+    offer `httpx.main`, the `httpx` console script, and that module imports click, pygments and
+    rich wherever they are installed (~2.3 MiB resident in a worker, which never runs it). Unless
+    httpx or its `_main` is already imported, a stand-in `httpx._main` whose `main` refuses is
+    registered first; every other part of httpx is the real one."""
+    if "httpx" not in sys.modules and "httpx._main" not in sys.modules:
+        stand_in = ModuleType("httpx._main", "Stand-in: httpx's command line is not loaded.")
+        stand_in.main = _no_httpx_command_line  # type: ignore[attr-defined]
+        sys.modules["httpx._main"] = stand_in
+    return importlib.import_module("httpx")

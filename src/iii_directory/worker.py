@@ -266,6 +266,8 @@ class Worker:
             return
         except (NamespaceConflict, EngineCallError):  # the connection ended before a session
             return
+        if settings.function_search_mode == "lexical":
+            limit_worker_threads()
         directory = Directory(settings=settings, engine=self.engine, table=self.table)
         register_table(self.connection, self.engine, self.table, settings)
         self.directory = directory
@@ -311,6 +313,20 @@ def settle_heap() -> None:
     gc.freeze()
     _, middle, oldest = gc.get_threshold()
     gc.set_threshold(GC_YOUNG_THRESHOLD, middle, oldest)
+
+
+WORKER_THREADS = 8  # chosen: docs/record/performance.md ("The lexical soak worker under 60 MiB")
+"""AnyIO's default thread limiter of a worker the engine configures `lexical` at boot (AnyIO's own
+default is 40): the blocking file and search work of every surface that runs
+`anyio.to_thread.run_sync` without a limiter of its own. Each worker thread keeps a glibc arena
+and a stack; on a 2-core host more threads than this add memory, not throughput. A hybrid worker
+keeps AnyIO's default: its cold start (the vector cache read, the static lane) queued behind the
+file calls and answered hybrid 2–3 s later in the soak (docs/record/performance.md)."""
+
+
+def limit_worker_threads(tokens: int = WORKER_THREADS) -> None:
+    """Set the running event loop's default AnyIO thread limiter to `tokens` threads."""
+    anyio.to_thread.current_default_thread_limiter().total_tokens = tokens
 
 
 START_UP_RELEASE_AGAIN_S = 30.0  # chosen: a worker's first calls import and build what they use

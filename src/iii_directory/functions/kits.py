@@ -17,6 +17,7 @@ import anyio
 from pydantic import Field
 
 from ..context import Context
+from ..kits.clock import FIRST_CHECK_DELAY_S, UPDATE_INTERVAL_S
 from ..kits.events import KITS_ON_CHANGE
 from ..models import Empty, OptionalText, Request
 from ..request_bounds import ID_CHARS, LABEL_CHARS, REGISTRY_TEXT_CHARS
@@ -237,18 +238,42 @@ def _schedule(directory: Runtime, flows: ModuleType, waited_s: float) -> None:
     service.spawn(service.scheduled_checks(), "scheduled-checks", daemon=True)
 
 
+def _kits_listed() -> bool:
+    """Whether the project's `kits.lock` lists a kit (the lenient reader the scheduled check uses)."""
+    from ..content.kits_lock import read_lock
+    from ..kits.compose import kit_root
+
+    return bool(read_lock(kit_root()).kits)
+
+
+def _pause(waited_s: float) -> float:
+    """Until the scheduled check's next time, `waited_s` after start: the first check at
+    `FIRST_CHECK_DELAY_S`, then every `UPDATE_INTERVAL_S`."""
+    if waited_s < FIRST_CHECK_DELAY_S:
+        return FIRST_CHECK_DELAY_S - waited_s
+    return UPDATE_INTERVAL_S
+
+
 async def start_update_checks(directory: Runtime) -> None:
     """Schedule the boot-time and six-hourly update check (docs/rules/kits.md §9.1): at once when the kit
-    flows are loaded, else after `FLOWS_IMPORT_DELAY_S`, importing them on a worker thread."""
+    flows are loaded, else after `FLOWS_IMPORT_DELAY_S`, importing them on a worker thread. The
+    check does nothing while `kits.lock` lists no kit, so until one is listed (or the flows are
+    imported by a kit call) the flows are not imported: the lock is read at each of the check's
+    times instead, and the flows' schedule starts with the time already waited."""
     flows = _flows_loaded()
     if flows is not None:
         _schedule(directory, flows, 0.0)
         return
 
     async def deferred() -> None:
-        await anyio.sleep(FLOWS_IMPORT_DELAY_S)
+        waited = FLOWS_IMPORT_DELAY_S
+        await anyio.sleep(waited)
+        while _flows_loaded() is None and not await anyio.to_thread.run_sync(_kits_listed):
+            pause = _pause(waited)
+            await anyio.sleep(pause)
+            waited += pause
         module = await anyio.to_thread.run_sync(importlib.import_module, FLOWS_MODULE)
-        _schedule(directory, module, FLOWS_IMPORT_DELAY_S)
+        _schedule(directory, module, waited)
 
     _deferred[directory] = asyncio.get_running_loop().create_task(deferred(), name="kits:import")
 

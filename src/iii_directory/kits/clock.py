@@ -8,6 +8,11 @@ from datetime import UTC, datetime
 
 Clock = Callable[[], datetime]
 
+UPDATE_INTERVAL_S = 6 * 3600.0
+"""The scheduled update check's period (docs/rules/kits.md §9.1)."""
+FIRST_CHECK_DELAY_S = 15.0
+"""The scheduled update check's first run, after the worker starts."""
+
 
 def utc_now() -> datetime:
     return datetime.now(UTC)

@@ -16,7 +16,7 @@ import anyio
 
 from ..config import Settings
 from ..errors import DirectoryError
-from .clock import Clock, stamp, utc_now
+from .clock import FIRST_CHECK_DELAY_S, UPDATE_INTERVAL_S, Clock, stamp, utc_now
 from .compose import POLL_INTERVAL_S, kit_root, read_declared
 from .events import KITS_ON_CHANGE
 from .lock import (
@@ -68,8 +68,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 NEXT_INSTALLED = "Next: call directory::kits::list to see installed kits."
-UPDATE_INTERVAL_S = 6 * 3600.0
-FIRST_CHECK_DELAY_S = 15.0
 
 
 def ref_error(exc: RefError, usage: str) -> DirectoryError:

@@ -43,6 +43,7 @@ import anyio
 
 from .. import __version__
 from ..errors import DirectoryError
+from ..lazy import import_httpx
 from .registry_records import (
     MAX_RESPONSE_BYTES,
     RegistryFailure,
@@ -112,7 +113,8 @@ def warm_up() -> None:
     three times that on a loaded host). `serve` runs it on a thread right after registering, so
     the first search does not do it after its index wait."""
     import httpcore  # noqa: F401  (httpx imports it when the first client is built)
-    import httpx  # noqa: F401
+
+    import_httpx()
 
     _ssl_context()
 
@@ -188,7 +190,7 @@ class RegistryClient:
     def _http(self) -> httpx.AsyncClient:
         """One pooled client per event loop: connections are reused across requests (a new
         client per request made every search pay a TCP + TLS handshake per registry call)."""
-        import httpx
+        httpx = import_httpx()
 
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop or self._client.is_closed:
@@ -215,7 +217,7 @@ class RegistryClient:
 
     def _blocking_http(self) -> httpx.Client:
         """The pooled blocking client the GET threads share (httpx clients are thread-safe)."""
-        import httpx
+        httpx = import_httpx()
 
         with self._blocking_lock:
             if self._blocking is None or self._blocking.is_closed:
@@ -240,7 +242,7 @@ class RegistryClient:
         propagate to `_request`, which maps them as for the async transport. The caller stops
         waiting after `timeout_s` (`_request`); the thread itself stops reading the body at the
         same deadline, so a slow-drip answer does not hold one of the GET threads after it."""
-        import httpx
+        httpx = import_httpx()
 
         deadline = self.clock() + timeout_s
         client = self._blocking_http()
@@ -297,7 +299,7 @@ class RegistryClient:
 
         Raises `unreachable` on connection errors and timeouts and `too_large` on oversized
         answers; status handling is the caller's."""
-        import httpx
+        httpx = import_httpx()
 
         timeout_s = settings.download_timeout_ms / 1000.0
         url = settings.registry_url + path

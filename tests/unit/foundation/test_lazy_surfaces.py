@@ -70,3 +70,16 @@ def test_concurrent_first_accesses_all_see_the_module() -> None:
 def test_a_missing_attribute_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError):
         LazyModule("json").no_such_name  # noqa: B018
+
+
+def test_httpx_is_imported_without_its_command_line() -> None:
+    """`import_httpx` (the registry client's import) leaves out httpx's console script and what it
+    imports; the client classes are httpx's own."""
+    probe = ("import json, sys\n"
+             "from iii_directory.lazy import import_httpx\n"
+             "httpx = import_httpx()\n"
+             "try:\n    httpx.main()\nexcept SystemExit:\n    refused = True\n"
+             "print(json.dumps([httpx.AsyncClient.__module__, refused]"
+             " + [m for m in ('click', 'pygments', 'rich') if m in sys.modules]))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == ["httpx", True]

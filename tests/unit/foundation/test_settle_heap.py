@@ -55,3 +55,16 @@ async def test_the_heap_is_settled_only_once_the_worker_is_ready(restore_gc: Non
     # settled, the start-up pages handed back, and once more `again_after` seconds later
     assert calls == ["settled", "released", "released"]
     assert worker.START_UP_RELEASE_AGAIN_S > 0
+
+
+def test_serve_limits_the_default_worker_threads() -> None:
+    """A lexical worker runs blocking work on at most `WORKER_THREADS` AnyIO threads (not 40)."""
+    import anyio
+
+    async def limited() -> tuple[float, float]:
+        before = anyio.to_thread.current_default_thread_limiter().total_tokens
+        worker.limit_worker_threads()
+        return before, anyio.to_thread.current_default_thread_limiter().total_tokens
+
+    before, after = anyio.run(limited)
+    assert after == worker.WORKER_THREADS < before

@@ -46,3 +46,34 @@ async def test_stop_cancels_a_pending_import(kits: KitEnv, monkeypatch: pytest.M
         while not pending.done():
             await anyio.sleep(0)
     assert pending.cancelled()
+
+
+async def test_without_a_listed_kit_the_flows_wait_for_one(kits: KitEnv,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lock is read at each of the check's times; the flows are imported (and the check
+    runs) only once it lists a kit."""
+    cache = await kits.update_pending()
+    assert surface._kits_listed()
+    answers = iter([False, False, True])
+    reads: list[bool] = []
+
+    def listed() -> bool:
+        reads.append(next(answers))
+        return reads[-1]
+
+    monkeypatch.setattr(surface, "_flows_loaded", lambda: None)
+    monkeypatch.setattr(surface, "FLOWS_IMPORT_DELAY_S", 0.0)
+    monkeypatch.setattr(surface, "_kits_listed", listed)
+    monkeypatch.setattr(surface, "_pause", lambda waited_s: 0.0)
+    await surface.start_update_checks(kits.directory)
+    with anyio.fail_after(10):
+        while not cache.exists():
+            await anyio.sleep(0.02)
+    assert reads == [False, False, True]
+    monkeypatch.undo()
+    await surface.stop(kits.directory)
+
+
+def test_the_lock_is_read_at_the_checks_times() -> None:
+    assert surface._pause(5.0) == surface.FIRST_CHECK_DELAY_S - 5.0
+    assert surface._pause(surface.FIRST_CHECK_DELAY_S) == surface.UPDATE_INTERVAL_S

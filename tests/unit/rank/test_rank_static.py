@@ -135,7 +135,7 @@ def test_the_packaged_table_is_mapped_not_copied() -> None:
 
 def test_the_packaged_vocabulary_is_parsed_once() -> None:
     """`WordPiece.load()` and `packaged_vocabulary()` (which the answerability words read) share
-    one dict."""
+    one `Vocabulary`."""
     assert static.WordPiece.load().vocab is static.packaged_vocabulary()
     assert static.packaged_vocabulary()["deploy"] == static.WordPiece.load().ids("deploy")[0]
 

@@ -37,7 +37,7 @@ import math
 import re
 import threading
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -63,19 +63,21 @@ COVERAGE_DEPTH = 20  # chosen: tuned on dev + our case sets (docs/record/search-
 
 
 @lru_cache(maxsize=1)
-def tokenizer_words() -> dict[str, int]:
+def tokenizer_words() -> Mapping[str, int]:
     """The whole words (no `##` continuation pieces, ASCII letters, two or more) of the MiniLM
     tokenizer's vocabulary — about 21,700 English words and names — with their vocabulary ids.
     BERT's WordPiece vocabulary lists whole words roughly by corpus frequency (`the` is 1996,
-    `until` 2127, `calendar` 8094), so the id is a usable frequency rank."""
+    `until` 2127, `calendar` 8094), so the id is a usable frequency rank. A view of the static
+    lane's compact vocabulary (`_rank.vocabulary.Subset`), no copy."""
     from _rank.static import packaged_vocabulary  # the static lane's parse, shared
+    from _rank.vocabulary import Subset
 
     try:
         vocab = packaged_vocabulary()
     except (OSError, ValueError, KeyError):  # pragma: no cover - a broken install
         return {}
-    return {word: int(rank) for word, rank in vocab.items()
-            if len(word) >= 2 and word.isascii() and word.isalpha() and word.islower()}
+    return Subset(vocab, lambda word: (len(word) >= 2 and word.isascii() and word.isalpha()
+                                       and word.islower()))
 
 
 # chosen: where the tokenizer's ids stop being everyday English, read off the vocabulary

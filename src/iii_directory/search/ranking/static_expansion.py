@@ -19,7 +19,7 @@ lane expanded added false positives or cost first places (docs/record/search-qua
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +28,7 @@ NEIGHBOURS = 2  # chosen: tuned on dev + our case sets (docs/record/search-quali
 NEIGHBOUR_COSINE = 0.70  # chosen: tuned on dev + our case sets (docs/record/search-quality.md)
 
 
-def informative(word: str, vocabulary: dict[str, int], ordinary_rank: int) -> bool:
+def informative(word: str, vocabulary: Mapping[str, int], ordinary_rank: int) -> bool:
     """An alphabetic word of `MIN_LETTERS` or more that is not ordinary English."""
     return (len(word) >= MIN_LETTERS and word.isalpha()
             and vocabulary.get(word, ordinary_rank) >= ordinary_rank)
