@@ -269,6 +269,8 @@ class Worker:
         if settings.function_search_mode == "lexical":
             limit_worker_threads()
         directory = Directory(settings=settings, engine=self.engine, table=self.table)
+        if settings.function_search_mode != "lexical":  # chores wait for the first answer
+            directory.first_answer.arm()
         register_table(self.connection, self.engine, self.table, settings)
         self.directory = directory
         log.info("registered %d functions, %d trigger types", len(self.table.functions), len(self.table.trigger_types))
@@ -336,13 +338,17 @@ index have run by then in any worker that has callers."""
 
 
 async def _settle_heap_when_ready(worker: Worker, again_after: float = START_UP_RELEASE_AGAIN_S) -> None:
-    """Once the worker is ready: `settle_heap`, then hand back the pages only start-up touched
-    (`encoder.mapped_pages.release_start_up_pages`: shared libraries' code, the static table),
-    and once more `again_after` seconds later. Figures: docs/record/performance.md,
-    "Where a soak worker's memory goes"."""
+    """Once the worker is ready and its first-answer gate is open (`first_answer.py`: a
+    hybrid worker's first search answer, or the gate's limit): `settle_heap`, then hand back
+    the pages only start-up touched (`encoder.mapped_pages.release_start_up_pages`: shared
+    libraries' code, the encoder session load's included, the static table), and once more
+    `again_after` seconds later. Figures: docs/record/performance.md, "Where a soak worker's
+    memory goes"."""
     from .encoder.mapped_pages import release_start_up_pages
 
     await worker.ready.wait()
+    if worker.directory is not None:
+        await worker.directory.first_answer.wait()
     settle_heap()
     release_start_up_pages()
     await anyio.sleep(again_after)

@@ -142,9 +142,9 @@ def open_encoder(model_dir: str | None, cache_dir: Path | None = None, *,
     and later processes load that instead of optimizing again (a lower start-up peak, see
     `_rank.dense.Encoder`). Its `release_memory()` also hands back the resident pages of the
     saved graph's mapped weights file (`mapped_pages.release_file_pages`), so the pages of every
-    word-embedding row ever read do not stay in the worker's RSS. Once a session is loaded from
-    the saved graph, the shared libraries' pages that only the load ran are handed back too
-    (`mapped_pages.release_library_pages`)."""
+    word-embedding row ever read do not stay in the worker's RSS. The shared libraries' pages
+    that only the session's load ran are handed back by the lane that adopts the encoder
+    (`DenseLane.load`), not here."""
     if encoder_class is None:
         from _rank import dense
 
@@ -157,9 +157,6 @@ def open_encoder(model_dir: str | None, cache_dir: Path | None = None, *,
         from _rank.dense import OPTIMIZED_WEIGHTS
 
         encoder.release_memory = _releasing(encoder.release_memory, Path(saved) / OPTIMIZED_WEIGHTS)
-        from .mapped_pages import release_library_pages
-
-        release_library_pages()  # the library code only the session's load ran (onnxruntime: ~13 MiB)
     return encoder
 
 
@@ -242,6 +239,9 @@ class DenseLane:
         self._loaded = anyio.Event()
         self._matrices: OrderedDict[tuple[str, ...], Any] = OrderedDict()
         """Stacked vectors of recently ranked ad-hoc document sets (skills, triggers, …)."""
+        self.first_answer: Any = None
+        """The directory's first-answer gate (`first_answer.py`), set by the search surface's
+        start hook; None counts as open."""
 
     # -- the model -------------------------------------------------------------------------
 
@@ -299,7 +299,22 @@ class DenseLane:
             return False
         self.install(encoder, model_key(model_dir), cache, thread)
         log.info("dense lane ready (%d cached vectors)", len(cache))
+        self._release_load_pages(encoder, thread)
         return True
+
+    def _release_load_pages(self, encoder: Any, thread: ThreadPoolExecutor) -> None:
+        """Hand back the shared libraries' pages that only a session load from the saved graph
+        ran (`mapped_pages.release_library_pages`; onnxruntime: ~13 MiB), on the encoder thread
+        after what is queued there. Not while the first-answer gate is shut: the release at the
+        gate's opening (`worker._settle_heap_when_ready`) covers them then, after the first
+        answer instead of before its index."""
+        if getattr(encoder, "optimized_path", None) is None:
+            return
+        if self.first_answer is not None and not self.first_answer.is_open:
+            return
+        from .mapped_pages import release_library_pages
+
+        thread.submit(release_library_pages)
 
     def disable(self, reason: str) -> None:
         """Mark the lane unavailable for this process (no model will be loaded)."""

@@ -157,9 +157,14 @@ class AckResponse(Response):
 
 
 async def search_functions(ctx: Context, req: SearchFunctionsRequest) -> SearchFunctionsResponse:
+    """One search; its answer (or failure) opens the directory's first-answer gate, so the
+    start-up chores it held back (`first_answer.py`) run after it, not beside it."""
     searcher = ctx.directory.service(service.SearchService)
-    result = await searcher.search(ctx, req.capabilities)
-    return SearchFunctionsResponse.model_validate(result)
+    try:
+        result = await searcher.search(ctx, req.capabilities)
+        return SearchFunctionsResponse.model_validate(result)
+    finally:
+        ctx.directory.first_answer.open()
 
 
 async def on_functions_change(ctx: Context, req: OnFunctionsChangeEvent) -> AckResponse:
@@ -185,6 +190,7 @@ async def start_search(directory: Runtime) -> None:
     searcher = directory.service(service.SearchService)
     if directory.settings.function_search_mode == "lexical":
         preload.discard()  # a speculative `serve` preload (encoder/preload.py) is not needed
+    searcher.dense.first_answer = directory.first_answer
     searcher.start_model()
     if directory.settings.registry_search:  # the first search's registry calls find it ready
         searcher.spawn(_warm_registry(directory))

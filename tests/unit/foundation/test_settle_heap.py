@@ -43,15 +43,22 @@ async def test_the_heap_is_settled_only_once_the_worker_is_ready(restore_gc: Non
     monkeypatch.setattr(worker, "settle_heap", lambda: calls.append("settled"))
     monkeypatch.setattr(mapped_pages, "release_start_up_pages", lambda: calls.append("released") or 0)
 
+    from iii_directory.runtime import Runtime
+
     class Ready:
         ready = anyio.Event()
+        directory = Runtime()
 
     stand_in = Ready()
+    stand_in.directory.first_answer.arm(60.0)  # a hybrid worker's: shut until its first answer
     async with anyio.create_task_group() as tg:
         tg.start_soon(worker._settle_heap_when_ready, stand_in, 0.0)
         await anyio.wait_all_tasks_blocked()
         assert calls == []
         stand_in.ready.set()
+        await anyio.wait_all_tasks_blocked()
+        assert calls == [], "nothing beside the first search"
+        stand_in.directory.first_answer.open()
     # settled, the start-up pages handed back, and once more `again_after` seconds later
     assert calls == ["settled", "released", "released"]
     assert worker.START_UP_RELEASE_AGAIN_S > 0
