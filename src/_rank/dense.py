@@ -23,6 +23,7 @@ import os
 import shutil
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +139,10 @@ class Encoder:
     * `threads=1` intra-op thread: on a 2-core host shared with the event loop and other
       processes one thread answered a single capability faster than two (27 vs 48 ms under
       load) and long batches as fast; pass `threads=2` on an idle machine.
+
+    The tokenizer is parsed on a helper thread while this one builds the session: the parse
+    holds the GIL and onnxruntime's session load does not, so the load runs beside it (and
+    beside the caller's other threads) instead of after it.
     """
 
     def __init__(
@@ -181,16 +186,15 @@ class Encoder:
         self.max_batch_tokens = max_batch_tokens
         self.weights = weights  #: how the weight matrices are held at run time (`WEIGHTS`)
 
-        self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
-        self._tokenizer.enable_truncation(max_length=max_length)
-        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the longest of the batch
+        self.optimized_path: Path | None = None
+        """The saved optimized graph this session was loaded from, if any."""
+        with ThreadPoolExecutor(1, thread_name_prefix="tokenizer") as helper:
+            parsing = helper.submit(_tokenizer, tokenizer_file, max_length)
+            self._session = self._open_session(model_file, threads, optimized_dir, optimize_in_child)
+            self._tokenizer = parsing.result()
         normalizer = getattr(self._tokenizer, "normalizer", None)
         #: the tokenizer lower-cases every text (BERT uncased), so case never changes a vector
         self.lowercase = bool(getattr(normalizer, "lowercase", False))
-
-        self.optimized_path: Path | None = None
-        """The saved optimized graph this session was loaded from, if any."""
-        self._session = self._open_session(model_file, threads, optimized_dir, optimize_in_child)
         if self.weights != "float" and not runs_here(self._session):
             log.warning("this onnxruntime cannot run the int8 weight matrices here; using float weights")
             self.weights = "float"
@@ -315,6 +319,15 @@ class Encoder:
 
 
 OPTIMIZED_WEIGHTS = "weights.bin"
+
+
+def _tokenizer(path: Path, max_length: int) -> Any:
+    """The `tokenizers` tokenizer of `path`, truncating to `max_length` tokens and padding a
+    batch to its longest text."""
+    tokenizer = Tokenizer.from_file(str(path))
+    tokenizer.enable_truncation(max_length=max_length)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    return tokenizer
 
 
 def optimized_graph_dir(root: Path, model_file: Path, weights: str = "float") -> Path:
