@@ -158,8 +158,13 @@ class AckResponse(Response):
 
 async def search_functions(ctx: Context, req: SearchFunctionsRequest) -> SearchFunctionsResponse:
     """One search; its answer (or failure) opens the directory's first-answer gate, so the
-    start-up chores it held back (`first_answer.py`) run after it, not beside it."""
+    start-up chores it held back (`first_answer.py`) run after it, not beside it. A served
+    call starts the model load itself when it comes before the start hooks reach the search
+    surface's (`start_model`): a lone first call then waits for the warm index instead of
+    answering lexical because no load had begun."""
     searcher = ctx.directory.service(service.SearchService)
+    if not ctx.standalone:
+        start_model(ctx.directory, searcher)
     try:
         result = await searcher.search(ctx, req.capabilities)
         return SearchFunctionsResponse.model_validate(result)
@@ -181,6 +186,13 @@ async def on_functions_change(ctx: Context, req: OnFunctionsChangeEvent) -> AckR
     return AckResponse(ok=True)
 
 
+def start_model(directory: Runtime, searcher: service.SearchService) -> None:
+    """Begin loading the model once (`SearchService.start_model`; nothing in `lexical`), its lane
+    holding the directory's first-answer gate (`DenseLane.first_answer`)."""
+    searcher.dense.first_answer = directory.first_answer
+    searcher.start_model()
+
+
 async def start_search(directory: Runtime) -> None:
     """Start loading the embedding model in the background (unless the configured mode is
     `lexical`), then take the boot snapshot of the catalog while it loads: the session build
@@ -190,8 +202,7 @@ async def start_search(directory: Runtime) -> None:
     searcher = directory.service(service.SearchService)
     if directory.settings.function_search_mode == "lexical":
         preload.discard()  # a speculative `serve` preload (encoder/preload.py) is not needed
-    searcher.dense.first_answer = directory.first_answer
-    searcher.start_model()
+    start_model(directory, searcher)
     if directory.settings.registry_search:  # the first search's registry calls find it ready
         searcher.spawn(_warm_registry(directory))
     await searcher.boot()

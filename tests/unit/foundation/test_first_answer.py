@@ -62,24 +62,42 @@ async def test_an_armed_gate_opens_by_itself_at_its_limit() -> None:
         await gate.wait()
 
 
-async def test_a_search_answer_or_failure_opens_the_gate() -> None:
+@pytest.mark.parametrize("standalone", [True, False])
+async def test_a_search_answer_or_failure_opens_the_gate(standalone: bool) -> None:
+    """… and a served call starts the model load itself when the start hooks have not reached
+    the search surface's yet (a lone first call then waits for the warm index)."""
     from iii_directory.functions import search as surface
     from iii_directory.search import service
 
+    class Lane:
+        first_answer: Any = None
+
     class FailingSearch:
+        def __init__(self) -> None:
+            self.dense = Lane()
+            self.started = 0
+
+        def start_model(self) -> None:
+            self.started += 1
+
         async def search(self, ctx: Any, capabilities: list[str]) -> dict[str, Any]:
             raise RuntimeError("no catalog")
 
     runtime = Runtime()
-    runtime._services[service.SearchService] = FailingSearch()
+    searcher = FailingSearch()
+    runtime._services[service.SearchService] = searcher
     runtime.first_answer.arm(60.0)
 
     class Ctx:
         directory = runtime
 
+    Ctx.standalone = standalone  # type: ignore[attr-defined]
     with pytest.raises(RuntimeError):
         await surface.search_functions(Ctx(), surface.SearchFunctionsRequest(capabilities=["send mail"]))  # type: ignore[arg-type]
     assert runtime.first_answer.is_open
+    # `call` (standalone) loads in `ensure_ready`; a served call hands its lane the gate
+    assert searcher.started == (0 if standalone else 1)
+    assert searcher.dense.first_answer is (None if standalone else runtime.first_answer)
 
 
 class Submitted:
