@@ -306,15 +306,31 @@ default is 700) once `serve` has started."""
 
 
 def settle_heap() -> None:
-    """Tune the cyclic garbage collector for serving, once start-up is done: every object alive
-    now (modules, the function table, settings, registration frames) moves to the permanent
-    generation (`gc.freeze`), so the full collections a busy worker runs no longer walk them,
-    and the youngest generation is collected every `GC_YOUNG_THRESHOLD` allocations instead of
-    700 — a search call allocates thousands of short-lived containers, which reference counting
-    frees anyway. Measured in the 50-caller soak: the collector took ~8 % of the worker's CPU."""
+    """Tune the cyclic garbage collector for serving, once start-up is done: one full
+    collection (the start-up's cycles, gathered while `serve` kept the collector off), then
+    every object alive now (modules, the function table, settings, registration frames) moves
+    to the permanent generation (`gc.freeze`), so the full collections a busy worker runs no
+    longer walk them, and the youngest generation is collected every `GC_YOUNG_THRESHOLD`
+    allocations instead of 700 — a search call allocates thousands of short-lived containers,
+    which reference counting frees anyway; the collector is on again. Measured in the
+    50-caller soak: the collector took ~8 % of the worker's CPU."""
+    gc.collect()
     gc.freeze()
     _, middle, oldest = gc.get_threshold()
     gc.set_threshold(GC_YOUNG_THRESHOLD, middle, oldest)
+    gc.enable()
+
+
+START_UP_GC_OFF_S = 10.0  # chosen: well past a warm restart's first answer under load (1–2 s)
+"""Seconds after `serve` starts its event loop at which the collector is on again even if the
+heap was never settled (a worker that cannot reach its engine keeps retrying)."""
+
+
+async def _collector_on_after(delay: float = START_UP_GC_OFF_S) -> None:
+    """`gc.enable()` after `delay` seconds (`cli.cmd_serve` turned it off; `settle_heap`
+    normally turns it on first)."""
+    await anyio.sleep(delay)
+    gc.enable()
 
 
 WORKER_THREADS = 8  # chosen: docs/record/performance.md ("The lexical soak worker under 60 MiB")
@@ -394,6 +410,7 @@ def serve_main(url: str | None, config: str | None) -> int:
         async with anyio.create_task_group() as tg:
             tg.start_soon(_watch_signals, worker)
             tg.start_soon(_settle_heap_when_ready, worker)
+            tg.start_soon(_collector_on_after)
             try:
                 await worker.run()
             finally:

@@ -16,6 +16,7 @@ def restore_gc() -> Iterator[None]:
     yield
     gc.unfreeze()
     gc.set_threshold(*threshold)
+    gc.enable()
 
 
 def test_settle_heap_freezes_start_up_objects_and_widens_the_young_generation(restore_gc: None) -> None:
@@ -75,3 +76,40 @@ def test_serve_limits_the_default_worker_threads() -> None:
 
     before, after = anyio.run(limited)
     assert after == worker.WORKER_THREADS < before
+
+
+def test_serve_keeps_the_collector_off_until_the_heap_is_settled(restore_gc: None,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """`cli.cmd_serve` turns the cyclic collector off before the worker's imports;
+    `settle_heap` collects the start-up's cycles (they are not frozen) and turns it on again,
+    and so does `_collector_on_after` when the heap is never settled."""
+    import argparse
+
+    from iii_directory import cli
+
+    seen: list[bool] = []
+    monkeypatch.setattr(worker, "serve_main", lambda url, config: seen.append(gc.isenabled()) or 0)
+    try:
+        assert cli.cmd_serve(argparse.Namespace(url="ws://127.0.0.1:9", config=None)) == 0
+        assert seen == [False]
+        import weakref
+
+        class Node:
+            me: object = None
+
+        gc.unfreeze()
+        cycle = Node()
+        cycle.me = cycle
+        probe = weakref.ref(cycle)
+        del cycle
+        assert probe() is not None  # the collector is off: the cycle is still there
+        worker.settle_heap()
+        assert gc.isenabled()
+        assert probe() is None, "the start-up's cycles are collected, not frozen"
+        gc.disable()
+        import anyio
+
+        anyio.run(worker._collector_on_after, 0.0)
+        assert gc.isenabled()
+    finally:
+        gc.enable()
