@@ -19,7 +19,7 @@ the work itself, as before the chore had run (the listing and the body index fil
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 FIRST_ANSWER_LIMIT_S = 3.0  # chosen: a warm restart's first answer comes within it at load ~6 (1.0–2.1 s)
@@ -35,15 +35,22 @@ class FirstAnswerGate:
         """When an armed gate opens by itself (`clock` seconds); None: open."""
         self._event: Any = None
         """The `anyio.Event` that waiters sleep on, made by the first waiter of an armed gate."""
+        self.after_open: Callable[[], Awaitable[None]] | None = None
+        """What a waiter that found the gate shut awaits once it opens before it returns: `serve`
+        gives the connection's flush, so a chore never runs ahead of the first answer's frame
+        (the answer opens the gate before its result frame is written)."""
 
     @property
     def is_open(self) -> bool:
         """Not armed, opened, or past its limit."""
         return self._deadline is None or self.clock() >= self._deadline
 
-    def arm(self, limit_s: float = FIRST_ANSWER_LIMIT_S) -> None:
-        """Shut the gate until `open()` or `limit_s` seconds from now."""
+    def arm(self, limit_s: float = FIRST_ANSWER_LIMIT_S,
+            after_open: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Shut the gate until `open()` or `limit_s` seconds from now (`after_open`: see the
+        attribute)."""
         self._deadline = self.clock() + limit_s
+        self.after_open = after_open
 
     def open(self) -> None:
         """Open the gate now and wake its waiters (a no-op when it is open)."""
@@ -53,12 +60,17 @@ class FirstAnswerGate:
             event.set()
 
     async def wait(self) -> None:
-        """Return once the gate is open (at once when it is)."""
+        """Return once the gate is open (at once when it is), after `after_open` when it had to
+        wait."""
         import anyio
 
+        waited = False
         while not self.is_open:
             assert self._deadline is not None
+            waited = True
             if self._event is None:
                 self._event = anyio.Event()
             with anyio.move_on_after(max(0.0, self._deadline - self.clock())):
                 await self._event.wait()
+        if waited and self.after_open is not None:
+            await self.after_open()

@@ -220,6 +220,12 @@ class Worker:
             except Exception as exc:  # noqa: BLE001 - a refresh failure is only logged
                 log.warning("%s after reattach failed: %s", function_id, exc)
 
+    async def _frames_sent(self) -> None:
+        """Return once the frames queued so far are on the socket (the answering task, which
+        opened the first-answer gate, pushes its result frame before a woken chore runs)."""
+        await anyio.lowlevel.checkpoint()
+        await self.connection.wait_sent()
+
     def stop(self) -> None:
         """Ask the worker to shut down (returns at once; `run()` finishes the shutdown)."""
         self._stop.set()
@@ -270,7 +276,7 @@ class Worker:
             limit_worker_threads()
         directory = Directory(settings=settings, engine=self.engine, table=self.table)
         if settings.function_search_mode != "lexical":  # chores wait for the first answer
-            directory.first_answer.arm()
+            directory.first_answer.arm(after_open=self._frames_sent)
         register_table(self.connection, self.engine, self.table, settings)
         self.directory = directory
         log.info("registered %d functions, %d trigger types", len(self.table.functions), len(self.table.trigger_types))

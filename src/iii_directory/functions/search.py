@@ -164,7 +164,7 @@ async def search_functions(ctx: Context, req: SearchFunctionsRequest) -> SearchF
     answering lexical because no load had begun."""
     searcher = ctx.directory.service(service.SearchService)
     if not ctx.standalone:
-        start_model(ctx.directory, searcher)
+        searcher.start_model()
     try:
         result = await searcher.search(ctx, req.capabilities)
         return SearchFunctionsResponse.model_validate(result)
@@ -186,13 +186,6 @@ async def on_functions_change(ctx: Context, req: OnFunctionsChangeEvent) -> AckR
     return AckResponse(ok=True)
 
 
-def start_model(directory: Runtime, searcher: service.SearchService) -> None:
-    """Begin loading the model once (`SearchService.start_model`; nothing in `lexical`), its lane
-    holding the directory's first-answer gate (`DenseLane.first_answer`)."""
-    searcher.dense.first_answer = directory.first_answer
-    searcher.start_model()
-
-
 async def start_search(directory: Runtime) -> None:
     """Start loading the embedding model in the background (unless the configured mode is
     `lexical`), then take the boot snapshot of the catalog while it loads: the session build
@@ -202,7 +195,7 @@ async def start_search(directory: Runtime) -> None:
     searcher = directory.service(service.SearchService)
     if directory.settings.function_search_mode == "lexical":
         preload.discard()  # a speculative `serve` preload (encoder/preload.py) is not needed
-    start_model(directory, searcher)
+    searcher.start_model()
     if directory.settings.registry_search:  # the first search's registry calls find it ready
         searcher.spawn(_warm_registry(directory))
     await searcher.boot()

@@ -69,12 +69,8 @@ async def test_a_search_answer_or_failure_opens_the_gate(standalone: bool) -> No
     from iii_directory.functions import search as surface
     from iii_directory.search import service
 
-    class Lane:
-        first_answer: Any = None
-
     class FailingSearch:
         def __init__(self) -> None:
-            self.dense = Lane()
             self.started = 0
 
         def start_model(self) -> None:
@@ -95,9 +91,7 @@ async def test_a_search_answer_or_failure_opens_the_gate(standalone: bool) -> No
     with pytest.raises(RuntimeError):
         await surface.search_functions(Ctx(), surface.SearchFunctionsRequest(capabilities=["send mail"]))  # type: ignore[arg-type]
     assert runtime.first_answer.is_open
-    # `call` (standalone) loads in `ensure_ready`; a served call hands its lane the gate
-    assert searcher.started == (0 if standalone else 1)
-    assert searcher.dense.first_answer is (None if standalone else runtime.first_answer)
+    assert searcher.started == (0 if standalone else 1)  # `call` loads in `ensure_ready`
 
 
 class Submitted:
@@ -108,26 +102,21 @@ class Submitted:
         self.work.append(fn)
 
 
-@pytest.mark.parametrize("gate_open", [True, False])
-def test_the_lane_hands_back_the_session_loads_pages_only_past_the_gate(
-        gate_open: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_lane_hands_back_the_session_loads_pages_after_adopting_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     from iii_directory.encoder import dense_lane, mapped_pages
 
     monkeypatch.setattr(mapped_pages, "release_library_pages", lambda: 0)
     lane = dense_lane.DenseLane(persist=False)
-    lane.first_answer = FirstAnswerGate()
-    if not gate_open:
-        lane.first_answer.arm(60.0)
 
     class Saved:
         optimized_path = "/cache/onnx-key"
 
     thread = Submitted()
     lane._release_load_pages(Saved(), thread)  # type: ignore[arg-type]
-    # shut: the release at the gate's opening (worker._settle_heap_when_ready) covers them
-    assert thread.work == ([mapped_pages.release_library_pages] if gate_open else [])
+    assert thread.work == [mapped_pages.release_library_pages]  # on the encoder thread
     lane._release_load_pages(object(), thread)  # type: ignore[arg-type]  # not from a saved graph
-    assert len(thread.work) == (1 if gate_open else 0)
+    assert len(thread.work) == 1
 
 
 def test_open_encoder_leaves_the_library_pages_to_the_lane(monkeypatch: pytest.MonkeyPatch,
@@ -150,3 +139,27 @@ def test_open_encoder_leaves_the_library_pages_to_the_lane(monkeypatch: pytest.M
         lane = dense_lane.DenseLane(persist=False)
         lane._release_load_pages(encoder, thread)
     assert released == ["libs"]
+
+
+async def test_a_waiter_that_found_the_gate_shut_awaits_after_open_first() -> None:
+    """`serve` passes the connection's flush: a chore starts only once the first answer's
+    frame is on the socket."""
+    gate = FirstAnswerGate(clock=Clock())
+    order: list[str] = []
+
+    async def flushed() -> None:
+        order.append("flushed")
+
+    gate.arm(60.0, after_open=flushed)
+
+    async def chore() -> None:
+        await gate.wait()
+        order.append("chore")
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(chore)
+        await anyio.wait_all_tasks_blocked()
+        gate.open()
+    assert order == ["flushed", "chore"]
+    await gate.wait()  # open: no flush awaited
+    assert order == ["flushed", "chore"]
