@@ -119,7 +119,7 @@ def test_the_lane_hands_back_the_session_loads_pages_after_adopting_it(
     assert len(thread.work) == 1
 
 
-def test_open_encoder_leaves_the_library_pages_to_the_lane(monkeypatch: pytest.MonkeyPatch,
+def test_open_encoder_releases_the_imports_pages_and_the_lane_the_loads(monkeypatch: pytest.MonkeyPatch,
                                                             tmp_path: Any) -> None:
     from iii_directory.encoder import dense_lane, mapped_pages
 
@@ -128,17 +128,18 @@ def test_open_encoder_leaves_the_library_pages_to_the_lane(monkeypatch: pytest.M
 
     class StandIn:
         def __init__(self, model_dir: Any, **options: Any) -> None:
+            released.append("session")
             self.optimized_path = str(tmp_path)
 
         def release_memory(self) -> None:
             released.append("trim")
 
     encoder = dense_lane.open_encoder(None, tmp_path, encoder_class=StandIn)
-    assert released == []
+    assert released == ["libs", "session"]  # the imports' pages before the session is built
     with ThreadPoolExecutor(1) as thread:
         lane = dense_lane.DenseLane(persist=False)
         lane._release_load_pages(encoder, thread)
-    assert released == ["libs"]
+    assert released == ["libs", "session", "libs"]
 
 
 async def test_a_waiter_that_found_the_gate_shut_awaits_after_open_first() -> None:
