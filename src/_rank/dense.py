@@ -142,7 +142,8 @@ class Encoder:
 
     The tokenizer is parsed on a helper thread while this one builds the session: the parse
     holds the GIL and onnxruntime's session load does not, so the load runs beside it (and
-    beside the caller's other threads) instead of after it.
+    beside the caller's other threads) instead of after it. `beside_session`, when given, runs
+    on that helper thread after the parse (its failure is logged, never raised).
     """
 
     def __init__(
@@ -156,6 +157,7 @@ class Encoder:
         optimized_dir: str | Path | None = None,
         optimize_in_child: bool = False,
         weights: str = "float",
+        beside_session: Any = None,
     ) -> None:
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise ValueError(f"threads must be an int >= 1, got {threads!r}")
@@ -189,7 +191,7 @@ class Encoder:
         self.optimized_path: Path | None = None
         """The saved optimized graph this session was loaded from, if any."""
         with ThreadPoolExecutor(1, thread_name_prefix="tokenizer") as helper:
-            parsing = helper.submit(_tokenizer, tokenizer_file, max_length)
+            parsing = helper.submit(_tokenizer, tokenizer_file, max_length, beside_session)
             self._session = self._open_session(model_file, threads, optimized_dir, optimize_in_child)
             self._tokenizer = parsing.result()
         normalizer = getattr(self._tokenizer, "normalizer", None)
@@ -321,12 +323,17 @@ class Encoder:
 OPTIMIZED_WEIGHTS = "weights.bin"
 
 
-def _tokenizer(path: Path, max_length: int) -> Any:
+def _tokenizer(path: Path, max_length: int, then: Any = None) -> Any:
     """The `tokenizers` tokenizer of `path`, truncating to `max_length` tokens and padding a
-    batch to its longest text."""
+    batch to its longest text; then `then()` when given (a failure is logged)."""
     tokenizer = Tokenizer.from_file(str(path))
     tokenizer.enable_truncation(max_length=max_length)
     tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    if then is not None:
+        try:
+            then()
+        except Exception as exc:  # noqa: BLE001 - a side task never fails the encoder
+            log.warning("work beside the session load failed: %s", exc)
     return tokenizer
 
 

@@ -143,21 +143,26 @@ def open_encoder(model_dir: str | None, cache_dir: Path | None = None, *,
     `_rank.dense.Encoder`). Its `release_memory()` also hands back the resident pages of the
     saved graph's mapped weights file (`mapped_pages.release_file_pages`), so the pages of every
     word-embedding row ever read do not stay in the worker's RSS. The shared libraries' pages
-    that only their imports ran are handed back before the session is built
-    (`mapped_pages.release_library_pages`: with `serve`'s start-up release held until the first
-    answer, `first_answer.py`, the session's growth otherwise came on top of them, a start-up
-    peak 9–10 MiB higher); those only the session's load ran, by the lane that adopts the
-    encoder (`DenseLane.load`)."""
+    that only their imports ran are handed back while the session loads
+    (`mapped_pages.release_library_pages` as the encoder's `beside_session`, on its tokenizer
+    thread, while the session load does not hold the GIL: with `serve`'s start-up release held
+    until the first answer, `first_answer.py`, the session's growth otherwise came on top of
+    them, a start-up peak 9–10 MiB higher); those only the session's load ran, by the lane
+    that adopts the encoder (`DenseLane.load`). A stand-in `encoder_class` gets the release
+    before it is built instead."""
+    from .mapped_pages import release_library_pages
+
+    options: dict[str, Any] = {}
     if encoder_class is None:
         from _rank import dense
 
         encoder_class = dense.Encoder
-    from .mapped_pages import release_library_pages
-
-    release_library_pages()
+        options["beside_session"] = release_library_pages
+    else:
+        release_library_pages()
     encoder = encoder_class(model_dir, max_length=TOKEN_CAP, optimized_dir=cache_dir,
                             optimize_in_child=cache_dir is not None, threads=encoder_threads(),
-                            weights=encoder_weights())
+                            weights=encoder_weights(), **options)
     saved = getattr(encoder, "optimized_path", None)
     if saved is not None:
         from _rank.dense import OPTIMIZED_WEIGHTS

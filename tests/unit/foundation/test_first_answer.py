@@ -135,7 +135,9 @@ def test_open_encoder_releases_the_imports_pages_and_the_lane_the_loads(monkeypa
             released.append("trim")
 
     encoder = dense_lane.open_encoder(None, tmp_path, encoder_class=StandIn)
-    assert released == ["libs", "session"]  # the imports' pages before the session is built
+    # a stand-in gets the imports' pages released before it is built (the real encoder: beside
+    # its session load, `_rank.dense.Encoder(beside_session=...)`)
+    assert released == ["libs", "session"]
     with ThreadPoolExecutor(1) as thread:
         lane = dense_lane.DenseLane(persist=False)
         lane._release_load_pages(encoder, thread)
