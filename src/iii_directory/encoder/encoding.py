@@ -56,27 +56,21 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 
 from ..timeslice import TimeSlice
-from .vector_cache import LruVectors, VectorCache, text_key
+from .jobs import (AGING_S, BACKGROUND_LANE, DOCUMENT, INDEX, MAX_BATCH, MAX_TOKENS, QUERY,
+                   QUERY_LANE, QUERY_WAITS, EncodingDropped, Job, PipelineStats, lane_of,
+                   pick_batch, query_key, text_digest)
+from .vector_cache import LruVectors, VectorCache
+
+__all__ = ["BACKGROUND_LANE", "DOCUMENT", "INDEX", "QUERY", "QUERY_LANE", "EncoderPipeline",
+           "EncodingDropped", "Job", "PipelineStats", "query_key"]
 
 log = logging.getLogger(__name__)
 
-QUERY = 0  # chosen: priority order, not a magnitude
-"""Priority class of capability texts (a caller waits on them)."""
-INDEX = 1  # chosen: priority order, not a magnitude
-"""Priority class of catalog documents (the index every hybrid answer needs)."""
-DOCUMENT = 2  # chosen: priority order, not a magnitude
-"""Priority class of ad-hoc documents (skills, triggers, registry contracts)."""
-
-MAX_BATCH = 16  # chosen, our change (docs/rules/search.md §5.2): bounds memory
-"""Texts per encoder batch (bounded batch shapes: see `_rank.dense.Encoder`)."""
-MAX_TOKENS = 512  # chosen: bounds the encoder's arena (docs/operations.md)
-"""Padded tokens per encoder batch: `texts × longest text` ≤ this."""
 RELEASE_AFTER_TOKENS = 512  # chosen: bounds memory (docs/operations.md)
 """Padded tokens encoded since the last `release_memory` that make an idle runner release the
 encoder's freed buffers to the OS (a capability or two stay under it)."""
@@ -100,36 +94,8 @@ page per distinct token), and a release costs the next run a few milliseconds of
 See docs/record/performance.md "Hybrid worker memory"."""
 QUERY_LRU = 4096  # chosen: bounds memory (1.5 KiB a vector)
 """Capability vectors kept in memory (`query_key` → vector)."""
-QUERY_LANE = 0  # chosen: lane index, not a magnitude
-"""The lane of capabilities a caller waits on (its own runner and thread)."""
-BACKGROUND_LANE = 1  # chosen: lane index, not a magnitude
-"""The lane of catalog and ad-hoc documents and of warmed capabilities."""
-SPLIT_AT = 8  # chosen: below it one thread is faster (docs/record/performance.md)
-"""Capabilities of a lone call that are split across both threads only from this many texts
-on: two one-text runs in parallel cost more than one two-text batch."""
 PAUSE_POLL_S = 0.05  # chosen: short against a call's latency
 """Longest single wait of a pause before the wall clock is read again (a wake ends it sooner)."""
-AGING_S = 1.0  # chosen: a third of a call's 3 s embedding budget (dense_lane.QUERY_TIMEOUT_S)
-"""A text waiting this long is no longer passed by shorter ones: it goes in arrival order."""
-LONG_QUERY_TOKENS = 64  # chosen: above the longest graded capability (210 characters, ~50 tokens)
-"""A capability over this many tokens is encoded in a batch of its own (query lane)."""
-
-
-def lane_of(kind: int) -> int:
-    """Capabilities go through the query lane, every other class through the background lane."""
-    return QUERY_LANE if kind == QUERY else BACKGROUND_LANE
-
-
-class EncodingDropped(Exception):
-    """The text was not encoded: its deadline passed or every caller went away first."""
-
-
-def query_key(text: str, *, lowercase: bool = True) -> str:
-    """The normalised capability text a query vector is cached under and embedded from: runs of
-    whitespace collapsed to one space, trimmed, and lower-cased when the encoder's tokenizer
-    lower-cases anyway (MiniLM's does), so the key determines the vector."""
-    collapsed = " ".join(text.split())
-    return collapsed.lower() if lowercase else collapsed
 
 
 def pause_after(spent: float, share: float) -> float:
@@ -141,70 +107,6 @@ def pause_after(spent: float, share: float) -> float:
 def encoder_thread() -> ThreadPoolExecutor:
     """The single thread an encoder is built and run on."""
     return ThreadPoolExecutor(max_workers=1, thread_name_prefix="encoder")
-
-
-text_digest = text_key
-"""A text's single-flight key: the same SHA-256 the vector cache files it under."""
-
-
-@dataclass
-class Job:
-    """One distinct text waiting for the encoder."""
-
-    text: str
-    digest: bytes
-    kind: int
-    tokens: int
-    future: asyncio.Future[Any]
-    queued: float = 0.0
-    """Wall time the job was queued (`EncoderPipeline.wall`)."""
-    waiters: int = 0
-    deadline: float | None = None
-    keep: bool = False
-    persist: bool = False
-    """Some waiter is a document: store the vector in the document cache."""
-    query: bool = False
-    """Some waiter is a capability: keep the vector in the query LRU."""
-    unbounded: bool = False
-    """Some waiter has no deadline."""
-    running: bool = False
-    """The job is in a batch a runner handed to the encoder."""
-
-    def join(self, deadline: float | None, keep: bool, persist: bool, query: bool,
-             kind: int) -> None:
-        self.waiters += 1
-        if deadline is None:
-            self.unbounded = True
-        elif self.deadline is None or deadline > self.deadline:
-            self.deadline = deadline
-        self.keep = self.keep or keep
-        self.persist = self.persist or persist
-        self.query = self.query or query
-        self.kind = min(self.kind, kind)
-
-    def expired(self, now: float) -> bool:
-        return not self.unbounded and self.deadline is not None and now >= self.deadline
-
-    def abandoned(self) -> bool:
-        return self.waiters <= 0 and not self.keep
-
-
-@dataclass
-class PipelineStats:
-    encoded: int = 0
-    """Texts sent to the encoder."""
-    batches: int = 0
-    dropped: int = 0
-    """Jobs dropped before encoding (deadline passed or no caller left)."""
-    coalesced: int = 0
-    """Requests that joined a text already in flight (single flight)."""
-    largest_batch_tokens: int = 0
-    query_waits: list[float] = field(default_factory=list)
-    """Per query-lane batch, wall seconds from its first text's arrival to the batch's start
-    (the last `QUERY_WAITS` batches): what a fresh capability waited for the encoder."""
-
-
-QUERY_WAITS = 256  # chosen: enough batches for a p95
 
 
 class EncoderPipeline:
@@ -507,17 +409,9 @@ class EncoderPipeline:
             self._wake, self._pausing = None, None
 
     def take_batch(self, lane: int = BACKGROUND_LANE, *, split: bool = False) -> list[Job]:
-        """Drop expired and abandoned jobs, then the next batch of `lane`: the most urgent class
-        of the lane present, texts some caller waits on first; among those, texts queued at least
-        `AGING_S` ago (by `wall`) in arrival order, then the others shortest first (by tokens,
-        text) — shortest job first with aging: a short capability does not wait behind long
-        ones, and a long one is passed for at most `AGING_S`; a capability over
-        `LONG_QUERY_TOKENS` is a batch of its own, so one arriving short one waits for at most one
-        long text; as many
-        as fit `max_batch` and `max_tokens` (at least one); with `split` and at least
-        `SPLIT_AT` texts, at most half of them (rounded up), leaving the rest to the other
-        thread. The batch's jobs are marked
-        running."""
+        """Drop expired and abandoned jobs, then the next batch of `lane` by `jobs.pick_batch`
+        (texts queued at least `AGING_S` ago by `wall` count as aged; `split` takes at most half
+        of a lone call's capabilities); the batch's jobs are marked running."""
         now = self.clock()
         live: list[Job] = []
         for job in list(self._pending.values()):
@@ -530,24 +424,8 @@ class EncoderPipeline:
                 continue
             if lane_of(job.kind) == lane:
                 live.append(job)
-        if not live:
-            return []
-        urgent = min(job.kind for job in live)
-        aged = self.wall() - AGING_S
-        ordered = sorted((j for j in live if j.kind == urgent),
-                         key=lambda j: (j.waiters <= 0, j.queued > aged,
-                                        j.tokens if j.queued > aged else j.queued, j.text))
-        if split and len(ordered) >= SPLIT_AT:
-            ordered = ordered[:(len(ordered) + 1) // 2]
-        batch: list[Job] = []
-        longest = 0
-        for job in ordered:
-            longest = max(longest, job.tokens)
-            alone = lane == QUERY_LANE and longest > LONG_QUERY_TOKENS
-            if batch and (len(batch) >= self.max_batch or alone
-                          or (len(batch) + 1) * longest > self.max_tokens):
-                break
-            batch.append(job)
+        batch = pick_batch(live, lane, self.wall() - AGING_S, max_batch=self.max_batch,
+                           max_tokens=self.max_tokens, split=split)
         for job in batch:
             job.running = True
         return batch
