@@ -51,6 +51,7 @@ contracts, capabilities — goes through `EncoderPipeline.embed`. The rules:
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import threading
 import time
@@ -62,7 +63,7 @@ import anyio
 
 from ..timeslice import TimeSlice
 from .jobs import (AGING_S, BACKGROUND_LANE, DOCUMENT, INDEX, MAX_BATCH, MAX_TOKENS, QUERY,
-                   QUERY_LANE, QUERY_WAITS, EncodingDropped, Job, PipelineStats, lane_of,
+                   QUERY_LANE, QUERY_WAITS, EncodingDropped, Handed, Job, PipelineStats, lane_of,
                    pick_batch, query_key, text_digest)
 from .vector_cache import LruVectors, VectorCache
 
@@ -96,6 +97,9 @@ QUERY_LRU = 4096  # chosen: bounds memory (1.5 KiB a vector)
 """Capability vectors kept in memory (`query_key` → vector)."""
 PAUSE_POLL_S = 0.05  # chosen: short against a call's latency
 """Longest single wait of a pause before the wall clock is read again (a wake ends it sooner)."""
+HANDOFF_WAIT_S = 0.002  # chosen: a thread wake-up is tens of microseconds on an idle core
+"""Longest the event loop blocks after handing a lone call's capabilities to the encoder
+threads, until they have started (`EncoderPipeline._dispatch_lone`)."""
 
 
 def pause_after(spent: float, share: float) -> float:
@@ -175,25 +179,28 @@ class EncoderPipeline:
     async def embed(self, texts: Sequence[str], *, kind: int = DOCUMENT,
                     deadline: float | None = None, keep: bool = False) -> Any:
         """Vectors of `texts` in order: cached ones at once, the others through the queue."""
-        import numpy as np
+        pending = await self.begin(texts, kind=kind, deadline=deadline, keep=keep)
+        try:
+            return await pending.vectors()
+        finally:
+            pending.leave()
 
+    async def begin(self, texts: Sequence[str], *, kind: int = DOCUMENT,
+                    deadline: float | None = None, keep: bool = False) -> Pending:
+        """Hand `texts` to the pipeline and return at once, before their vectors exist: cached
+        ones are looked up, the others counted (tokens) and queued — a lone call's capabilities
+        are on an encoder thread when this returns (`submit`). The caller does other work, then
+        awaits `Pending.vectors()`, and must `leave()` it (also when it never awaits it)."""
         if kind == QUERY:
             texts = [self.query_text(t) for t in texts]
         found = self.cached(texts, kind)
         missing = [i for i, vector in enumerate(found) if vector is None]
+        jobs: list[Job] = []
         if missing:
             tokens = await self._count_tokens([texts[i] for i in missing])
             jobs = self.submit([texts[i] for i in missing], kind=kind, deadline=deadline, keep=keep,
                                tokens=tokens)
-            try:
-                vectors = await self._wait(jobs)
-            finally:
-                self._leave(jobs)
-            for i, vector in zip(missing, vectors):
-                found[i] = vector
-        if not found:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.vstack(found).astype(np.float32, copy=False)
+        return Pending(self, found, missing, jobs)
 
     def submit(self, texts: Sequence[str], *, kind: int = DOCUMENT, deadline: float | None = None,
                keep: bool = False, query: bool | None = None,
@@ -223,9 +230,10 @@ class EncoderPipeline:
                     job.queued = now  # it changes lane or class: it waits from now on
             job.join(deadline, keep, persist=not is_query, query=is_query, kind=kind)
             jobs.append(job)
-        self._start(lane_of(kind))
-        if kind == QUERY and self.sharing():
-            self._start(BACKGROUND_LANE)  # a lone call's capabilities take both threads
+        if kind == QUERY and not self.busy():
+            self._dispatch_lone()
+        else:
+            self._start(lane_of(kind))
         if (self._wake is not None and self._pausing is not None and kind < self._pausing
                 and lane_of(kind) == BACKGROUND_LANE):
             self._wake.set()
@@ -275,10 +283,58 @@ class EncoderPipeline:
 
     # -- the runner --------------------------------------------------------------------------
 
-    def _start(self, lane: int) -> None:
+    def _start(self, lane: int, first: Handed | None = None) -> None:
+        """Start the runner of `lane` unless it runs; it first collects `first` (a batch already
+        handed to that lane's thread)."""
         runner = self._runners.get(lane)
         if runner is None or runner.done():
-            self._runners[lane] = asyncio.get_running_loop().create_task(self._run(lane))
+            self._runners[lane] = asyncio.get_running_loop().create_task(self._run(lane, first))
+
+    def _dispatch_lone(self) -> None:
+        """A lone call's capabilities (no other call in flight) go to the encoder threads before
+        `submit` returns, not one loop turn later behind whatever the loop runs first: the
+        query thread takes its batch (half of it from `SPLIT_AT` texts on while `sharing`), the
+        idle background thread the rest while `sharing` (when its limiter is free). A lane whose
+        runner is still active takes the texts at its next batch. Then the loop blocks until the
+        threads have started, at most `HANDOFF_WAIT_S`: each one needs the GIL for the Python
+        prologue of its run (tokenizer, feeds) before onnxruntime releases it, and a loop busy
+        with the call's other work would hold it until its next wait."""
+        started: list[threading.Event] = []
+        for lane in (QUERY_LANE, BACKGROUND_LANE):
+            if not self._idle(lane):
+                continue
+            if lane == QUERY_LANE:
+                batch = self.take_batch(QUERY_LANE, split=self.sharing())
+                token = None
+            else:
+                token = object()
+                if not self.sharing():
+                    continue
+                if not self._borrow(token):
+                    self._start(BACKGROUND_LANE)  # it helps once the limiter is free
+                    continue
+                batch = self.take_batch(QUERY_LANE)
+                if not batch:
+                    self.limiter.release_on_behalf_of(token)
+                    continue
+            if not batch:
+                self._start(lane)
+                continue
+            event = threading.Event()
+            future = self._hand_over(batch, lane, event)
+            started.append(event)
+            self._start(lane, Handed(batch, future, token))
+        deadline = time.perf_counter() + HANDOFF_WAIT_S
+        for event in started:
+            event.wait(max(0.0, deadline - time.perf_counter()))
+
+    def _borrow(self, token: object) -> bool:
+        """Take the background thread's limiter for `token` without waiting; False when held."""
+        try:
+            self.limiter.acquire_on_behalf_of_nowait(token)
+        except anyio.WouldBlock:
+            return False
+        return True
 
     def _idle(self, lane: int) -> bool:
         runner = self._runners.get(lane)
@@ -298,8 +354,11 @@ class EncoderPipeline:
                 executor.shutdown(wait=False)
         self._executor = self._query_executor = None
 
-    async def _run(self, lane: int) -> None:
-        """Drain one lane; once both lanes are idle, release the encoder's freed memory."""
+    async def _run(self, lane: int, first: Handed | None = None) -> None:
+        """Drain one lane (after collecting `first`, a batch `_dispatch_lone` handed over);
+        once both lanes are idle, release the encoder's freed memory."""
+        if first is not None:
+            await self._collect(first, lane)
         while True:
             while self._has_work(lane):
                 # let callers scheduled in the same loop iteration add texts to this batch
@@ -348,24 +407,39 @@ class EncoderPipeline:
         async with self.limiter:
             return await asyncio.wrap_future(self._executor.submit(function, *args))
 
-    async def in_query_thread(self, function: Callable[..., Any], *args: Any) -> Any:
-        """Run `function(*args)` on the query lane's thread."""
-        if self._query_executor is None:
-            self._query_executor = ThreadPoolExecutor(max_workers=1,
-                                                      thread_name_prefix="encoder-query")
-        return await asyncio.wrap_future(self._query_executor.submit(function, *args))
-
     async def _encode_batch(self, batch: list[Job], lane: int = BACKGROUND_LANE) -> None:
-        texts = [job.text for job in batch]
+        """Encode `batch` on the thread of `lane` (the background thread under the limiter)."""
+        if lane == QUERY_LANE:
+            await self._collect(Handed(batch, self._hand_over(batch, lane)), lane)
+            return
+        async with self.limiter:
+            await self._collect(Handed(batch, self._hand_over(batch, lane)), lane)
+
+    def _hand_over(self, batch: list[Job], lane: int,
+                   started: threading.Event | None = None) -> concurrent.futures.Future[Any]:
+        """Submit `batch` to the thread of `lane` now (no await); `started` is set by the thread
+        as it begins. A query-lane batch clears `_query_idle` until it is collected."""
         if batch[0].kind == QUERY:
             waits = self.stats.query_waits
             waits.append(max(0.0, self.wall() - min(job.queued for job in batch)))
             del waits[:-QUERY_WAITS]
-        run = self.in_query_thread if lane == QUERY_LANE else self.in_thread
         if lane == QUERY_LANE:
             self._query_idle.clear()
+            if self._query_executor is None:
+                self._query_executor = ThreadPoolExecutor(max_workers=1,
+                                                          thread_name_prefix="encoder-query")
+            executor = self._query_executor
+        else:
+            if self._executor is None:
+                self._executor = encoder_thread()
+            executor = self._executor
+        return executor.submit(self._encode, [job.text for job in batch], batch, lane, started)
+
+    async def _collect(self, handed: Handed, lane: int) -> None:
+        """Await a handed batch and give every job its vector (or the batch's error)."""
+        batch = handed.batch
         try:
-            vectors = await run(self._encode, texts, batch, lane)
+            vectors = await asyncio.wrap_future(handed.future)
         except Exception as exc:  # noqa: BLE001 - every waiter of the batch learns it
             log.warning("encoder batch of %d texts failed: %s", len(batch), exc)
             for job in batch:
@@ -374,6 +448,8 @@ class EncoderPipeline:
         finally:
             if lane == QUERY_LANE:
                 self._query_idle.set()
+            if handed.token is not None:
+                self.limiter.release_on_behalf_of(handed.token)
         for job, vector in zip(batch, vectors):
             if job.query:
                 self.queries.put(job.text, vector)
@@ -402,7 +478,7 @@ class EncoderPipeline:
                 self._wake.clear()
                 try:
                     await asyncio.wait_for(self._wake.wait(), min(PAUSE_POLL_S, deadline - now))
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     continue
                 return  # woken: a more urgent background text arrived
         finally:
@@ -430,10 +506,14 @@ class EncoderPipeline:
             job.running = True
         return batch
 
-    def _encode(self, texts: list[str], batch: list[Job], lane: int = BACKGROUND_LANE) -> Any:
+    def _encode(self, texts: list[str], batch: list[Job], lane: int = BACKGROUND_LANE,
+                started: threading.Event | None = None) -> Any:
         """Encoder thread: one batch, validated; document vectors stored in the cache here so
         the disk append stays off the event loop. A busy release runs on the background
-        thread only: a caller waiting on a capability never waits for it."""
+        thread only: a caller waiting on a capability never waits for it. `started` is set
+        first (`_dispatch_lone` waits for it)."""
+        if started is not None:
+            started.set()
         import numpy as np
 
         vectors = np.asarray(self.encoder.encode(list(texts)), dtype=np.float32)
@@ -465,6 +545,38 @@ class EncoderPipeline:
             job.future.set_exception(error)
         else:
             job.future.set_result(vector)
+
+
+class Pending:
+    """Vectors `EncoderPipeline.begin` handed over: `found` (None where `missing`), the jobs of
+    the missing texts, which this caller waits on until `leave()`."""
+
+    def __init__(self, pipeline: EncoderPipeline, found: list[Any], missing: list[int],
+                 jobs: list[Job]) -> None:
+        self.pipeline = pipeline
+        self.found = found
+        self.missing = missing
+        self.jobs = jobs
+        self._left = False
+
+    async def vectors(self) -> Any:
+        """The (len(texts), dim) float32 matrix in input order, once every job is encoded;
+        `EncodingDropped` (or the batch's error) when one was not."""
+        import numpy as np
+
+        if self.jobs:
+            for i, vector in zip(self.missing, await self.pipeline._wait(self.jobs)):
+                self.found[i] = vector
+        if not self.found:
+            return np.zeros((0, self.pipeline.dimension), dtype=np.float32)
+        return np.vstack(self.found).astype(np.float32, copy=False)
+
+    def leave(self) -> None:
+        """This caller stops waiting (once): a job nobody else waits on is dropped before it is
+        encoded."""
+        if not self._left:
+            self._left = True
+            self.pipeline._leave(self.jobs)
 
 
 def _consume(future: asyncio.Future[Any]) -> None:

@@ -7,6 +7,7 @@ aging, bounded by texts and padded tokens, a long capability alone, an optional 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -116,6 +117,16 @@ class PipelineStats:
     query_waits: list[float] = field(default_factory=list)
     """Per query-lane batch, wall seconds from its first text's arrival to the batch's start
     (the last `QUERY_WAITS` batches): what a fresh capability waited for the encoder."""
+
+
+@dataclass
+class Handed:
+    """A batch submitted to an encoder thread, not collected yet: its jobs, the thread's future
+    and the limiter token held for it (None: none held by the batch itself)."""
+
+    batch: list[Job]
+    future: concurrent.futures.Future[Any]
+    token: object | None = None
 
 
 def pick_batch(live: Sequence[Job], lane: int, aged: float, *, max_batch: int, max_tokens: int,
