@@ -21,6 +21,13 @@ contracts, capabilities — goes through `EncoderPipeline.embed`. The rules:
   flight and no background work is queued (`sharing`), a call's capabilities (from `SPLIT_AT`
   texts on) are split in halves across both threads: a second core at no one's expense. Capabilities warmed for
   later (`warm(kind=QUERY)`: nobody waits on them) are background work, behind the catalog.
+  The policy of a batch is `jobs.pick_batch`.
+* **A lone call's capabilities start at once.** While no other call is in flight, `submit`
+  hands them to the encoder threads itself (`_dispatch_lone`) instead of leaving them to a
+  runner task that would run one loop turn later, behind the call's other work; the loop then
+  blocks until the threads have started (at most `HANDOFF_WAIT_S`), so their Python prologue has
+  the GIL. `begin` returns as soon as the texts are handed over and `Pending.vectors()` awaits
+  them: the caller does its work that reads no vector in between (search/query_vectors.py).
 * **Deadlines and departures really stop work.** A job carries the latest deadline of its
   waiters (None = no deadline) and how many waiters remain. Before each batch the runner drops
   jobs whose deadline has passed (by the injected `clock`) and non-`keep` jobs whose every waiter
@@ -63,12 +70,12 @@ import anyio
 
 from ..timeslice import TimeSlice
 from .jobs import (AGING_S, BACKGROUND_LANE, DOCUMENT, INDEX, MAX_BATCH, MAX_TOKENS, QUERY,
-                   QUERY_LANE, QUERY_WAITS, EncodingDropped, Handed, Job, PipelineStats, lane_of,
-                   pick_batch, query_key, text_digest)
+                   QUERY_LANE, QUERY_WAITS, EncodingDropped, Handed, Job, Pending, PipelineStats,
+                   lane_of, pick_batch, query_key, text_digest)
 from .vector_cache import LruVectors, VectorCache
 
 __all__ = ["BACKGROUND_LANE", "DOCUMENT", "INDEX", "QUERY", "QUERY_LANE", "EncoderPipeline",
-           "EncodingDropped", "Job", "PipelineStats", "query_key"]
+           "EncodingDropped", "Job", "Pending", "PipelineStats", "query_key"]
 
 log = logging.getLogger(__name__)
 
@@ -545,38 +552,6 @@ class EncoderPipeline:
             job.future.set_exception(error)
         else:
             job.future.set_result(vector)
-
-
-class Pending:
-    """Vectors `EncoderPipeline.begin` handed over: `found` (None where `missing`), the jobs of
-    the missing texts, which this caller waits on until `leave()`."""
-
-    def __init__(self, pipeline: EncoderPipeline, found: list[Any], missing: list[int],
-                 jobs: list[Job]) -> None:
-        self.pipeline = pipeline
-        self.found = found
-        self.missing = missing
-        self.jobs = jobs
-        self._left = False
-
-    async def vectors(self) -> Any:
-        """The (len(texts), dim) float32 matrix in input order, once every job is encoded;
-        `EncodingDropped` (or the batch's error) when one was not."""
-        import numpy as np
-
-        if self.jobs:
-            for i, vector in zip(self.missing, await self.pipeline._wait(self.jobs)):
-                self.found[i] = vector
-        if not self.found:
-            return np.zeros((0, self.pipeline.dimension), dtype=np.float32)
-        return np.vstack(self.found).astype(np.float32, copy=False)
-
-    def leave(self) -> None:
-        """This caller stops waiting (once): a job nobody else waits on is dropped before it is
-        encoded."""
-        if not self._left:
-            self._left = True
-            self.pipeline._leave(self.jobs)
 
 
 def _consume(future: asyncio.Future[Any]) -> None:

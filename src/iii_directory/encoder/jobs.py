@@ -1,8 +1,9 @@
 """What the encoder pipeline (encoding.py) queues and how it cuts batches: priority classes and
 lanes, one `Job` per distinct text in flight, the pipeline's counters, and `pick_batch`, the
 batch policy (most urgent class first, texts some caller waits on first, shortest job first with
-aging, bounded by texts and padded tokens, a long capability alone, an optional split in halves).
-"""
+aging, bounded by texts and padded tokens, a long capability alone, an optional split in halves);
+a batch handed to a thread and not collected yet (`Handed`), and a caller's vectors handed over
+and not awaited yet (`Pending`)."""
 
 from __future__ import annotations
 
@@ -156,3 +157,36 @@ def pick_batch(live: Sequence[Job], lane: int, aged: float, *, max_batch: int, m
             break
         batch.append(job)
     return batch
+
+
+class Pending:
+    """Vectors `EncoderPipeline.begin` handed over: `found` (None where `missing`), the jobs of
+    the missing texts, which this caller waits on until `leave()`; `pipeline` is the
+    `EncoderPipeline` (its `_wait`, `_leave` and `dimension`)."""
+
+    def __init__(self, pipeline: Any, found: list[Any], missing: list[int],
+                 jobs: list[Job]) -> None:
+        self.pipeline = pipeline
+        self.found = found
+        self.missing = missing
+        self.jobs = jobs
+        self._left = False
+
+    async def vectors(self) -> Any:
+        """The (len(texts), dim) float32 matrix in input order, once every job is encoded;
+        `EncodingDropped` (or the batch's error) when one was not."""
+        import numpy as np
+
+        if self.jobs:
+            for i, vector in zip(self.missing, await self.pipeline._wait(self.jobs)):
+                self.found[i] = vector
+        if not self.found:
+            return np.zeros((0, self.pipeline.dimension), dtype=np.float32)
+        return np.vstack(self.found).astype(np.float32, copy=False)
+
+    def leave(self) -> None:
+        """This caller stops waiting (once): a job nobody else waits on is dropped before it is
+        encoded."""
+        if not self._left:
+            self._left = True
+            self.pipeline._leave(self.jobs)
