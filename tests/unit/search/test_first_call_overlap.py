@@ -137,3 +137,53 @@ async def test_a_caller_that_leaves_before_awaiting_drops_its_queued_text() -> N
     await anyio.wait_all_tasks_blocked()
     assert pipeline.stats.dropped == 1 and encoder.calls == 0
     await pipeline.close()
+
+
+class FailingStandIn(GatedStandIn):
+    """Once armed, every batch fails."""
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        if self.armed:
+            raise RuntimeError("the encoder broke")
+        return FakeEncoder.encode(self, texts)
+
+
+async def hybrid_directory(settings: Settings, tmp_path: Path,
+                           encoder_class: type[GatedStandIn]) -> tuple[Directory, GatedStandIn]:
+    directory = Directory(settings=settings.model_copy(update={"function_search_mode": "hybrid",
+                                                               "registry_search": False}),
+                          engine=PeerEngine(CATALOG))
+    service = directory.service(SearchService)
+    encoder = dense_lane.open_encoder(None, encoder_class=encoder_class)
+    service.use_encoder(encoder, index_factory=ExactIndex, cache_dir=tmp_path)
+    assert (await search(directory, "charge a credit card"))["search_mode"] == "hybrid"
+    await service.settle()
+    encoder.armed = True
+    return directory, encoder
+
+
+async def test_a_failed_encoder_pass_answers_from_the_lexical_lanes(
+        settings: Settings, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    directory, _ = await hybrid_directory(settings, tmp_path, FailingStandIn)
+    answer = await search(directory, "send an email to a customer")
+    assert answer["search_mode"] == "lexical"
+    assert answer["workers"][0]["namespace"] == "mail", answer["workers"]
+    assert "query embedding failed" in caplog.text
+    await directory.service(SearchService).stop()
+
+
+async def test_a_call_whose_embedding_budget_is_spent_answers_from_the_lexical_lanes(
+        settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from iii_directory.search import query_vectors
+
+    directory, encoder = await hybrid_directory(settings, tmp_path, GatedStandIn)
+    service = directory.service(SearchService)
+    assert service.dense.pipeline is not None
+    dropped = service.dense.pipeline.stats.dropped
+    monkeypatch.setattr(query_vectors, "QUERY_TIMEOUT_S", 0.0)  # the budget is spent at once
+    answer = await search(directory, "send an email to a customer")
+    assert answer["search_mode"] == "lexical"
+    assert answer["workers"][0]["namespace"] == "mail"
+    # its texts' deadline had passed when they reached the pipeline: dropped, never encoded
+    assert service.dense.pipeline.stats.dropped > dropped and not encoder.entered.is_set()
+    await service.stop()
