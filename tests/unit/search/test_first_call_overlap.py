@@ -1,5 +1,6 @@
 """A first call's capabilities reach the encoder before the call's other work, and that work runs
-while they are encoded (search/query_vectors.py, encoder/encoding.py `_dispatch_lone`).
+while they are encoded (search/query_vectors.py, encoder/encoding.py `_dispatch_lone`); a
+failed pass or a spent budget leaves the call lexical.
 
 A stand-in encoder built through `open_encoder(encoder_class=...)` holds every armed batch at a
 gate the test opens; ordering is read from the pipeline's own state (a job handed to a thread is
