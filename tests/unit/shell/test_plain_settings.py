@@ -1,17 +1,33 @@
 """`plain_settings` holds the same fields, defaults and values as the `Settings` model, from the
 same sources (defaults, `III_COMPOSE_DIR`, the configuration file's values), and hands every
-value it cannot take exactly over to the model."""
+value it cannot take exactly over to the model. Its table (`data/settings.json`) is what
+`settings_table.generate()` reads off the model, and the generator refuses a rule it cannot
+describe."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
+from pydantic import BaseModel, Field, field_validator
 
-from iii_directory import cli
-from iii_directory.config import InvalidSettings, Settings, load_settings
-from iii_directory.plain_settings import FIELDS, PlainSettings, plain_settings
+from iii_directory import cli, schemas, settings_table
+from iii_directory import plain_settings as plain_module
+from iii_directory.config import (
+    ComposeDefault,
+    InvalidSettings,
+    Settings,
+    load_settings,
+)
+from iii_directory.plain_settings import (
+    SETTINGS_PATH,
+    PlainSettings,
+    fields,
+    parse,
+    plain_settings,
+)
 
 
 def same(plain: PlainSettings, model: Settings) -> None:
@@ -24,8 +40,102 @@ def same(plain: PlainSettings, model: Settings) -> None:
     assert plain.filter_unregistered is model.filter_unregistered
 
 
+def test_the_shipped_table_equals_what_the_model_produces() -> None:
+    shipped = json.loads(SETTINGS_PATH.read_text(encoding="utf-8"))
+    assert shipped == settings_table.generate(), \
+        "data/settings.json is stale: run `python -m iii_directory.schemas --write`"
+
+
 def test_the_fields_are_the_models_in_its_order() -> None:
-    assert list(FIELDS) == list(Settings.model_fields)
+    table = fields()
+    assert table is not None
+    assert [field.name for field in table] == list(Settings.model_fields)
+
+
+class _Drifted(Settings):
+    hint_min_workers: int = Field(default=3, ge=0, le=9)
+    function_search_mode: Literal["lexical", "hybrid"] = "hybrid"
+
+
+def test_a_change_to_the_model_changes_the_table() -> None:
+    shipped = json.loads(SETTINGS_PATH.read_text(encoding="utf-8"))
+    drifted = settings_table.generate(_Drifted)
+    assert drifted != shipped
+    assert drifted["fields"]["hint_min_workers"] == {"kind": "int", "default": 3, "minimum": 0, "maximum": 9}
+    assert drifted["fields"]["function_search_mode"] == {"kind": "str", "default": "hybrid",
+                                                          "words": ["lexical", "hybrid"]}
+    assert shipped["fields"]["skills_folder"] == {"kind": "str", "compose_default": "skills"}
+
+
+class _ExclusiveBound(BaseModel):
+    size: int = Field(default=1, gt=0)
+
+
+class _LambdaFactory(BaseModel):
+    folder: str = Field(default_factory=lambda: "x")
+
+
+class _UnknownValidator(BaseModel):
+    name: str = "a"
+
+    @field_validator("name")
+    @classmethod
+    def _lower(cls, value: str) -> str:
+        return value.lower()
+
+
+class _ListField(BaseModel):
+    names: list[str] = []
+
+
+class _Forbids(BaseModel, extra="forbid"):
+    name: str = "a"
+
+
+@pytest.mark.parametrize("model", [_ExclusiveBound, _LambdaFactory, _UnknownValidator, _ListField, _Forbids])
+def test_a_rule_the_plain_reader_cannot_follow_is_refused(model: type[BaseModel]) -> None:
+    with pytest.raises(settings_table.UnsupportedField):
+        settings_table.generate(model)
+
+
+def test_write_then_check_round_trips(tmp_path: Path) -> None:
+    target = tmp_path / "settings.json"
+    assert schemas.write(target, settings_table.generate) is True
+    assert schemas.is_current(target, settings_table.generate)
+    assert fields(target) is not None and [f.name for f in fields(target) or ()] == list(Settings.model_fields)
+    document = json.loads(target.read_text(encoding="utf-8"))
+    document["fields"]["download_timeout_ms"]["minimum"] = 5
+    target.write_text(json.dumps(document), encoding="utf-8")
+    assert not schemas.is_current(target, settings_table.generate)
+
+
+@pytest.mark.parametrize("document", [
+    [], {"fields": {}}, {"fields": {"a": {"kind": "list", "default": []}}},
+    {"fields": {"a": {"kind": "str"}}}, {"fields": {"a": {"kind": "int", "compose_default": "x"}}},
+    {"fields": {"a": {"kind": "str", "default": "x", "check": "lowercase"}}},
+    {"fields": {"a": {"kind": "str", "default": "x", "words": "x"}}},
+])
+def test_a_malformed_table_is_refused(document: Any) -> None:
+    with pytest.raises(ValueError):
+        parse(document)
+
+
+def test_without_a_readable_table_the_model_reads_the_settings(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    broken = tmp_path / "settings.json"
+    broken.write_text("{not json", encoding="utf-8")
+    assert fields(broken) is None and fields(tmp_path / "missing.json") is None
+    monkeypatch.setattr(plain_module, "fields", lambda: None)
+    assert plain_settings(None) is None
+    assert isinstance(cli.quick_settings(None), Settings)
+
+
+def test_compose_default_follows_the_variable_when_called(monkeypatch: pytest.MonkeyPatch) -> None:
+    factory = ComposeDefault("skills")
+    monkeypatch.delenv("III_COMPOSE_DIR", raising=False)
+    assert factory() == "skills"
+    monkeypatch.setenv("III_COMPOSE_DIR", "/srv/p")
+    assert factory() == "/srv/p/skills" and repr(factory) == "ComposeDefault('skills')"
 
 
 @pytest.mark.parametrize("compose_dir", [None, "/srv/project/./x", "rel/dir"])
