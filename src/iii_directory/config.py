@@ -15,7 +15,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .config_base import (  # noqa: F401  (re-exported: the model's users import them from here)
     CONFIG_ID,
-    ComposeDefault,
     InvalidSettings,
     compose_default,
     config_id,
@@ -39,6 +38,24 @@ restart (`TOPOLOGY_FIELDS`, derived from the model below)."""
 
 SearchMode = Literal["lexical", "hybrid", "judge"]
 JudgeQuestion = Literal["noul", "choice", "tournament"]
+
+
+class ComposeDefault:
+    """A folder default that follows `III_COMPOSE_DIR`: calling it answers
+    `compose_default(rel)`. The model uses it as a default factory, and the plain settings table
+    (`data/settings.json`) records its `rel`, so both compute the same default. (Here, not in
+    `config_base`: a class costs its creation on every `call`, which reads only the table.)"""
+
+    __slots__ = ("rel",)
+
+    def __init__(self, rel: str) -> None:
+        self.rel = rel
+
+    def __call__(self) -> str:
+        return compose_default(self.rel)
+
+    def __repr__(self) -> str:
+        return f"ComposeDefault({self.rel!r})"
 
 
 class Settings(BaseModel):

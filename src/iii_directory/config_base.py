@@ -31,23 +31,6 @@ def compose_default(rel: str) -> str:
     return os.path.normpath(os.path.join(os.path.abspath(base), rel))
 
 
-class ComposeDefault:
-    """A folder default that follows `III_COMPOSE_DIR`: calling it answers
-    `compose_default(rel)`. The settings model uses it as a default factory, and the plain
-    settings table (`data/settings.json`) records its `rel`, so both compute the same default."""
-
-    __slots__ = ("rel",)
-
-    def __init__(self, rel: str) -> None:
-        self.rel = rel
-
-    def __call__(self) -> str:
-        return compose_default(self.rel)
-
-    def __repr__(self) -> str:
-        return f"ComposeDefault({self.rel!r})"
-
-
 def registry_base(value: str) -> str:
     """`registry_url` as the settings hold it: trimmed, without trailing `/`; ValueError unless
     it starts with `http://` or `https://`."""

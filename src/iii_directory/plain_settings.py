@@ -23,91 +23,82 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config_base import compose_default, registry_base, resolve_path, web_base
-
-log = logging.getLogger(__name__)
 
 SETTINGS_PATH = Path(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "settings.json"))
 
 _KINDS = ("str", "str?", "bool", "int", "float")
+
+COLUMNS = ("name", "kind", "default", "compose_default", "minimum", "maximum", "words", "check")
+"""The table's columns, one row per field in the model's order: `kind` is `str`, `str?` (a
+string or null), `bool`, `int` or `float`; `compose_default` the folder under `III_COMPOSE_DIR`
+that replaces `default`; `minimum` / `maximum` a number's inclusive bounds (null: unbounded);
+`words` the values a string may take (null: any); `check` a named rule (`CHECKS`)."""
 
 CHECKS: dict[str, Callable[[str], str]] = {"http_url": registry_base}
 """A field's named check → the function that answers its value as the model holds it, or raises
 ValueError (the model's validator calls the same function)."""
 
 
-class Field:
-    """One row of the table: `compose` is the `rel` of a default under `III_COMPOSE_DIR` (then
-    `default` is unused); `rule` is (minimum, maximum) of a number, None meaning unbounded, or
-    the words a string allows (empty: any). A plain class: a named tuple or a dataclass would
-    compile code at import, on every `call`."""
-
-    __slots__ = ("check", "compose", "default", "kind", "name", "rule")
-
-    def __init__(self, name: str, kind: str, default: Any, compose: str | None, rule: tuple[Any, ...],
-                 check: Callable[[str], str] | None) -> None:
-        self.name, self.kind, self.default, self.compose = name, kind, default, compose
-        self.rule, self.check = rule, check
+if TYPE_CHECKING:  # a row is a plain tuple: a class would cost its creation on every `call`
+    Field = tuple[str, str, Any, str | None, tuple[Any, ...], Callable[[str], str] | None]
 
 
 def parse(document: Any) -> tuple[Field, ...]:
-    """The rows of the table's JSON document; ValueError on a wrong shape or an unknown kind
-    or check."""
-    entries = document.get("fields") if isinstance(document, dict) else None
-    if not isinstance(entries, dict) or not entries:
-        raise ValueError("no `fields` object")
-    rows = []
-    for name, entry in entries.items():
-        kind = entry.get("kind") if isinstance(entry, dict) else None
-        if kind not in _KINDS:
-            raise ValueError(f"field {name!r}: unknown kind {kind!r}")
-        compose = entry.get("compose_default")
-        if compose is not None and (kind != "str" or not isinstance(compose, str)):
-            raise ValueError(f"field {name!r}: compose_default must name a folder of a string field")
-        if compose is None and "default" not in entry:
-            raise ValueError(f"field {name!r}: no default")
-        if kind in ("int", "float"):
-            rule: tuple[Any, ...] = (entry.get("minimum"), entry.get("maximum"))
-        else:
-            words = entry.get("words", [])
-            if not isinstance(words, list) or not all(isinstance(word, str) for word in words):
-                raise ValueError(f"field {name!r}: words must be a list of strings")
-            rule = tuple(words)
-        check_name = entry.get("check")
-        if check_name is not None and check_name not in CHECKS:
-            raise ValueError(f"field {name!r}: unknown check {check_name!r}")
-        rows.append(Field(name, kind, entry.get("default"), compose, rule,
-                          CHECKS[check_name] if check_name is not None else None))
+    """The rows of the table's JSON document (`COLUMNS`); ValueError on a wrong shape, an
+    unknown kind or check, or a folder default of a field that is not a string."""
+    try:
+        if list(document["columns"]) != list(COLUMNS) or not document["fields"]:
+            raise ValueError("the columns are not plain_settings.COLUMNS, or there are no fields")
+        rows = []
+        for name, kind, default, compose, low, high, words, check in document["fields"]:
+            if kind not in _KINDS or (check is not None and check not in CHECKS):
+                raise ValueError(f"field {name!r}: unknown kind {kind!r} or check {check!r}")
+            if compose is not None and (kind != "str" or not isinstance(compose, str)):
+                raise ValueError(f"field {name!r}: compose_default must name a folder of a string field")
+            if kind in ("int", "float"):
+                rule: tuple[Any, ...] = (low, high)
+            elif words is None:
+                rule = ()
+            elif all(isinstance(word, str) for word in words):
+                rule = tuple(words)
+            else:
+                raise ValueError(f"field {name!r}: words must be strings")
+            rows.append((name, kind, default, compose, rule, CHECKS[check] if check is not None else None))
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"not a settings table: {exc!r}") from None
     return tuple(rows)
 
 
 @functools.cache
 def fields(path: Path = SETTINGS_PATH) -> tuple[Field, ...] | None:
-    """The shipped table's rows (read once per process); None when the file is missing or
-    malformed (then the model reads the settings)."""
+    """The shipped table's rows (read once per process) as (name, kind, default, compose, rule,
+    check): `compose` is the `rel` of a default under `III_COMPOSE_DIR` (then `default` is
+    unused); `rule` is (minimum, maximum) of a number, None meaning unbounded, or the words a
+    string allows (empty: any); `check` the function of the field's named check. None when the
+    file is missing or malformed (then the model reads the settings)."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            return parse(json.load(handle))
+        with open(path, "rb") as handle:
+            return parse(json.loads(handle.read()))
     except (OSError, ValueError) as exc:
-        log.debug("no plain settings table (%s): %s", path, exc)
+        logging.getLogger(__name__).debug("no plain settings table (%s): %s", path, exc)
         return None
 
 
-def _exact(field: Field, value: Any) -> Any:
-    """`value` as the model would hold it when it is already of the field's exact type, within
-    its rule and through its check; `_NEEDS_MODEL` otherwise."""
-    kind, rule = field.kind, field.rule
+def _exact(kind: str, rule: tuple[Any, ...], check: Callable[[str], str] | None, value: Any) -> Any:
+    """`value` as the model would hold it when it is already of the field's exact type (`kind`),
+    within its `rule` and through its `check`; `_NEEDS_MODEL` otherwise."""
     if kind == "str?" and value is None:
         return None
     if kind in ("str", "str?"):
         if not isinstance(value, str) or (rule and value not in rule):
             return _NEEDS_MODEL
-        if field.check is None:
+        if check is None:
             return value
         try:
-            return field.check(value)
+            return check(value)
         except ValueError:
             return _NEEDS_MODEL  # the model's validator words the error
     if kind == "bool":
@@ -164,15 +155,15 @@ def plain_settings(value: Mapping[str, Any] | None) -> PlainSettings | None:
         return None
     given = value or {}
     out: dict[str, Any] = {}
-    for field in table:
-        if field.name in given:
-            raw = given[field.name]
-        elif field.compose is not None:
-            raw = compose_default(field.compose)
+    for name, kind, default, compose, rule, check in table:
+        if name in given:
+            raw = given[name]
+        elif compose is not None:
+            raw = compose_default(compose)
         else:
-            raw = field.default
-        raw = _exact(field, raw)
+            raw = default
+        raw = _exact(kind, rule, check, raw)
         if raw is _NEEDS_MODEL:
             return None
-        out[field.name] = raw
+        out[name] = raw
     return PlainSettings(out)

@@ -27,6 +27,7 @@ from .plain_settings import SETTINGS_PATH
 from .published import GENERATOR, SCHEMAS_PATH
 
 Producer = Callable[[], dict[str, Any]]
+Renderer = Callable[[dict[str, Any]], str]
 
 
 def generate() -> dict[str, Any]:
@@ -47,14 +48,16 @@ def render(document: dict[str, Any]) -> str:
     return json.dumps(document, indent=1, ensure_ascii=False) + "\n"
 
 
-def documents() -> list[tuple[Path, Producer]]:
-    """Every generated file and the function that produces its document."""
-    return [(SCHEMAS_PATH, generate), (SETTINGS_PATH, settings_table.generate)]
+def documents() -> list[tuple[Path, Producer, Renderer]]:
+    """Every generated file, the function that produces its document and the one that writes
+    it as text."""
+    return [(SCHEMAS_PATH, generate, render), (SETTINGS_PATH, settings_table.generate, settings_table.render)]
 
 
-def write(path: Path = SCHEMAS_PATH, produce: Producer = generate) -> bool:
-    """Write `produce()`'s document to `path` atomically when it changed; whether it did."""
-    text = render(produce())
+def write(path: Path = SCHEMAS_PATH, produce: Producer = generate, as_text: Renderer = render) -> bool:
+    """Write `produce()`'s document to `path` (as `as_text` words it) atomically when it
+    changed; whether it did."""
+    text = as_text(produce())
     try:
         if path.read_text(encoding="utf-8") == text:
             return False
@@ -89,17 +92,17 @@ def is_current(path: Path = SCHEMAS_PATH, produce: Producer = generate) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m iii_directory.schemas", description=__doc__.split("\n")[0])
     action = parser.add_mutually_exclusive_group(required=True)
-    names = " and ".join(path.name for path, _ in documents())
+    names = " and ".join(path.name for path, _, _ in documents())
     action.add_argument("--write", action="store_true", help=f"(re)write {names}")
     action.add_argument("--check", action="store_true", help="exit 1 when a shipped file is stale")
     args = parser.parse_args(argv)
     if args.write:
-        for path, produce in documents():
-            changed = write(path, produce)
+        for path, produce, as_text in documents():
+            changed = write(path, produce, as_text)
             print(f"{path}: {'written' if changed else 'unchanged'}")
         return 0
     stale = 0
-    for path, produce in documents():
+    for path, produce, _ in documents():
         if is_current(path, produce):
             print(f"{path}: current")
         else:

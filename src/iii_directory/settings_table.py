@@ -3,12 +3,13 @@
 their bounds. `python -m iii_directory.schemas --write` writes it beside `data/schemas.json`, and
 a unit test fails when the shipped file differs from what the model produces.
 
-One entry per field, in the model's order:
+One row per field, in the model's order, in the columns `plain_settings.COLUMNS` (rows of
+arrays: the file is read on every `call`, and arrays parse faster than objects):
 
 * `kind`: `str`, `str?` (a string or null), `bool`, `int` or `float`;
-* `default`: the default value, or `compose_default`: the `rel` of a `config_base.ComposeDefault`
+* `default`: the default value, or `compose_default`: the `rel` of a `config.ComposeDefault`
   factory (the folder follows `III_COMPOSE_DIR` when the settings are read);
-* `minimum` / `maximum`: the inclusive bounds of a number (`ge` / `le`), absent when unbounded;
+* `minimum` / `maximum`: the inclusive bounds of a number (`ge` / `le`), null when unbounded;
 * `words`: the values a `Literal` of strings allows;
 * `check`: a named rule of a field validator (`CHECKS`), applied by `plain_settings` too.
 
@@ -19,6 +20,7 @@ factory or validator it does not know, a model validator, another `extra` policy
 
 from __future__ import annotations
 
+import json
 import types
 from typing import Any, Literal, Union, get_args, get_origin
 
@@ -26,8 +28,8 @@ import annotated_types
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from .config import Settings
-from .config_base import ComposeDefault
+from .config import ComposeDefault, Settings
+from .plain_settings import COLUMNS
 from .published import GENERATOR
 
 CHECKS: dict[str, str] = {"_registry_base": "http_url"}
@@ -122,4 +124,13 @@ def generate(model: type[BaseModel] = Settings) -> dict[str, Any]:
     unknown = set(checks) - set(fields)
     if unknown:
         raise UnsupportedField(f"validators of unknown fields: {sorted(unknown)}")
-    return {"generated_by": GENERATOR, "fields": fields}
+    rows = [[name, *(entry.get(column) for column in COLUMNS[1:])] for name, entry in fields.items()]
+    return {"generated_by": GENERATOR, "columns": list(COLUMNS), "fields": rows}
+
+
+def render(document: dict[str, Any]) -> str:
+    """The document as JSON text with one field's row per line."""
+    head = [f" {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}," for key, value in document.items()
+            if key != "fields"]
+    rows = ",\n".join(f"  {json.dumps(row, ensure_ascii=False)}" for row in document["fields"])
+    return "\n".join(["{", *head, ' "fields": [', rows, " ]", "}"]) + "\n"

@@ -49,7 +49,7 @@ def test_the_shipped_table_equals_what_the_model_produces() -> None:
 def test_the_fields_are_the_models_in_its_order() -> None:
     table = fields()
     assert table is not None
-    assert [field.name for field in table] == list(Settings.model_fields)
+    assert [field[0] for field in table] == list(Settings.model_fields)
 
 
 class _Drifted(Settings):
@@ -57,14 +57,23 @@ class _Drifted(Settings):
     function_search_mode: Literal["lexical", "hybrid"] = "hybrid"
 
 
+def _row(document: dict[str, Any], name: str) -> dict[str, Any]:
+    """The table's row of `name` as a mapping of its columns."""
+    (row,) = [row for row in document["fields"] if row[0] == name]
+    return dict(zip(document["columns"], row, strict=True))
+
+
 def test_a_change_to_the_model_changes_the_table() -> None:
     shipped = json.loads(SETTINGS_PATH.read_text(encoding="utf-8"))
     drifted = settings_table.generate(_Drifted)
     assert drifted != shipped
-    assert drifted["fields"]["hint_min_workers"] == {"kind": "int", "default": 3, "minimum": 0, "maximum": 9}
-    assert drifted["fields"]["function_search_mode"] == {"kind": "str", "default": "hybrid",
-                                                          "words": ["lexical", "hybrid"]}
-    assert shipped["fields"]["skills_folder"] == {"kind": "str", "compose_default": "skills"}
+    assert _row(drifted, "hint_min_workers") == {"name": "hint_min_workers", "kind": "int", "default": 3,
+                                                 "compose_default": None, "minimum": 0, "maximum": 9,
+                                                 "words": None, "check": None}
+    assert _row(drifted, "function_search_mode")["words"] == ["lexical", "hybrid"]
+    assert _row(drifted, "function_search_mode")["default"] == "hybrid"
+    assert _row(shipped, "skills_folder")["compose_default"] == "skills"
+    assert _row(shipped, "registry_url")["check"] == "http_url"
 
 
 class _ExclusiveBound(BaseModel):
@@ -100,20 +109,27 @@ def test_a_rule_the_plain_reader_cannot_follow_is_refused(model: type[BaseModel]
 
 def test_write_then_check_round_trips(tmp_path: Path) -> None:
     target = tmp_path / "settings.json"
-    assert schemas.write(target, settings_table.generate) is True
+    assert schemas.write(target, settings_table.generate, settings_table.render) is True
     assert schemas.is_current(target, settings_table.generate)
-    assert fields(target) is not None and [f.name for f in fields(target) or ()] == list(Settings.model_fields)
+    assert schemas.write(target, settings_table.generate, settings_table.render) is False
+    assert [f[0] for f in fields(target) or ()] == list(Settings.model_fields)
     document = json.loads(target.read_text(encoding="utf-8"))
-    document["fields"]["download_timeout_ms"]["minimum"] = 5
+    document["fields"][9][4] = 5  # download_timeout_ms's minimum
     target.write_text(json.dumps(document), encoding="utf-8")
     assert not schemas.is_current(target, settings_table.generate)
 
 
+COLUMNS = ["name", "kind", "default", "compose_default", "minimum", "maximum", "words", "check"]
+
+
 @pytest.mark.parametrize("document", [
-    [], {"fields": {}}, {"fields": {"a": {"kind": "list", "default": []}}},
-    {"fields": {"a": {"kind": "str"}}}, {"fields": {"a": {"kind": "int", "compose_default": "x"}}},
-    {"fields": {"a": {"kind": "str", "default": "x", "check": "lowercase"}}},
-    {"fields": {"a": {"kind": "str", "default": "x", "words": "x"}}},
+    [], {"fields": []}, {"columns": COLUMNS, "fields": []}, {"columns": COLUMNS[:-1], "fields": [["a"]]},
+    {"columns": COLUMNS, "fields": [["a", "list", [], None, None, None, None, None]]},
+    {"columns": COLUMNS, "fields": [["a", "str", "x", None, None, None]]},
+    {"columns": COLUMNS, "fields": [["a", "int", None, "x", None, None, None, None]]},
+    {"columns": COLUMNS, "fields": [["a", "str", "x", None, None, None, None, "lowercase"]]},
+    {"columns": COLUMNS, "fields": [["a", "str", "x", None, None, None, [1], None]]},
+    {"columns": COLUMNS, "fields": 3},
 ])
 def test_a_malformed_table_is_refused(document: Any) -> None:
     with pytest.raises(ValueError):
