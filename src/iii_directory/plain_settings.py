@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from .config_base import compose_default, registry_base, resolve_path, web_base
 
-SETTINGS_PATH = Path(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "settings.json"))
+SETTINGS_PATH = Path(os.path.dirname(os.path.abspath(__file__)), "data", "settings.json")
 
 _KINDS = ("str", "str?", "bool", "int", "float")
 
@@ -87,31 +87,31 @@ def fields(path: Path = SETTINGS_PATH) -> tuple[Field, ...] | None:
         return None
 
 
-def _exact(kind: str, rule: tuple[Any, ...], check: Callable[[str], str] | None, value: Any) -> Any:
+def exact(kind: str, rule: tuple[Any, ...], check: Callable[[str], str] | None, value: Any) -> Any:
     """`value` as the model would hold it when it is already of the field's exact type (`kind`),
-    within its `rule` and through its `check`; `_NEEDS_MODEL` otherwise."""
+    within its `rule` and through its `check`; `NEEDS_MODEL` otherwise."""
     if kind == "str?" and value is None:
         return None
     if kind in ("str", "str?"):
         if not isinstance(value, str) or (rule and value not in rule):
-            return _NEEDS_MODEL
+            return NEEDS_MODEL
         if check is None:
             return value
         try:
             return check(value)
         except ValueError:
-            return _NEEDS_MODEL  # the model's validator words the error
+            return NEEDS_MODEL  # the model's validator words the error
     if kind == "bool":
-        return value if isinstance(value, bool) else _NEEDS_MODEL
+        return value if isinstance(value, bool) else NEEDS_MODEL
     if isinstance(value, bool) or not isinstance(value, int if kind == "int" else (int, float)):
-        return _NEEDS_MODEL
+        return NEEDS_MODEL
     low, high = rule
     if (low is not None and value < low) or (high is not None and value > high):
-        return _NEEDS_MODEL
+        return NEEDS_MODEL
     return float(value) if kind == "float" else value
 
 
-_NEEDS_MODEL = object()
+NEEDS_MODEL = object()
 
 
 class PlainSettings:
@@ -148,8 +148,7 @@ class PlainSettings:
 
 def plain_settings(value: Mapping[str, Any] | None) -> PlainSettings | None:
     """The settings of a configuration value (`None` = defaults) when every known field is
-    exact (see the module's rule); None when the model must build them. Defaults pass the same
-    rule, as the model validates its defaults."""
+    exact (see the module's rule); None when the model must build them."""
     table = fields()
     if table is None:
         return None
@@ -157,13 +156,12 @@ def plain_settings(value: Mapping[str, Any] | None) -> PlainSettings | None:
     out: dict[str, Any] = {}
     for name, kind, default, compose, rule, check in table:
         if name in given:
-            raw = given[name]
+            raw = exact(kind, rule, check, given[name])
+            if raw is NEEDS_MODEL:
+                return None
         elif compose is not None:
             raw = compose_default(compose)
         else:
-            raw = default
-        raw = _exact(kind, rule, check, raw)
-        if raw is _NEEDS_MODEL:
-            return None
+            raw = default  # exact by construction (`settings_table` refuses any other default)
         out[name] = raw
     return PlainSettings(out)

@@ -29,7 +29,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from .config import ComposeDefault, Settings
-from .plain_settings import COLUMNS
+from .plain_settings import COLUMNS, NEEDS_MODEL, exact, parse
 from .published import GENERATOR
 
 CHECKS: dict[str, str] = {"_registry_base": "http_url"}
@@ -125,12 +125,31 @@ def generate(model: type[BaseModel] = Settings) -> dict[str, Any]:
     if unknown:
         raise UnsupportedField(f"validators of unknown fields: {sorted(unknown)}")
     rows = [[name, *(entry.get(column) for column in COLUMNS[1:])] for name, entry in fields.items()]
-    return {"generated_by": GENERATOR, "columns": list(COLUMNS), "fields": rows}
+    document = {"generated_by": GENERATOR, "columns": list(COLUMNS), "fields": rows}
+    _defaults_are_exact(document)
+    return document
+
+
+def _defaults_are_exact(document: dict[str, Any]) -> None:
+    """UnsupportedField unless every default is one `plain_settings` may take as it stands
+    (it does not re-check them): a value its own rule and check leave unchanged, and a folder
+    default only on a string field without words or check."""
+    for name, kind, default, compose, rule, check in parse(document):
+        if compose is not None:
+            if rule or check is not None:
+                raise UnsupportedField(f"{name}: a folder default on a field with words or a check")
+            continue
+        held = exact(kind, rule, check, default)
+        if held is NEEDS_MODEL or held != default or type(held) is not type(default):
+            raise UnsupportedField(f"{name}: default {default!r} is not exact under its own rule")
 
 
 def render(document: dict[str, Any]) -> str:
-    """The document as JSON text with one field's row per line."""
-    head = [f" {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}," for key, value in document.items()
-            if key != "fields"]
-    rows = ",\n".join(f"  {json.dumps(row, ensure_ascii=False)}" for row in document["fields"])
-    return "\n".join(["{", *head, ' "fields": [', rows, " ]", "}"]) + "\n"
+    """The document as compact JSON text (read on every `call`) with one field's row per line."""
+
+    def compact(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+    head = [f"{compact(key)}:{compact(value)}," for key, value in document.items() if key != "fields"]
+    rows = ",\n".join(compact(row) for row in document["fields"])
+    return "\n".join(["{", *head, '"fields":[', rows, "]}"]) + "\n"

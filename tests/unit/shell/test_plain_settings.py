@@ -7,6 +7,7 @@ describe."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -101,9 +102,32 @@ class _Forbids(BaseModel, extra="forbid"):
     name: str = "a"
 
 
-@pytest.mark.parametrize("model", [_ExclusiveBound, _LambdaFactory, _UnknownValidator, _ListField, _Forbids])
-def test_a_rule_the_plain_reader_cannot_follow_is_refused(model: type[BaseModel]) -> None:
-    with pytest.raises(settings_table.UnsupportedField):
+class _DefaultOutOfBounds(BaseModel):
+    size: int = Field(default=0, ge=1)
+
+
+class _FolderDefaultWithWords(BaseModel):
+    folder: Literal["a", "b"] = Field(default_factory=ComposeDefault("a"))
+
+
+class _UnnormalisedCheckedDefault(BaseModel):
+    registry_url: str = "https://api.example.dev/"
+
+    @field_validator("registry_url")
+    @classmethod
+    def _registry_base(cls, value: str) -> str:
+        return value.strip().rstrip("/")
+
+
+@pytest.mark.parametrize(("model", "reason"), [
+    (_ExclusiveBound, "constraint Gt"), (_LambdaFactory, "is not a ComposeDefault"),
+    (_UnknownValidator, "_lower has no plain rule"), (_ListField, "has no plain kind"),
+    (_Forbids, "ignores unknown keys"), (_DefaultOutOfBounds, "default 0 is not exact"),
+    (_FolderDefaultWithWords, "folder default on a field with words"),
+    (_UnnormalisedCheckedDefault, "default 'https://api.example.dev/' is not exact"),
+])
+def test_a_rule_the_plain_reader_cannot_follow_is_refused(model: type[BaseModel], reason: str) -> None:
+    with pytest.raises(settings_table.UnsupportedField, match=re.escape(reason)):
         settings_table.generate(model)
 
 
