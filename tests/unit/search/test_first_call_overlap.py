@@ -8,6 +8,7 @@ gate the test opens; ordering is read from the pipeline's own state (a job hande
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,16 @@ async def wait_for_thread_event(event: threading.Event) -> None:
         await anyio.to_thread.run_sync(event.wait, 0.05)
 
 
+async def drain(service: SearchService) -> None:
+    """Wait until the pipeline holds no text (the fusion's views a first hybrid call queued in
+    the background, say), so that only the call under test reaches the gate."""
+    pipeline = service.dense.pipeline
+    assert pipeline is not None
+    while pipeline.pending():
+        await asyncio.gather(*(asyncio.shield(job.future) for job in pipeline._pending.values()),
+                             return_exceptions=True)
+
+
 def running_queries(service: SearchService) -> list[str]:
     pipeline = service.dense.pipeline
     assert pipeline is not None
@@ -69,6 +80,7 @@ async def test_a_lone_calls_capability_is_encoding_before_its_lexical_work_start
     warm = await search(directory, "charge a credit card")  # index, views, side lanes
     assert warm["search_mode"] == "hybrid"
     await service.settle()
+    await drain(service)
 
     seen: list[list[str]] = []
     real = call_module.lexical_lane
@@ -159,6 +171,7 @@ async def hybrid_directory(settings: Settings, tmp_path: Path,
     service.use_encoder(encoder, index_factory=ExactIndex, cache_dir=tmp_path)
     assert (await search(directory, "charge a credit card"))["search_mode"] == "hybrid"
     await service.settle()
+    await drain(service)
     encoder.armed = True
     return directory, encoder
 
