@@ -251,6 +251,14 @@ def walk_markdown(root: Path, *, suffix: str = ".md") -> list[Found]:
     return found
 
 
+def remembered_walk(root: Path, walked: list[Found], *, suffix: str = ".md") -> bool:
+    """True when `walked` is the walk of `root` that `walk_markdown` remembers: while it is, every
+    call hands back this very list (its folders are provably unchanged), so a result derived
+    from it alone may be reused by identity."""
+    memo = _WALKS.get((str(root), suffix))
+    return memo is not None and memo[1] is walked
+
+
 MAX_WALKS = 64
 _WALKS: dict[tuple[str, str], tuple[tuple[tuple[Path, Listing], ...], list[Found]]] = {}
 """Root → (every folder of its last walk with the cached listing it came from, the result).
@@ -311,6 +319,10 @@ def _walk(
             yield from _walk(path, prefix + (name,), real_root, below, listings, trace)
         return
     before = listings.before(directory)
+    if before is None:  # cannot be stat-ed (missing, not a folder, not reachable): nor listed
+        if trace is not None:
+            trace.append(_UNTRACEABLE)
+        return
     try:
         entries = listings.scan(directory)
     except OSError as exc:
@@ -363,16 +375,16 @@ def top_level_dirs(root: Path) -> frozenset[str]:
     if cached is not None:
         return frozenset(name for name, _ in cached.folders)
     try:
-        real_root = root.resolve()
         entries = list(os.scandir(root))
-    except (OSError, RuntimeError):
+    except OSError:
         return frozenset()
+    real = _RealRoot(root)  # resolved only when a symlink has to be judged
     names = set()
     for entry in entries:
         try:
             if not entry.is_dir(follow_symlinks=True):
                 continue
-            if entry.is_symlink() and not really_within(real_root, Path(entry.path)):
+            if entry.is_symlink() and not really_within(real.get(), Path(entry.path)):
                 continue
         except OSError:
             continue
