@@ -331,9 +331,13 @@ async def _side_result(call: SearchCall, kind: str, entries: Sequence[SkillEntry
                        candidates: dict[str, Candidate]) -> SideResult:
     """Rank one side lane per query, merge the lanes round-robin up to `SIDE_BUDGET`, and
     answer the entries' rows (None when nothing survives)."""
-    by_id = {entry.id: entry for entry in entries}
     lanes, judged = await _rank_side(call, kind, documents, queries, candidates)
     ids = round_robin([[doc_id for doc_id, _ in lane] for lane in lanes], SIDE_BUDGET)
+    wanted = set(ids)
+    by_id: dict[str, SkillEntry | TriggerEntry] = {}  # the chosen ids' entries (the last one of a repeated id)
+    for entry in entries:
+        if entry.id in wanted:
+            by_id[entry.id] = entry
     rows = [by_id[i].row() for i in ids if i in by_id]
     return SideResult(rows or None, judged)
 
