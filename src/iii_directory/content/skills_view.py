@@ -311,6 +311,54 @@ def _walk_token(root: Path, walked: list[Found]) -> object | None:
     return None
 
 
+@dataclass(frozen=True)
+class _Roots:
+    """What `build_view` reads of the settings and the process: the resolved roots and the
+    project root holding `kits.lock`."""
+
+    local: Path
+    skills: Path
+    agent_roots: tuple[Path, ...]
+    nested: bool
+    """The local root is the skills root itself."""
+    project: Path
+
+
+ROOT_INPUTS = ("local_skills_folder", "skills_folder", "agents_skills_folder",
+               "global_agents_skills_folder")
+RESOLUTION_ENVIRONMENT = ("HOME", "USERPROFILE", "III_COMPOSE_DIR", "III_COMPOSE_FILE")
+"""The variables root resolution reads (`config_base.resolve_path`, `project_root`)."""
+MAX_ROOTS = 16
+_ROOTS: dict[tuple[Any, ...], _Roots] = {}
+
+
+def _roots_of(settings: Settings) -> _Roots:
+    """The roots of `settings`, resolved now (docs/rules/surfaces.md §2.2): remembered under
+    everything resolution reads — the four folder settings, `RESOLUTION_ENVIRONMENT` and the
+    working directory — so an unchanged process resolves no path again."""
+    from ..config_base import project_root
+
+    try:
+        cwd = os.getcwd()
+    except OSError:  # no working directory: resolve (and fail) as the helpers do
+        cwd = None
+    environ = os.environ
+    key = (tuple(getattr(settings, name) for name in ROOT_INPUTS),
+           tuple(environ.get(name) for name in RESOLUTION_ENVIRONMENT), cwd)
+    found = _ROOTS.get(key) if cwd is not None else None
+    if found is None:
+        local = local_skills_root(settings)
+        skills = skills_root(settings)
+        found = _Roots(local, skills, tuple(agent_skills_roots(settings)),
+                       same_path(local, skills), project_root())
+        if cwd is not None:
+            with _VIEWS_LOCK:
+                while len(_ROOTS) >= MAX_ROOTS:
+                    del _ROOTS[next(iter(_ROOTS))]
+                _ROOTS[key] = found
+    return found
+
+
 def build_view(settings: Settings, installed: frozenset[str] | None,
                row_facts: StatCache[Any] | None = None) -> SkillsView:
     """Compute the visible set (§3.4) for `settings` and an installed-worker set (None = unknown).
@@ -319,12 +367,10 @@ def build_view(settings: Settings, installed: frozenset[str] | None,
     walk_markdown`), one for a missing root, the agent-skills roots and the kits lock — and
     reuses the view of an earlier call when all of that, the roots, the installed set and the
     filter are equal (`_VIEWS`): merging, filtering and sorting are then skipped."""
-    local = local_skills_root(settings)
-    skills = skills_root(settings)
-    agent_roots = agent_skills_roots(settings)
-    kits = kit_namespaces()
+    roots = _roots_of(settings)
+    local, skills, agent_roots, nested = roots.local, roots.skills, roots.agent_roots, roots.nested
+    kits = kit_namespaces(roots.project)
     agent_entries = [scan_agent_skills_root(root) for root in agent_roots]
-    nested = same_path(local, skills)
     local_walk = walk_markdown(local)
     skills_walk = local_walk if nested else walk_markdown(skills)
     local_token = _walk_token(local, local_walk)
@@ -335,7 +381,7 @@ def build_view(settings: Settings, installed: frozenset[str] | None,
     key: tuple[Any, ...] | None = None
     if local_token is not None and skills_token is not None:
         key = (str(local), str(skills), local_token, skills_token, local_tops, skills_tops,
-               tuple(str(root) for root in agent_roots), tuple(tuple(e) for e in agent_entries),
+               agent_roots, tuple(tuple(e) for e in agent_entries),
                kits, installed, settings.filter_unregistered, row_facts)
         hit = _VIEWS.get(key)  # a walk's id is its own: the entry holds the walk alive
         if hit is not None:
@@ -369,7 +415,7 @@ def build_view(settings: Settings, installed: frozenset[str] | None,
         visibility=visibility,
         skills_root=skills,
         local_root=local,
-        agent_roots=tuple(agent_roots),
+        agent_roots=agent_roots,
         agents_namespaces=agents_namespaces,
         row_facts=row_facts,
     )

@@ -141,3 +141,21 @@ def test_fresh_or_unreadable_files_are_read_on_every_call(
     assert [e.id for e in gone.entries(view, facts)] == ["mail"]
     assert [e.id for e in gone.entries(view, facts)] == ["mail"]
     assert len(facts.read) == 4
+
+
+def test_relative_roots_follow_the_working_directory_and_home(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settled: None) -> None:
+    relative = Settings(skills_folder="skills", local_skills_folder="skills/iii",
+                        agents_skills_folder="~/agent-skills", filter_unregistered=False)
+    for name in ("a", "b"):
+        write(tmp_path / name / "skills", f"{name}-only/index.md")
+        write(tmp_path / name / "agent-skills", f"{name}-agent/SKILL.md")
+    monkeypatch.delenv("III_COMPOSE_DIR", raising=False)
+    monkeypatch.delenv("III_COMPOSE_FILE", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "a"))
+    monkeypatch.chdir(tmp_path / "a")
+    assert ids(build_view(relative, None)) == ["a-agent/index", "a-only/index"]
+    monkeypatch.chdir(tmp_path / "b")
+    assert ids(build_view(relative, None)) == ["a-agent/index", "b-only/index"]
+    monkeypatch.setenv("HOME", str(tmp_path / "b"))
+    assert ids(build_view(relative, None)) == ["b-agent/index", "b-only/index"]
