@@ -159,3 +159,22 @@ def test_relative_roots_follow_the_working_directory_and_home(
     assert ids(build_view(relative, None)) == ["a-agent/index", "b-only/index"]
     monkeypatch.setenv("HOME", str(tmp_path / "b"))
     assert ids(build_view(relative, None)) == ["b-agent/index", "b-only/index"]
+
+
+def test_a_missing_root_is_not_listed(settings: Settings, roots: dict[str, Path],
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A root that cannot be `stat`ed costs that `stat`: no `scandir`, no `realpath`."""
+    import iii_directory.content.roots as roots_module
+
+    listed: list[object] = []
+    real_scandir = os.scandir
+
+    def counting_scandir(path: Any) -> Any:
+        listed.append(path)
+        return real_scandir(path)
+
+    monkeypatch.setattr(roots_module.os, "scandir", counting_scandir)
+    monkeypatch.setattr(Path, "resolve", lambda self, strict=False: pytest.fail("resolved"))
+    before = LISTINGS.scans
+    assert ids(build_view(settings, None)) == []
+    assert LISTINGS.scans == before and listed == []
