@@ -479,7 +479,7 @@ class SearchService:
             ((graded, level),) = graded_lanes(
                 [query], documents, [lane], None if dense is None else [dense[position]],
                 describe, None if pairs is None else [pairs[position]], [screened],
-                None if admitted is None else [admitted[position]])
+                None if admitted is None else [admitted[position]], [call.evidence_of(query)])
             out.append(graded)
             levels.append(level)
             await tick.pause()
