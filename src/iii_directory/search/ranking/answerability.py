@@ -296,8 +296,12 @@ def lexical_evidence(terms: Sequence[str], documents: DocumentSet, stats: Catalo
     return coverage, content, leads[0] if leads else None
 
 
+Evidence = tuple[float, float, list[str]]
+"""`evidence_leads`' coverage, content count and lead ids."""
+
+
 def evidence_leads(terms: Sequence[str], documents: DocumentSet, stats: CatalogStats,
-                   text: str = "") -> tuple[float, int, list[str]]:
+                   text: str = "") -> Evidence:
     """The lexical evidence that one document serves the request, best over its first
     `COVERAGE_DEPTH` BM25 hits (one matched term): the number of *content* terms it matched —
     request terms that are neither ordinary English (`ordinary_terms`) nor the request's leading
@@ -317,13 +321,17 @@ def evidence_leads(terms: Sequence[str], documents: DocumentSet, stats: CatalogS
     total = sum(weights.values()) or 1.0
     best: tuple[float, float] = (0.0, 0.0)
     leads: list[str] = []
+    coverages: dict[tuple[str, ...], float] = {}  # hits often match the very same terms
+    term_sets, positions = documents.term_sets, documents.positions
     for doc_id, _, _ in documents.bm25(terms, 1, COVERAGE_DEPTH):
-        held = documents.term_sets[documents.positions[doc_id]]
-        matched = [t for t in wanted if t in held]
+        held = term_sets[positions[doc_id]]
+        matched = tuple([t for t in wanted if t in held])
         named = _id_terms(doc_id)
-        content = sum(0.0 if t in VERBS else 1.0 if t in named else DESCRIPTION_WEIGHT
-                      for t in matched if t != verb)
-        coverage = sum(weights[t] for t in matched) / total
+        content = sum([0.0 if t in VERBS else 1.0 if t in named else DESCRIPTION_WEIGHT
+                       for t in matched if t != verb])
+        coverage = coverages.get(matched)
+        if coverage is None:
+            coverage = coverages[matched] = sum([weights[t] for t in matched]) / total
         if (content, coverage) > best:
             best, leads = (content, coverage), [doc_id]
         elif (content, coverage) == best and leads:
@@ -342,7 +350,7 @@ def leading_verb(terms: Sequence[str]) -> str | None:
 def background(dense: Ranking) -> float:
     """The catalog's background similarity to a request: the median cosine of its dense top
     64 (all documents when the catalog is smaller)."""
-    values = sorted(cos for _, cos in dense)
+    values = sorted([cos for _, cos in dense])
     return values[len(values) // 2] if values else 0.0
 
 
@@ -352,18 +360,20 @@ def signals(text: str, terms: Sequence[str], documents: DocumentSet,
             extra: float | None = None,
             lexical: tuple[Ranking, int] | None = None,
             screened: Screening | None = None,
-            admitted: bool | None = None) -> Signals:
+            admitted: bool | None = None,
+            evidence: Evidence | None = None) -> Signals:
     """The signals of one capability over `documents`; `dense` is its dense ranking (hybrid),
     `lane` the lane as ranked (for action agreement), `lexical` its lexical lane and the terms
     its leader matched (`lanes.lexical_lane`; hybrid, for coherence and corroboration).
-    `screened` is the capability's `screen` and `admitted` its `lanes.catalog_admitted` when the
-    caller already has them (the search service computes each once per capability); computed
-    here otherwise."""
+    `screened` is the capability's `screen`, `admitted` its `lanes.catalog_admitted` and
+    `evidence` its `evidence_leads` over `documents` when the caller already has them (the
+    search service computes each once per capability); computed here otherwise."""
     stats = catalog_stats(documents)
     if screened is None:
         screened = screen(text, terms, documents)
     count, share = screened.words, screened.known_share
-    coverage, rare, leads = evidence_leads(terms, documents, stats, text)
+    coverage, rare, leads = evidence if evidence is not None \
+        else evidence_leads(terms, documents, stats, text)
     cosine = margin = None
     if dense:
         cosine = dense[0][1]
