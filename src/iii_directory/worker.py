@@ -37,7 +37,7 @@ from .port import DEFAULT_CALL_TIMEOUT_S
 from .protocol.backoff import Backoff
 from .protocol.connection import DEFAULT_URL, Connection, Invocation, validate_url
 from .protocol.errors import EngineCallError, NamespaceConflict
-from .published import registration
+from .published import published
 from .table import FunctionSpec, FunctionTable
 
 log = logging.getLogger("iii_directory.worker")
@@ -133,16 +133,21 @@ class LiveEngine:
         self.bind(key, trigger_type, function_id, config, active)
 
 
-_REGISTRATIONS: dict[int, tuple[FunctionSpec, dict[str, Any]]] = {}
+_GENERATED: dict[int, tuple[FunctionSpec, dict[str, Any]]] = {}
 
 
 def function_registration(spec: FunctionSpec) -> dict[str, Any]:
-    """The frame of `spec` (published, else generated: `published.registration`), computed once
-    per spec object (the specs are immutable module constants; a reattach replays them)."""
-    cached = _REGISTRATIONS.get(id(spec))
-    if cached is None or cached[0] is not spec:
-        cached = (spec, registration(spec))
-        _REGISTRATIONS[id(spec)] = cached
+    """The frame of `spec`: the published one (`published.registration`), else generated once
+    per spec object (the specs are immutable module constants) and kept for the next table
+    that registers it."""
+    cached = _GENERATED.get(id(spec))
+    if cached is not None and cached[0] is spec:
+        return dict(cached[1])
+    frame = published().frame(spec)
+    if frame is not None:
+        return frame
+    cached = (spec, spec.registration())
+    _GENERATED[id(spec)] = cached
     return dict(cached[1])
 
 
@@ -153,6 +158,7 @@ def register_table(connection: Connection, engine: LiveEngine, table: FunctionTa
         connection.register_trigger_type(trigger_type.registration())
     for spec in table.functions.values():
         connection.register_function(function_registration(spec))
+    published.cache_clear()  # the connection keeps the frames as text; nothing else reads them
     for binding in table.bindings:
         if binding.enabled(settings):
             engine.bind(binding.key, binding.trigger_type, binding.function_id, binding.config(settings), True)
