@@ -26,6 +26,7 @@ from .ranking.lanes import Ranking
 from .ranking.query import Query
 from .ranking.select import round_robin
 from .ranking.text import bm25_document, searchable_text, side_document, slim_description
+from .ranking.text_memo import RecentMemo
 
 T = TypeVar("T")
 
@@ -78,14 +79,21 @@ def visible_skills(settings: Any, installed: frozenset[str] | None,
             entries.append(_entry(display, display, ""))
         elif not facts.disable_model_invocation:
             entries.append(_entry(display, facts.title or display, facts.description))
+    _ENTRIES.tick()
+    _DOCUMENTS.tick()
     return entries
 
 
-@functools.lru_cache(maxsize=16384)
+SCANS_PER_GENERATION = 64  # chosen: a turn costs one scan's misses; stale entries go within 128 scans
+"""Skill scans between two generations of the entry and document memos (`RecentMemo`)."""
+
+_ENTRIES = RecentMemo(lambda fields: SkillEntry(*fields), SCANS_PER_GENERATION)
+
+
 def _entry(skill_id: str, title: str, description: str) -> SkillEntry:
-    """One `SkillEntry` per distinct content, so the ranking documents built from unchanged
-    entries are found by identity (`skill_document`)."""
-    return SkillEntry(skill_id, title, description)
+    """One `SkillEntry` per distinct content while it stays visible, so the ranking documents
+    built from unchanged entries are found by identity (`skill_document`)."""
+    return _ENTRIES[(skill_id, title, description)]
 
 
 INLINE_SCAN_S = 0.001  # chosen: a scan this short costs less than a thread hop
@@ -146,12 +154,16 @@ async def load_skills(call: SearchCall) -> list[SkillEntry]:
     return await anyio.to_thread.run_sync(scan)
 
 
-@functools.lru_cache(maxsize=16384)
-def skill_document(entry: SkillEntry) -> Document:
-    """The ranking document of one skill entry; a pure function of the (frozen) entry, so
-    remembered: every search call builds the documents of every visible skill."""
+def _skill_document(entry: SkillEntry) -> Document:
     searchable = searchable_text(entry.id, entry.document, ())
     return Document(entry.id, searchable, bm25_document(entry.id, searchable))
+
+
+_DOCUMENTS = RecentMemo(_skill_document, SCANS_PER_GENERATION)
+skill_document: Callable[[SkillEntry], Document] = _DOCUMENTS.__getitem__
+"""The ranking document of one skill entry; a pure function of the (frozen) entry, so
+remembered (`RecentMemo`: while the entry stays visible): every search call builds the
+documents of every visible skill."""
 
 
 def skill_documents(entries: Sequence[SkillEntry], cache: DocumentSetCache) -> DocumentSet:
