@@ -343,7 +343,7 @@ every other thread shares. The registry lane's GET threads and the AnyIO threads
 while holding the GIL, so they rarely contend for it; with an arena each, a cold worker's first
 seconds (25 threads) left 15 arenas of live blocks and free fragments behind. A hybrid worker
 keeps glibc's default, as it keeps AnyIO's thread limit (the encoder's threads allocate without
-the GIL)."""
+the GIL); a worker started lexical keeps both limits if its configuration later turns hybrid."""
 
 
 def limit_arenas(count: int) -> None:
