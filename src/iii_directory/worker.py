@@ -137,7 +137,7 @@ _GENERATED: dict[int, tuple[FunctionSpec, dict[str, Any]]] = {}
 
 
 def function_registration(spec: FunctionSpec) -> dict[str, Any]:
-    """The frame of `spec`: the published one (`published.registration`), else generated once
+    """The frame of `spec`: the published one (`Published.frame`), else generated once
     per spec object (the specs are immutable module constants) and kept for the next table
     that registers it."""
     cached = _GENERATED.get(id(spec))
