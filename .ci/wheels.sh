@@ -42,6 +42,13 @@ case "$WHEEL" in *-cp311-abi3-*) ;; *) fail "wheel is not a cp311 abi3 wheel: $W
 tar -tzf "$SDIST" > "$WORK/sdist.txt"
 grep -q 'src/_rank/_core.pyx$' "$WORK/sdist.txt" || fail "sdist lacks _core.pyx"
 grep -q 'ui/dist/page.js$' "$WORK/sdist.txt" || fail "sdist lacks the console assets"
+# the generated data files (`python -m iii_directory.schemas --write`): without them `serve` and
+# `call` still work, but generate every schema and build the settings model (slower, not wrong)
+for generated in schemas.json settings.json; do
+  grep -q "src/iii_directory/data/$generated\$" "$WORK/sdist.txt" || fail "sdist lacks data/$generated"
+  "$VENV_PY" -c "import sys, zipfile; sys.exit('iii_directory/data/' + sys.argv[2] not in zipfile.ZipFile(sys.argv[1]).namelist())" \
+    "$WHEEL" "$generated" || fail "wheel lacks data/$generated"
+done
 "$VENV_PY" -m auditwheel show "$WHEEL" || fail "auditwheel show"
 # Release builds link _rank._core without symbols (setup.py strip_wanted): 591 KB -> 108 KB.
 "$VENV_PY" - "$WHEEL" <<'PY' || fail "the wheel's _rank._core is not stripped"

@@ -18,7 +18,7 @@ consecutive groups of six (`6`). Per mode and count it prints the main thread's 
 in it), the process CPU per call (all threads), the wall time (median and p95) and the RSS
 after the mode's calls (`VmRSS`, peak `VmHWM`).
 
-The project is the soak's (`soak.Project`: 15 skill namespaces × 9 documents, named after the
+The project is the soak's (`iii_directory.testing.soak_project.Project`: 15 skill namespaces × 9 documents, named after the
 catalog's first workers) with its `MockRegistry` on loopback, so the skills side lane and the
 registry lane run as under the soak; `--bare` uses the quality bench's settings instead (no
 skills, registry lane off). `static` is lexical with the static lane forced on, as on a host
@@ -45,7 +45,6 @@ from typing import Any
 
 import anyio
 
-sys.path.insert(0, str(Path(__file__).parent))
 
 EVAL = Path("/work/shared/eval")
 GROUP = 6
@@ -98,12 +97,12 @@ async def measure_mode(mode: str, catalog: list[dict[str, Any]], capabilities: l
         if bare:
             settings = bench_settings(local_mode, None, scratch)
         else:
-            import soak
             from iii_directory.testing.registry import MockRegistry
+            from iii_directory.testing.soak_project import Project, publish_registry
 
             registry = stack.enter_context(MockRegistry())
-            soak.publish_registry(registry)
-            project = soak.Project(scratch / "project")
+            publish_registry(registry)
+            project = Project(scratch / "project")
             namespaces = sorted({r["function_id"].split("::", 1)[0] for r in catalog})[:15]
             project.seed(namespaces)
             settings = project.settings(registry.url, local_mode)

@@ -90,10 +90,14 @@ def normalize(vectors: Any, dim: int, *, what: str = "vectors") -> np.ndarray:
         raise ValueError(f"{what} must have dimension {dim}, got {array.shape[1]}")
     if array.shape[0] == 0:
         return np.zeros((0, dim), dtype=np.float32)
+    # the row norms as `np.linalg.norm(array, axis=1)` computes them (the same float32 sums);
+    # finite, non-zero norms prove every value finite, so the checks below run only when not
+    norms = np.sqrt(np.add.reduce(array * array, axis=1))
+    if np.isfinite(norms).all() and (norms > 0).all():
+        return np.ascontiguousarray(array / norms[:, None], dtype=np.float32)
     if not np.isfinite(array).all():
         bad = int(np.flatnonzero(~np.isfinite(array).all(axis=1))[0])
         raise ValueError(f"{what} row {bad} has NaN or infinite values")
-    norms = np.linalg.norm(array, axis=1)
     if not (norms > 0).all():
         bad = int(np.flatnonzero(~(norms > 0))[0])
         raise ValueError(f"{what} row {bad} is a zero vector (it has no direction)")

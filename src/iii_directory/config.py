@@ -20,7 +20,9 @@ from .config_base import (  # noqa: F401  (re-exported: the model's users import
     config_id,
     home_dir,
     project_root,
+    registry_base,
     resolve_path,
+    web_base,
 )
 from .models import DRAFT_07, describe_validation_error
 
@@ -30,21 +32,30 @@ CONFIG_DESCRIPTION = (
     "skill-visibility filters for the iii-directory worker."
 )
 
-TOPOLOGY_FIELDS: tuple[str, ...] = (
-    "skills_folder",
-    "local_skills_folder",
-    "agents_folder",
-    "agents_skills_folder",
-    "auto_download",
-    "function_search_model_path",
-    "function_search_model_download",
-    "function_search_reranker_path",
-)
+TOPOLOGY_MARK = "(topology)"
+"""A field whose description ends with this mark is a *topology* field: a change to it needs a
+restart (`TOPOLOGY_FIELDS`, derived from the model below)."""
 
 SearchMode = Literal["lexical", "hybrid", "judge"]
 JudgeQuestion = Literal["noul", "choice", "tournament"]
 
 
+class ComposeDefault:
+    """A folder default that follows `III_COMPOSE_DIR`: calling it answers
+    `compose_default(rel)`. The model uses it as a default factory, and the plain settings table
+    (`data/settings.json`) records its `rel`, so both compute the same default. (Here, not in
+    `config_base`: a class costs its creation on every `call`, which reads only the table.)"""
+
+    __slots__ = ("rel",)
+
+    def __init__(self, rel: str) -> None:
+        self.rel = rel
+
+    def __call__(self) -> str:
+        return compose_default(self.rel)
+
+    def __repr__(self) -> str:
+        return f"ComposeDefault({self.rel!r})"
 
 
 class Settings(BaseModel):
@@ -53,15 +64,15 @@ class Settings(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True, validate_default=True)
 
     skills_folder: str = Field(
-        default_factory=lambda: compose_default("skills"),
+        default_factory=ComposeDefault("skills"),
         description="Writable root of skills and system prompts; every download writes here. (topology)",
     )
     local_skills_folder: str = Field(
-        default_factory=lambda: compose_default("skills/iii"),
+        default_factory=ComposeDefault("skills/iii"),
         description="Project-scoped override root; whole-namespace local-wins. (topology)",
     )
     agents_folder: str = Field(
-        default_factory=lambda: compose_default("agents"),
+        default_factory=ComposeDefault("agents"),
         description="Writable root of direct <id>.md agent profiles. (topology)",
     )
     global_agents_folder: str = Field(
@@ -138,21 +149,14 @@ class Settings(BaseModel):
 
     @field_validator("registry_url")
     @classmethod
-    def _no_trailing_slash(cls, value: str) -> str:
-        value = value.strip()
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("registry_url must be an http(s) URL")
-        return value.rstrip("/")
+    def _registry_base(cls, value: str) -> str:
+        return registry_base(value)
 
     @property
     def web_url(self) -> str:
-        """`registry_web_url`, or `registry_url` with a leading `api.` host label dropped."""
-        if self.registry_web_url and self.registry_web_url.strip():
-            return self.registry_web_url.strip().rstrip("/")
-        scheme, _, rest = self.registry_url.partition("://")
-        if rest.startswith("api."):
-            rest = rest[4:]
-        return f"{scheme}://{rest}"
+        """`registry_web_url`, or `registry_url` with a leading `api.` host label dropped
+        (`config_base.web_base`)."""
+        return web_base(self.registry_url, self.registry_web_url)
 
     def path(self, field: str) -> Path:
         """Resolve a folder field now (docs/rules/surfaces.md §2.2)."""
@@ -161,6 +165,12 @@ class Settings(BaseModel):
     def topology_changes(self, other: Settings) -> list[str]:
         """Topology fields whose values differ between `self` and `other`."""
         return [f for f in TOPOLOGY_FIELDS if getattr(self, f) != getattr(other, f)]
+
+
+TOPOLOGY_FIELDS: tuple[str, ...] = tuple(
+    name for name, info in Settings.model_fields.items() if (info.description or "").endswith(TOPOLOGY_MARK)
+)
+"""The topology fields, in the model's order: those whose description carries `TOPOLOGY_MARK`."""
 
 
 def load_settings(value: Any) -> Settings:

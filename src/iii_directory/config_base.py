@@ -31,6 +31,25 @@ def compose_default(rel: str) -> str:
     return os.path.normpath(os.path.join(os.path.abspath(base), rel))
 
 
+def registry_base(value: str) -> str:
+    """`registry_url` as the settings hold it: trimmed, without trailing `/`; ValueError unless
+    it starts with `http://` or `https://`."""
+    value = value.strip()
+    if not value.startswith(("http://", "https://")):
+        raise ValueError("registry_url must be an http(s) URL")
+    return value.rstrip("/")
+
+
+def web_base(registry_url: str, registry_web_url: str | None) -> str:
+    """`registry_web_url` trimmed of blanks and trailing `/` when it is non-blank, else
+    `registry_url` (without trailing `/`) with a leading `api.` host label dropped."""
+    custom = (registry_web_url or "").strip()
+    if custom:
+        return custom.rstrip("/")
+    scheme, _, rest = registry_url.rstrip("/").partition("://")
+    return f"{scheme}://{rest.removeprefix('api.')}"
+
+
 def home_dir() -> str | None:
     return os.environ.get("HOME") or os.environ.get("USERPROFILE") or None
 

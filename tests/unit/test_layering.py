@@ -43,6 +43,8 @@ LAYERS: dict[str, int] = {
     "iii_directory.table": 40,
     "iii_directory.atomic": 40,
     "iii_directory.published": 45,
+    # generates data/settings.json from the settings model (build time: `schemas --write`)
+    "iii_directory.settings_table": 46,
     "iii_directory.runtime": 50,
     "iii_directory.context": 60,
     "iii_directory.invocation": 70,

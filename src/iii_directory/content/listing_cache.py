@@ -84,6 +84,16 @@ class ListingCache:
             return None
         return self._lru.get(key, sig)
 
+    def stored(self, folder: Path) -> tuple[FolderSignature, Listing] | None:
+        """The listing stored for `folder` with the signature it was stored under (None: none
+        is stored); no `stat`."""
+        key = str(folder)
+        sig = self._lru.signature_of(key)
+        if sig is None:
+            return None
+        listing = self._lru.get(key, sig)
+        return None if listing is None else (sig, listing)
+
     def scan(self, folder: Path) -> list[os.DirEntry[str]]:
         """`scandir(folder)` as a list (OSError propagates); the caller offers the plain
         listing back through `store` together with the signature read here."""

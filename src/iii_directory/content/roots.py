@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from .listing_cache import LISTINGS, Listing, ListingCache
+from .listing_cache import LISTINGS, FolderSignature, Listing, ListingCache
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -234,7 +234,7 @@ def walk_markdown(root: Path, *, suffix: str = ".md") -> list[Found]:
     real paths)."""
     key = (str(root), suffix)
     memo = _WALKS.get(key)
-    if memo is not None and all(LISTINGS.cached(folder) is listing for folder, listing in memo[0]):
+    if memo is not None and _unchanged(memo[0]):
         return memo[1]
     trace: list[tuple[Path, Listing]] = []
     found: list[Found] = []
@@ -242,23 +242,63 @@ def walk_markdown(root: Path, *, suffix: str = ".md") -> list[Found]:
         if rel_parts[-1].endswith(suffix):
             found.append(Found("/".join(rel_parts), rel_parts, path))
     found.sort(key=lambda f: f.rel.encode("utf-8"))
-    if trace and not any(step is _UNTRACEABLE for step in trace):
+    signed = _signed(trace)
+    if signed is not None:
         if len(_WALKS) >= MAX_WALKS:
             _WALKS.clear()
-        _WALKS[key] = (tuple(trace), found)
+        _WALKS[key] = (signed, found)
     else:
         _WALKS.pop(key, None)
     return found
 
 
+def _signed(trace: list[tuple[Path, Listing]]) -> tuple[tuple[str, FolderSignature], ...] | None:
+    """Each folder of a walk with the signature its cached listing was stored under; None when
+    a folder's listing is not the cached one (unsettled, holding a symlink or a non-UTF-8
+    name, unreadable, or already replaced)."""
+    signed = []
+    for step in trace:
+        if step is _UNTRACEABLE:
+            return None
+        folder, listing = step
+        stored = LISTINGS.stored(folder)
+        if stored is None or stored[1] is not listing:
+            return None
+        signed.append((str(folder), stored[0]))
+    return tuple(signed) if signed else None
+
+
+def _unchanged(signed: tuple[tuple[str, FolderSignature], ...]) -> bool:
+    """True while a fresh `stat` of every folder returns the signature its listing was stored
+    under: then every listing, and so the walk, is still what it was."""
+    stat = os.stat
+    for folder, sig in signed:
+        try:
+            st = stat(folder)
+        except OSError:
+            return False
+        if (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns) != sig:
+            return False
+    return True
+
+
+def remembered_walk(root: Path, walked: list[Found], *, suffix: str = ".md") -> bool:
+    """True when `walked` is the walk of `root` that `walk_markdown` remembers: while it is, every
+    call hands back this very list (its folders are provably unchanged), so a result derived
+    from it alone may be reused by identity."""
+    memo = _WALKS.get((str(root), suffix))
+    return memo is not None and memo[1] is walked
+
+
 MAX_WALKS = 64
-_WALKS: dict[tuple[str, str], tuple[tuple[tuple[Path, Listing], ...], list[Found]]] = {}
-"""Root → (every folder of its last walk with the cached listing it came from, the result).
-A walk is a function of its folders' listings alone (names and entry kinds; contents are read
-by the callers), so while every one of those folders still has the very same listing in
-`LISTINGS` — each validated by a fresh `stat` of the folder — the result is reused without
-rebuilding it. A walk that met a folder whose listing is not cached (unsettled, holding a
-symlink or a non-UTF-8 name, unreadable) is not remembered. Callers must not mutate it."""
+_WALKS: dict[tuple[str, str], tuple[tuple[tuple[str, FolderSignature], ...], list[Found]]] = {}
+"""Root → (every folder of its last walk with the signature its cached listing was stored
+under, the result). A walk is a function of its folders' listings alone (names and entry kinds;
+contents are read by the callers), and a stored listing holds while its folder's signature does
+(`listing_cache`), so while a fresh `stat` of every one of those folders returns that signature
+the result is reused without rebuilding it. A walk that met a folder whose listing is not cached
+(unsettled, holding a symlink or a non-UTF-8 name, unreadable) is not remembered. Callers must
+not mutate it."""
 
 _UNTRACEABLE: tuple[Path, Listing] = (Path(), Listing((), ()))
 
@@ -311,6 +351,10 @@ def _walk(
             yield from _walk(path, prefix + (name,), real_root, below, listings, trace)
         return
     before = listings.before(directory)
+    if before is None:  # cannot be stat-ed (missing, not a folder, not reachable): nor listed
+        if trace is not None:
+            trace.append(_UNTRACEABLE)
+        return
     try:
         entries = listings.scan(directory)
     except OSError as exc:
@@ -363,16 +407,16 @@ def top_level_dirs(root: Path) -> frozenset[str]:
     if cached is not None:
         return frozenset(name for name, _ in cached.folders)
     try:
-        real_root = root.resolve()
         entries = list(os.scandir(root))
-    except (OSError, RuntimeError):
+    except OSError:
         return frozenset()
+    real = _RealRoot(root)  # resolved only when a symlink has to be judged
     names = set()
     for entry in entries:
         try:
             if not entry.is_dir(follow_symlinks=True):
                 continue
-            if entry.is_symlink() and not really_within(real_root, Path(entry.path)):
+            if entry.is_symlink() and not really_within(real.get(), Path(entry.path)):
                 continue
         except OSError:
             continue

@@ -215,6 +215,12 @@ def row_facts_of(view: SkillsView, file: SkillFile) -> _RowFacts | None:
         st = os.stat(file.path)
     except OSError:
         st = None
+    return row_facts_in_state(view, file, st)
+
+
+def row_facts_in_state(view: SkillsView, file: SkillFile,
+                       st: os.stat_result | None) -> _RowFacts | None:
+    """`row_facts_of` for the file in the state `st` (a fresh `stat`, None when it failed)."""
     try:
         if st is None or view.row_facts is None:
             return _row_facts(file.path)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -28,12 +29,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .ids import is_valid_id
 from .roots import (
+    Found,
     Kind,
     agent_skills_roots,
     classify,
     local_skills_root,
     really_within,
     relative_parts,
+    remembered_walk,
     same_path,
     skills_root,
     top_level_dirs,
@@ -96,9 +99,11 @@ _SCANS: dict[tuple[str, Origin], tuple[list[Any], list[SkillFile]]] = {}
 list while the root's folders are unchanged, and the scan is a function of it alone."""
 
 
-def scan_root(root: Path, origin: Origin) -> list[SkillFile]:
-    """The skills of one root (§3.3), sorted by id."""
-    walked = walk_markdown(root)
+def scan_root(root: Path, origin: Origin, walked: list[Found] | None = None) -> list[SkillFile]:
+    """The skills of one root (§3.3), sorted by id; `walked` is the root's `walk_markdown`
+    when the caller already has it."""
+    if walked is None:
+        walked = walk_markdown(root)
     key = (str(root), origin)
     memo = _SCANS.get(key)
     if memo is not None and memo[0] is walked:
@@ -246,18 +251,23 @@ def _kit_dirs_inside_local(local: Path, skills: Path, kits: frozenset[str]) -> s
     return inside
 
 
-def merge_skill_roots(local: Path, skills: Path, kits: frozenset[str]) -> list[SkillFile]:
+def merge_skill_roots(local: Path, skills: Path, kits: frozenset[str], *,
+                      walks: tuple[list[Found], list[Found]] | None = None,
+                      local_tops: frozenset[str] | None = None) -> list[SkillFile]:
     """Step 1 of §3.4: local rows, then unshadowed `skills_folder` rows; sorted, unique by id.
 
     A top-level directory of the local root shadows that namespace of `skills_folder`
     entirely, except for installed kits: `<local>/<handle>/<kit>/` shadows only that kit, and a
-    kit install directory that sits inside the local root is not an override at all."""
+    kit install directory that sits inside the local root is not an override at all. `walks`
+    (the two roots' `walk_markdown`) and `local_tops` (`top_level_dirs(local)`) are passed by a
+    caller that already has them."""
     kit_dirs = _kit_dirs_inside_local(local, skills, kits)
+    local_walk, skills_walk = walks if walks is not None else (None, None)
     local_rows = [
-        f for f in scan_root(local, Origin.LOCAL)
+        f for f in scan_root(local, Origin.LOCAL, local_walk)
         if not any(f.id.startswith(d + "/") for d in kit_dirs)
     ]
-    shadow_tops = set(top_level_dirs(local)) - kit_dirs
+    shadow_tops = set(top_level_dirs(local) if local_tops is None else local_tops) - kit_dirs
 
     def shadowed(file: SkillFile) -> bool:
         if "/" not in file.id:
@@ -268,7 +278,7 @@ def merge_skill_roots(local: Path, skills: Path, kits: frozenset[str]) -> list[S
         return file.top in shadow_tops
 
     skills_rows = [] if same_path(local, skills) else [
-        f for f in scan_root(skills, Origin.SKILLS) if not shadowed(f)
+        f for f in scan_root(skills, Origin.SKILLS, skills_walk) if not shadowed(f)
     ]
     merged: dict[str, SkillFile] = {}
     for file in [*local_rows, *skills_rows]:
@@ -276,15 +286,107 @@ def merge_skill_roots(local: Path, skills: Path, kits: frozenset[str]) -> list[S
     return [merged[k] for k in sorted(merged)]
 
 
+MISSING = "missing"
+"""The walk token of a root that cannot be stat-ed: no files, no folders (`_walk_token`)."""
+MAX_VIEWS = 16
+"""The most visible sets `build_view` remembers (one per settings and installed set in use)."""
+_VIEWS: dict[tuple[Any, ...], tuple[tuple[list[Found], list[Found]], SkillsView]] = {}
+_VIEWS_LOCK = threading.Lock()
+"""Everything a visible set is computed from → (the two walks it came from, the view). The view
+is a function of that key alone, so an equal key hands back the very same (frozen) view."""
+
+
+def _walk_token(root: Path, walked: list[Found]) -> object | None:
+    """What stands for a root's walk in `build_view`'s key: the walk's identity while
+    `walk_markdown` remembers it (every folder under the root provably unchanged, see
+    `roots.remembered_walk`), `MISSING` for a root that cannot be stat-ed; None (do not
+    remember the view) otherwise."""
+    if remembered_walk(root, walked):
+        return id(walked)
+    if not walked:
+        try:
+            os.stat(root)
+        except OSError:
+            return MISSING
+    return None
+
+
+@dataclass(frozen=True)
+class _Roots:
+    """What `build_view` reads of the settings and the process: the resolved roots and the
+    project root holding `kits.lock`."""
+
+    local: Path
+    skills: Path
+    agent_roots: tuple[Path, ...]
+    nested: bool
+    """The local root is the skills root itself."""
+    project: Path
+
+
+ROOT_INPUTS = ("local_skills_folder", "skills_folder", "agents_skills_folder",
+               "global_agents_skills_folder")
+RESOLUTION_ENVIRONMENT = ("HOME", "USERPROFILE", "III_COMPOSE_DIR", "III_COMPOSE_FILE")
+"""The variables root resolution reads (`config_base.resolve_path`, `project_root`)."""
+MAX_ROOTS = 16
+_ROOTS: dict[tuple[Any, ...], _Roots] = {}
+
+
+def _roots_of(settings: Settings) -> _Roots:
+    """The roots of `settings`, resolved now (docs/rules/surfaces.md §2.2): remembered under
+    everything resolution reads — the four folder settings, `RESOLUTION_ENVIRONMENT` and the
+    working directory — so an unchanged process resolves no path again."""
+    from ..config_base import project_root
+
+    try:
+        cwd = os.getcwd()
+    except OSError:  # no working directory: resolve (and fail) as the helpers do
+        cwd = None
+    environ = os.environ
+    key = (tuple(getattr(settings, name) for name in ROOT_INPUTS),
+           tuple(environ.get(name) for name in RESOLUTION_ENVIRONMENT), cwd)
+    found = _ROOTS.get(key) if cwd is not None else None
+    if found is None:
+        local = local_skills_root(settings)
+        skills = skills_root(settings)
+        found = _Roots(local, skills, tuple(agent_skills_roots(settings)),
+                       same_path(local, skills), project_root())
+        if cwd is not None:
+            with _VIEWS_LOCK:
+                while len(_ROOTS) >= MAX_ROOTS:
+                    del _ROOTS[next(iter(_ROOTS))]
+                _ROOTS[key] = found
+    return found
+
+
 def build_view(settings: Settings, installed: frozenset[str] | None,
                row_facts: StatCache[Any] | None = None) -> SkillsView:
-    """Compute the visible set (§3.4) for `settings` and an installed-worker set (None = unknown)."""
-    local = local_skills_root(settings)
-    skills = skills_root(settings)
-    agent_roots = agent_skills_roots(settings)
-    kits = kit_namespaces()
+    """Compute the visible set (§3.4) for `settings` and an installed-worker set (None = unknown).
 
+    Every call reads the roots again — one `stat` per folder of a remembered walk (`roots.
+    walk_markdown`), one for a missing root, the agent-skills roots and the kits lock — and
+    reuses the view of an earlier call when all of that, the roots, the installed set and the
+    filter are equal (`_VIEWS`): merging, filtering and sorting are then skipped."""
+    roots = _roots_of(settings)
+    local, skills, agent_roots, nested = roots.local, roots.skills, roots.agent_roots, roots.nested
+    kits = kit_namespaces(roots.project)
     agent_entries = [scan_agent_skills_root(root) for root in agent_roots]
+    local_walk = walk_markdown(local)
+    skills_walk = local_walk if nested else walk_markdown(skills)
+    local_token = _walk_token(local, local_walk)
+    skills_token = local_token if nested else _walk_token(skills, skills_walk)
+    local_tops = frozenset() if local_token is MISSING else top_level_dirs(local)
+    skills_tops = local_tops if nested else (
+        frozenset() if skills_token is MISSING else top_level_dirs(skills))
+    key: tuple[Any, ...] | None = None
+    if local_token is not None and skills_token is not None:
+        key = (str(local), str(skills), local_token, skills_token, local_tops, skills_tops,
+               agent_roots, tuple(tuple(e) for e in agent_entries),
+               kits, installed, settings.filter_unregistered, row_facts)
+        hit = _VIEWS.get(key)  # a walk's id is its own: the entry holds the walk alive
+        if hit is not None:
+            return hit[1]
+
     agents_namespaces: dict[str, Path] = {}
     for root, entries in zip(agent_roots, agent_entries, strict=True):
         for entry in entries:
@@ -296,9 +398,11 @@ def build_view(settings: Settings, installed: frozenset[str] | None,
         kits=kits,
         agents_namespaces=frozenset(agents_namespaces),
     )
-    visible = [f for f in merge_skill_roots(local, skills, kits) if visibility.survives(f.id)]
+    merged = merge_skill_roots(local, skills, kits, walks=(local_walk, skills_walk),
+                               local_tops=local_tops)
+    visible = [f for f in merged if visibility.survives(f.id)]
 
-    taken = set(top_level_dirs(local)) | set(top_level_dirs(skills))
+    taken = set(local_tops) | set(skills_tops)
     for entries in agent_entries:
         for entry in entries:
             if entry.top in taken:
@@ -306,12 +410,18 @@ def build_view(settings: Settings, installed: frozenset[str] | None,
             taken.add(entry.top)
             visible.append(entry)
     visible.sort(key=lambda f: f.id)
-    return SkillsView(
+    view = SkillsView(
         files=tuple(visible),
         visibility=visibility,
         skills_root=skills,
         local_root=local,
-        agent_roots=tuple(agent_roots),
+        agent_roots=agent_roots,
         agents_namespaces=agents_namespaces,
         row_facts=row_facts,
     )
+    if key is not None:
+        with _VIEWS_LOCK:  # scans also run in worker threads
+            while len(_VIEWS) >= MAX_VIEWS:
+                del _VIEWS[next(iter(_VIEWS))]
+            _VIEWS[key] = ((local_walk, skills_walk), view)
+    return view

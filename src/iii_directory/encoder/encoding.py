@@ -21,6 +21,13 @@ contracts, capabilities — goes through `EncoderPipeline.embed`. The rules:
   flight and no background work is queued (`sharing`), a call's capabilities (from `SPLIT_AT`
   texts on) are split in halves across both threads: a second core at no one's expense. Capabilities warmed for
   later (`warm(kind=QUERY)`: nobody waits on them) are background work, behind the catalog.
+  The policy of a batch is `jobs.pick_batch`.
+* **A lone call's capabilities start at once.** While no other call is in flight, `submit`
+  hands them to the encoder threads itself (`_dispatch_lone`) instead of leaving them to a
+  runner task that would run one loop turn later, behind the call's other work; the loop then
+  blocks until the threads have started (at most `HANDOFF_WAIT_S`), so their Python prologue has
+  the GIL. `begin` returns as soon as the texts are handed over and `Pending.vectors()` awaits
+  them: the caller does its work that reads no vector in between (search/query_vectors.py).
 * **Deadlines and departures really stop work.** A job carries the latest deadline of its
   waiters (None = no deadline) and how many waiters remain. Before each batch the runner drops
   jobs whose deadline has passed (by the injected `clock`) and non-`keep` jobs whose every waiter
@@ -51,32 +58,27 @@ contracts, capabilities — goes through `EncoderPipeline.embed`. The rules:
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 
 from ..timeslice import TimeSlice
-from .vector_cache import LruVectors, VectorCache, text_key
+from .jobs import (AGING_S, BACKGROUND_LANE, DOCUMENT, INDEX, MAX_BATCH, MAX_TOKENS, QUERY,
+                   QUERY_LANE, QUERY_WAITS, EncodingDropped, Handed, Job, Pending, PipelineStats,
+                   lane_of, pick_batch, query_key, text_digest)
+from .vector_cache import LruVectors, VectorCache
+
+__all__ = ["BACKGROUND_LANE", "DOCUMENT", "INDEX", "QUERY", "QUERY_LANE", "EncoderPipeline",
+           "EncodingDropped", "Job", "Pending", "PipelineStats", "query_key"]
 
 log = logging.getLogger(__name__)
 
-QUERY = 0  # chosen: priority order, not a magnitude
-"""Priority class of capability texts (a caller waits on them)."""
-INDEX = 1  # chosen: priority order, not a magnitude
-"""Priority class of catalog documents (the index every hybrid answer needs)."""
-DOCUMENT = 2  # chosen: priority order, not a magnitude
-"""Priority class of ad-hoc documents (skills, triggers, registry contracts)."""
-
-MAX_BATCH = 16  # chosen, our change (docs/rules/search.md §5.2): bounds memory
-"""Texts per encoder batch (bounded batch shapes: see `_rank.dense.Encoder`)."""
-MAX_TOKENS = 512  # chosen: bounds the encoder's arena (docs/operations.md)
-"""Padded tokens per encoder batch: `texts × longest text` ≤ this."""
 RELEASE_AFTER_TOKENS = 512  # chosen: bounds memory (docs/operations.md)
 """Padded tokens encoded since the last `release_memory` that make an idle runner release the
 encoder's freed buffers to the OS (a capability or two stay under it)."""
@@ -100,36 +102,11 @@ page per distinct token), and a release costs the next run a few milliseconds of
 See docs/record/performance.md "Hybrid worker memory"."""
 QUERY_LRU = 4096  # chosen: bounds memory (1.5 KiB a vector)
 """Capability vectors kept in memory (`query_key` → vector)."""
-QUERY_LANE = 0  # chosen: lane index, not a magnitude
-"""The lane of capabilities a caller waits on (its own runner and thread)."""
-BACKGROUND_LANE = 1  # chosen: lane index, not a magnitude
-"""The lane of catalog and ad-hoc documents and of warmed capabilities."""
-SPLIT_AT = 8  # chosen: below it one thread is faster (docs/record/performance.md)
-"""Capabilities of a lone call that are split across both threads only from this many texts
-on: two one-text runs in parallel cost more than one two-text batch."""
 PAUSE_POLL_S = 0.05  # chosen: short against a call's latency
 """Longest single wait of a pause before the wall clock is read again (a wake ends it sooner)."""
-AGING_S = 1.0  # chosen: a third of a call's 3 s embedding budget (dense_lane.QUERY_TIMEOUT_S)
-"""A text waiting this long is no longer passed by shorter ones: it goes in arrival order."""
-LONG_QUERY_TOKENS = 64  # chosen: above the longest graded capability (210 characters, ~50 tokens)
-"""A capability over this many tokens is encoded in a batch of its own (query lane)."""
-
-
-def lane_of(kind: int) -> int:
-    """Capabilities go through the query lane, every other class through the background lane."""
-    return QUERY_LANE if kind == QUERY else BACKGROUND_LANE
-
-
-class EncodingDropped(Exception):
-    """The text was not encoded: its deadline passed or every caller went away first."""
-
-
-def query_key(text: str, *, lowercase: bool = True) -> str:
-    """The normalised capability text a query vector is cached under and embedded from: runs of
-    whitespace collapsed to one space, trimmed, and lower-cased when the encoder's tokenizer
-    lower-cases anyway (MiniLM's does), so the key determines the vector."""
-    collapsed = " ".join(text.split())
-    return collapsed.lower() if lowercase else collapsed
+HANDOFF_WAIT_S = 0.002  # chosen: a thread wake-up is tens of microseconds on an idle core
+"""Longest the event loop blocks after handing a lone call's capabilities to the encoder
+threads, until they have started (`EncoderPipeline._dispatch_lone`)."""
 
 
 def pause_after(spent: float, share: float) -> float:
@@ -141,70 +118,6 @@ def pause_after(spent: float, share: float) -> float:
 def encoder_thread() -> ThreadPoolExecutor:
     """The single thread an encoder is built and run on."""
     return ThreadPoolExecutor(max_workers=1, thread_name_prefix="encoder")
-
-
-text_digest = text_key
-"""A text's single-flight key: the same SHA-256 the vector cache files it under."""
-
-
-@dataclass
-class Job:
-    """One distinct text waiting for the encoder."""
-
-    text: str
-    digest: bytes
-    kind: int
-    tokens: int
-    future: asyncio.Future[Any]
-    queued: float = 0.0
-    """Wall time the job was queued (`EncoderPipeline.wall`)."""
-    waiters: int = 0
-    deadline: float | None = None
-    keep: bool = False
-    persist: bool = False
-    """Some waiter is a document: store the vector in the document cache."""
-    query: bool = False
-    """Some waiter is a capability: keep the vector in the query LRU."""
-    unbounded: bool = False
-    """Some waiter has no deadline."""
-    running: bool = False
-    """The job is in a batch a runner handed to the encoder."""
-
-    def join(self, deadline: float | None, keep: bool, persist: bool, query: bool,
-             kind: int) -> None:
-        self.waiters += 1
-        if deadline is None:
-            self.unbounded = True
-        elif self.deadline is None or deadline > self.deadline:
-            self.deadline = deadline
-        self.keep = self.keep or keep
-        self.persist = self.persist or persist
-        self.query = self.query or query
-        self.kind = min(self.kind, kind)
-
-    def expired(self, now: float) -> bool:
-        return not self.unbounded and self.deadline is not None and now >= self.deadline
-
-    def abandoned(self) -> bool:
-        return self.waiters <= 0 and not self.keep
-
-
-@dataclass
-class PipelineStats:
-    encoded: int = 0
-    """Texts sent to the encoder."""
-    batches: int = 0
-    dropped: int = 0
-    """Jobs dropped before encoding (deadline passed or no caller left)."""
-    coalesced: int = 0
-    """Requests that joined a text already in flight (single flight)."""
-    largest_batch_tokens: int = 0
-    query_waits: list[float] = field(default_factory=list)
-    """Per query-lane batch, wall seconds from its first text's arrival to the batch's start
-    (the last `QUERY_WAITS` batches): what a fresh capability waited for the encoder."""
-
-
-QUERY_WAITS = 256  # chosen: enough batches for a p95
 
 
 class EncoderPipeline:
@@ -273,25 +186,28 @@ class EncoderPipeline:
     async def embed(self, texts: Sequence[str], *, kind: int = DOCUMENT,
                     deadline: float | None = None, keep: bool = False) -> Any:
         """Vectors of `texts` in order: cached ones at once, the others through the queue."""
-        import numpy as np
+        pending = await self.begin(texts, kind=kind, deadline=deadline, keep=keep)
+        try:
+            return await pending.vectors()
+        finally:
+            pending.leave()
 
+    async def begin(self, texts: Sequence[str], *, kind: int = DOCUMENT,
+                    deadline: float | None = None, keep: bool = False) -> Pending:
+        """Hand `texts` to the pipeline and return at once, before their vectors exist: cached
+        ones are looked up, the others counted (tokens) and queued — a lone call's capabilities
+        are on an encoder thread when this returns (`submit`). The caller does other work, then
+        awaits `Pending.vectors()`, and must `leave()` it (also when it never awaits it)."""
         if kind == QUERY:
             texts = [self.query_text(t) for t in texts]
         found = self.cached(texts, kind)
         missing = [i for i, vector in enumerate(found) if vector is None]
+        jobs: list[Job] = []
         if missing:
             tokens = await self._count_tokens([texts[i] for i in missing])
             jobs = self.submit([texts[i] for i in missing], kind=kind, deadline=deadline, keep=keep,
                                tokens=tokens)
-            try:
-                vectors = await self._wait(jobs)
-            finally:
-                self._leave(jobs)
-            for i, vector in zip(missing, vectors):
-                found[i] = vector
-        if not found:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.vstack(found).astype(np.float32, copy=False)
+        return Pending(self, found, missing, jobs)
 
     def submit(self, texts: Sequence[str], *, kind: int = DOCUMENT, deadline: float | None = None,
                keep: bool = False, query: bool | None = None,
@@ -321,9 +237,10 @@ class EncoderPipeline:
                     job.queued = now  # it changes lane or class: it waits from now on
             job.join(deadline, keep, persist=not is_query, query=is_query, kind=kind)
             jobs.append(job)
-        self._start(lane_of(kind))
-        if kind == QUERY and self.sharing():
-            self._start(BACKGROUND_LANE)  # a lone call's capabilities take both threads
+        if kind == QUERY and not self.busy():
+            self._dispatch_lone()
+        else:
+            self._start(lane_of(kind))
         if (self._wake is not None and self._pausing is not None and kind < self._pausing
                 and lane_of(kind) == BACKGROUND_LANE):
             self._wake.set()
@@ -373,10 +290,58 @@ class EncoderPipeline:
 
     # -- the runner --------------------------------------------------------------------------
 
-    def _start(self, lane: int) -> None:
+    def _start(self, lane: int, first: Handed | None = None) -> None:
+        """Start the runner of `lane` unless it runs; it first collects `first` (a batch already
+        handed to that lane's thread)."""
         runner = self._runners.get(lane)
         if runner is None or runner.done():
-            self._runners[lane] = asyncio.get_running_loop().create_task(self._run(lane))
+            self._runners[lane] = asyncio.get_running_loop().create_task(self._run(lane, first))
+
+    def _dispatch_lone(self) -> None:
+        """A lone call's capabilities (no other call in flight) go to the encoder threads before
+        `submit` returns, not one loop turn later behind whatever the loop runs first: the
+        query thread takes its batch (half of it from `SPLIT_AT` texts on while `sharing`), the
+        idle background thread the rest while `sharing` (when its limiter is free). A lane whose
+        runner is still active takes the texts at its next batch. Then the loop blocks until the
+        threads have started, at most `HANDOFF_WAIT_S`: each one needs the GIL for the Python
+        prologue of its run (tokenizer, feeds) before onnxruntime releases it, and a loop busy
+        with the call's other work would hold it until its next wait."""
+        started: list[threading.Event] = []
+        for lane in (QUERY_LANE, BACKGROUND_LANE):
+            if not self._idle(lane):
+                continue
+            if lane == QUERY_LANE:
+                batch = self.take_batch(QUERY_LANE, split=self.sharing())
+                token = None
+            else:
+                token = object()
+                if not self.sharing():
+                    continue
+                if not self._borrow(token):
+                    self._start(BACKGROUND_LANE)  # it helps once the limiter is free
+                    continue
+                batch = self.take_batch(QUERY_LANE)
+                if not batch:
+                    self.limiter.release_on_behalf_of(token)
+                    continue
+            if not batch:
+                self._start(lane)
+                continue
+            event = threading.Event()
+            future = self._hand_over(batch, lane, event)
+            started.append(event)
+            self._start(lane, Handed(batch, future, token))
+        deadline = time.perf_counter() + HANDOFF_WAIT_S
+        for event in started:
+            event.wait(max(0.0, deadline - time.perf_counter()))
+
+    def _borrow(self, token: object) -> bool:
+        """Take the background thread's limiter for `token` without waiting; False when held."""
+        try:
+            self.limiter.acquire_on_behalf_of_nowait(token)
+        except anyio.WouldBlock:
+            return False
+        return True
 
     def _idle(self, lane: int) -> bool:
         runner = self._runners.get(lane)
@@ -396,8 +361,11 @@ class EncoderPipeline:
                 executor.shutdown(wait=False)
         self._executor = self._query_executor = None
 
-    async def _run(self, lane: int) -> None:
-        """Drain one lane; once both lanes are idle, release the encoder's freed memory."""
+    async def _run(self, lane: int, first: Handed | None = None) -> None:
+        """Drain one lane (after collecting `first`, a batch `_dispatch_lone` handed over);
+        once both lanes are idle, release the encoder's freed memory."""
+        if first is not None:
+            await self._collect(first, lane)
         while True:
             while self._has_work(lane):
                 # let callers scheduled in the same loop iteration add texts to this batch
@@ -446,24 +414,39 @@ class EncoderPipeline:
         async with self.limiter:
             return await asyncio.wrap_future(self._executor.submit(function, *args))
 
-    async def in_query_thread(self, function: Callable[..., Any], *args: Any) -> Any:
-        """Run `function(*args)` on the query lane's thread."""
-        if self._query_executor is None:
-            self._query_executor = ThreadPoolExecutor(max_workers=1,
-                                                      thread_name_prefix="encoder-query")
-        return await asyncio.wrap_future(self._query_executor.submit(function, *args))
-
     async def _encode_batch(self, batch: list[Job], lane: int = BACKGROUND_LANE) -> None:
-        texts = [job.text for job in batch]
+        """Encode `batch` on the thread of `lane` (the background thread under the limiter)."""
+        if lane == QUERY_LANE:
+            await self._collect(Handed(batch, self._hand_over(batch, lane)), lane)
+            return
+        async with self.limiter:
+            await self._collect(Handed(batch, self._hand_over(batch, lane)), lane)
+
+    def _hand_over(self, batch: list[Job], lane: int,
+                   started: threading.Event | None = None) -> concurrent.futures.Future[Any]:
+        """Submit `batch` to the thread of `lane` now (no await); `started` is set by the thread
+        as it begins. A query-lane batch clears `_query_idle` until it is collected."""
         if batch[0].kind == QUERY:
             waits = self.stats.query_waits
             waits.append(max(0.0, self.wall() - min(job.queued for job in batch)))
             del waits[:-QUERY_WAITS]
-        run = self.in_query_thread if lane == QUERY_LANE else self.in_thread
         if lane == QUERY_LANE:
             self._query_idle.clear()
+            if self._query_executor is None:
+                self._query_executor = ThreadPoolExecutor(max_workers=1,
+                                                          thread_name_prefix="encoder-query")
+            executor = self._query_executor
+        else:
+            if self._executor is None:
+                self._executor = encoder_thread()
+            executor = self._executor
+        return executor.submit(self._encode, [job.text for job in batch], batch, lane, started)
+
+    async def _collect(self, handed: Handed, lane: int) -> None:
+        """Await a handed batch and give every job its vector (or the batch's error)."""
+        batch = handed.batch
         try:
-            vectors = await run(self._encode, texts, batch, lane)
+            vectors = await asyncio.wrap_future(handed.future)
         except Exception as exc:  # noqa: BLE001 - every waiter of the batch learns it
             log.warning("encoder batch of %d texts failed: %s", len(batch), exc)
             for job in batch:
@@ -472,6 +455,8 @@ class EncoderPipeline:
         finally:
             if lane == QUERY_LANE:
                 self._query_idle.set()
+            if handed.token is not None:
+                self.limiter.release_on_behalf_of(handed.token)
         for job, vector in zip(batch, vectors):
             if job.query:
                 self.queries.put(job.text, vector)
@@ -500,24 +485,16 @@ class EncoderPipeline:
                 self._wake.clear()
                 try:
                     await asyncio.wait_for(self._wake.wait(), min(PAUSE_POLL_S, deadline - now))
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     continue
                 return  # woken: a more urgent background text arrived
         finally:
             self._wake, self._pausing = None, None
 
     def take_batch(self, lane: int = BACKGROUND_LANE, *, split: bool = False) -> list[Job]:
-        """Drop expired and abandoned jobs, then the next batch of `lane`: the most urgent class
-        of the lane present, texts some caller waits on first; among those, texts queued at least
-        `AGING_S` ago (by `wall`) in arrival order, then the others shortest first (by tokens,
-        text) — shortest job first with aging: a short capability does not wait behind long
-        ones, and a long one is passed for at most `AGING_S`; a capability over
-        `LONG_QUERY_TOKENS` is a batch of its own, so one arriving short one waits for at most one
-        long text; as many
-        as fit `max_batch` and `max_tokens` (at least one); with `split` and at least
-        `SPLIT_AT` texts, at most half of them (rounded up), leaving the rest to the other
-        thread. The batch's jobs are marked
-        running."""
+        """Drop expired and abandoned jobs, then the next batch of `lane` by `jobs.pick_batch`
+        (texts queued at least `AGING_S` ago by `wall` count as aged; `split` takes at most half
+        of a lone call's capabilities); the batch's jobs are marked running."""
         now = self.clock()
         live: list[Job] = []
         for job in list(self._pending.values()):
@@ -530,32 +507,20 @@ class EncoderPipeline:
                 continue
             if lane_of(job.kind) == lane:
                 live.append(job)
-        if not live:
-            return []
-        urgent = min(job.kind for job in live)
-        aged = self.wall() - AGING_S
-        ordered = sorted((j for j in live if j.kind == urgent),
-                         key=lambda j: (j.waiters <= 0, j.queued > aged,
-                                        j.tokens if j.queued > aged else j.queued, j.text))
-        if split and len(ordered) >= SPLIT_AT:
-            ordered = ordered[:(len(ordered) + 1) // 2]
-        batch: list[Job] = []
-        longest = 0
-        for job in ordered:
-            longest = max(longest, job.tokens)
-            alone = lane == QUERY_LANE and longest > LONG_QUERY_TOKENS
-            if batch and (len(batch) >= self.max_batch or alone
-                          or (len(batch) + 1) * longest > self.max_tokens):
-                break
-            batch.append(job)
+        batch = pick_batch(live, lane, self.wall() - AGING_S, max_batch=self.max_batch,
+                           max_tokens=self.max_tokens, split=split)
         for job in batch:
             job.running = True
         return batch
 
-    def _encode(self, texts: list[str], batch: list[Job], lane: int = BACKGROUND_LANE) -> Any:
+    def _encode(self, texts: list[str], batch: list[Job], lane: int = BACKGROUND_LANE,
+                started: threading.Event | None = None) -> Any:
         """Encoder thread: one batch, validated; document vectors stored in the cache here so
         the disk append stays off the event loop. A busy release runs on the background
-        thread only: a caller waiting on a capability never waits for it."""
+        thread only: a caller waiting on a capability never waits for it. `started` is set
+        first (`_dispatch_lone` waits for it)."""
+        if started is not None:
+            started.set()
         import numpy as np
 
         vectors = np.asarray(self.encoder.encode(list(texts)), dtype=np.float32)

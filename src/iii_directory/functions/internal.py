@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import logging
 
-from ..config import TOPOLOGY_FIELDS, InvalidSettings, Settings, config_id
+from ..config import InvalidSettings, Settings, config_id
 from ..config_boot import ConfigCallFailed, fetch_settings
 from ..context import Context
-from ..runtime import Runtime
 from ..models import Empty, Ok
 from ..port import EngineCallError
+from ..runtime import Runtime
 from ..table import BindingSpec, FunctionSpec, Surface
 
 log = logging.getLogger("iii_directory.config")
@@ -33,7 +33,7 @@ ON_CONFIG_CHANGE_DESCRIPTION = (
 
 def topology_changes(boot: Settings, new: Settings) -> list[str]:
     """Topology fields whose values differ from the boot snapshot."""
-    return [name for name in TOPOLOGY_FIELDS if getattr(boot, name) != getattr(new, name)]
+    return boot.topology_changes(new)
 
 
 async def rebind(directory: Runtime, old: Settings, new: Settings) -> None:

@@ -13,7 +13,7 @@ from ..context import Context
 from ..runtime import Runtime
 from ..errors import DirectoryError
 from ..lazy import LazyModule
-from ..models import Request, Response
+from ..models import PlainResponse, Request, Response
 from ..request_bounds import LABEL_CHARS
 from ..encoder import preload
 from ..search.request_limits import capabilities_schema
@@ -66,7 +66,7 @@ class SearchFunctionsRequest(Request):
     )
 
 
-class FunctionCandidate(Response):
+class FunctionCandidate(PlainResponse):
     function_id: str
     description: str = Field(description=SLIM_DESCRIPTION)
 
@@ -77,12 +77,12 @@ class InstalledCandidate(FunctionCandidate):
     confidence: Literal["high", "low"] = Field(description=CONFIDENCE_DESCRIPTION)
 
 
-class SearchWorker(Response):
+class SearchWorker(PlainResponse):
     namespace: str
     functions: list[InstalledCandidate]
 
 
-class InstallCall(Response):
+class InstallCall(PlainResponse):
     """A ready-made `compose::add` target and payload. Under agent-trigger exposure, the caller
     still supplies the wrapper's user-facing `description`."""
 
@@ -90,7 +90,7 @@ class InstallCall(Response):
     payload: Any
 
 
-class InstallableWorker(Response):
+class InstallableWorker(PlainResponse):
     """A registry worker that is NOT installed but carries functions matching the requested
     capabilities. `name` is the registry slug `compose::add` installs."""
 
@@ -106,7 +106,7 @@ class InstallableWorker(Response):
                     "`description`.")
 
 
-class SkillCandidate(Response):
+class SkillCandidate(PlainResponse):
     id: str = Field(description="Pass to `directory::skills::get { id }` to read the document.")
     title: str
     description: str = Field(description=SLIM_DESCRIPTION)

@@ -50,11 +50,8 @@ def kit_not_found(problem: str) -> DirectoryError:
 
 def web_base(settings: Settings) -> str:
     """`registry_web_url` (trimmed of `/`) when set and non-blank, else the API base with the
-    first `://api.` replaced by `://`."""
-    custom = (settings.registry_web_url or "").strip()
-    if custom:
-        return custom.rstrip("/")
-    return settings.registry_url.rstrip("/").replace("://api.", "://", 1)
+    leading `api.` host label dropped (`Settings.web_url`)."""
+    return settings.web_url
 
 
 def kit_page(settings: Settings, kit: str) -> str:

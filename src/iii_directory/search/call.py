@@ -14,7 +14,7 @@ from ..timeslice import TimeSlice
 from .ranking.corpus import Corpus, DocumentSet
 from ..encoder.dense_lane import DenseLane, DenseUnavailable
 from .judge import Candidate, Judge, JudgeFailure, JudgeSettings, Kind, LaneAsk
-from .ranking.lanes import Ranking, exact_lane
+from .ranking.lanes import Ranking, exact_lane, lexical_lane
 from .ranking.query import Query, local_lanes, shortlist
 from .ranking.views import SecondCosines, ViewCosines
 
@@ -63,6 +63,29 @@ class SearchCall:
     shed: bool = False
     """A heavy call that found no heavy token in time (`slots.HeavyTicket`): no capability is
     embedded, the call is answered from the lexical lane."""
+    lexical: dict[tuple[str, ...], tuple[Ranking, int]] = field(default_factory=dict)
+    """Each searched query's `lanes.lexical_lane` by its terms: computed while the encoder
+    embeds the call's capabilities (`lexical_ahead`), read by the installed lanes."""
+
+    def lexical_lane(self, query: Query) -> tuple[Ranking, int]:
+        """`lanes.lexical_lane` of `query` over the call's corpus, computed once per terms (a
+        fresh list each time: callers may reorder it)."""
+        pair = self.lexical.get(query.terms)
+        if pair is None:
+            pair = self.lexical[query.terms] = lexical_lane(self.corpus.documents, query.terms)
+        return list(pair[0]), pair[1]
+
+    async def lexical_ahead(self, queries: Sequence[Query | None]) -> None:
+        """The lexical lane of every searched query, giving the loop a turn once a time slice is
+        spent: the work of the installed lanes that reads no vector, done while they are
+        encoded. A judge-backed call skips it (the judge may answer without it)."""
+        if self.judge_active:
+            return
+        tick = TimeSlice()
+        for query in queries:
+            if query is not None:
+                self.lexical_lane(query)
+                await tick.pause()
 
     @property
     def judge_settings(self) -> JudgeSettings:

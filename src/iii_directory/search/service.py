@@ -38,17 +38,17 @@ from ..encoder.dense_lane import DenseLane, DenseUnavailable, embed_views
 from .ranking.fusion import Request, learned_lane
 from .judge import FUNCTION_DEPTH, JUDGE_EVALUATE, Candidate, Judge, JudgeFailure, LaneAsk, function_candidate
 from .ranking.lanes import (ACTION_BONUS, CATALOG, Ranking, action_agreement, answered_tail,
-                            bm25_tail, exact_lane, lexical_lane, ranking_tail, weighted_rrf)
+                            bm25_tail, exact_lane, ranking_tail, weighted_rrf)
 from .memory import SessionMemory
 from .ranking.needs import answered_needs, expand_needs, need_action_bonus, need_texts, regroup
 from .ranking.query import Query
 from .sliced_queries import make_queries, screen_queries
+from .query_vectors import begin_embedding
 from .registry_lane import search_registry
 from .request_limits import validate_capabilities
 from .response import BatchResult, respond
 from .rerank import RERANK_TIMEOUT_S, Reranker, apply_scores, load_reranker, rerank_head
 from .slots import SearchSlots, configured_slots
-from .ranking.second_query import SECOND_QUERY_CAPABILITIES
 from .ranking.select import BATCH_SIZE, batches, padding, select_batch
 from .side_lanes import SideResult, fetch_skills, fetch_triggers, rank_skills, rank_triggers
 from .static_lane import StaticLane
@@ -272,21 +272,22 @@ class SearchService:
         async with (nullcontext() if call.judge_active else self.slots.hold()):
             searched = [q for q in per_capability if q is not None]
             corpora: dict[str, Any] = {}
-
-            async def embed() -> None:
-                corpora["queries"] = await self._embed(call, per_capability)
+            # the capabilities go to the encoder first; the work that reads no vector (the
+            # side-lane corpora, the lexical lanes) runs while they are encoded
+            embedding = await begin_embedding(call, self.dense, per_capability)
 
             async def fetch(name: str, fetcher: Any) -> None:
                 corpora[name] = await fetcher(call)
 
-            # the first piece of work of each group runs in this task itself, the others in
-            # tasks started before it, so they start in the same order as before at one task
-            # spawn less (anyio's task spawns were a tenth of a short call's loop time)
-            async with anyio.create_task_group() as group:
-                if searched:
-                    group.start_soon(fetch, "skills", fetch_skills)
-                    group.start_soon(fetch, "triggers", fetch_triggers)
-                await embed()
+            try:
+                async with anyio.create_task_group() as group:
+                    if searched:
+                        group.start_soon(fetch, "skills", fetch_skills)
+                        group.start_soon(fetch, "triggers", fetch_triggers)
+                    await call.lexical_ahead(per_capability)
+                    corpora["queries"] = await embedding.finish(call)
+            finally:
+                embedding.leave()
             grouped = regroup(corpora["queries"], owners, len(kept))  # each with its needs
             batch_queries = [[q for needs in batch for q in needs if q is not None]
                              for batch in batches(grouped, BATCH_SIZE)]
@@ -311,45 +312,6 @@ class SearchService:
                     await run_batch(0, batch_queries[0])
 
             return self._respond(call, results, side, dropped, started)
-
-    async def _embed(self, call: SearchCall, queries: list[Query | None]) -> list[Query | None]:
-        """Embed every searched, non-exact capability of the call in one batch, with its
-        action-and-object text (`second_query.py`) when the call embeds at most
-        `SECOND_QUERY_CAPABILITIES` of them."""
-        if (call.settings.function_search_mode == "lexical" or call.shed
-                or self.dense.state not in ("ready", "loading")):
-            return queries
-        wanted = [i for i, q in enumerate(queries)
-                  if q is not None and exact_lane(q.text, call.corpus.documents) is None]
-        if not wanted:
-            return queries
-        fingerprint = call.corpus.fingerprint
-        if not call.concurrent and not call.ctx.standalone and not self.dense.has_index(fingerprint):
-            documents = call.corpus.index_inputs()[1]
-            if self.dense.index_expected_soon(fingerprint, documents):
-                await self.dense.wait_warm_index(fingerprint, documents)
-        if not self.dense.ready:
-            return queries
-        texts = [queries[i].dense_text for i in wanted]  # type: ignore[union-attr]
-        second = len(wanted) <= SECOND_QUERY_CAPABILITIES  # then each one's `second_query` text
-        if second:
-            texts += [queries[i].second_text for i in wanted]  # type: ignore[union-attr]
-        if not self.dense.has_index(fingerprint) and not call.ctx.standalone:
-            # cold start: serve what is ready; unknown capabilities warm in the background
-            call.vectors = self.dense.ready_queries(texts)
-            if call.vectors is None:
-                return queries
-        else:
-            try:
-                call.vectors = await self.dense.encode_queries(texts)
-            except Exception as exc:  # noqa: BLE001 - no vectors: lexical results
-                log.warning("query embedding failed; serving lexical results: %s", exc)
-                return queries
-        embedded = list(queries)
-        for row, i in enumerate(wanted):
-            embedded[i] = queries[i].with_vector(  # type: ignore[union-attr]
-                row, len(wanted) + row if second else None)
-        return embedded
 
     async def _batch(self, call: SearchCall, queries: list[Query]) -> BatchResult:
         if not queries:
@@ -422,7 +384,7 @@ class SearchService:
         await tick.pause()
         pairs: list[tuple[Ranking, int]] = []
         for query in queries:
-            pairs.append(lexical_lane(documents, query.terms))
+            pairs.append(call.lexical_lane(query))
             await tick.pause()
         lexical = [lane for lane, _ in pairs]
         exact = [exact_lane(q.text, documents) for q in queries]

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -67,25 +69,92 @@ def visible_skills(settings: Any, installed: frozenset[str] | None,
                    row_facts: Any = None) -> list[SkillEntry]:
     """Skill candidates: the visible set (with the given installed set), minus documents that
     disable model invocation. `row_facts` is the Directory's `RowFactsCache` (None: parse
-    every file)."""
-    from ..content.skills import build_view, row_facts_of
+    every file). Every visible file is `stat`ed on every call; while the view and every
+    file's signature are those of a remembered call, its entries are reused (`VisibleEntries`)."""
+    from ..content.skills import build_view, row_facts_in_state
 
     view = build_view(settings, installed, row_facts)
-    entries = []
-    for file in view.files:
-        display = view.display_id(file.id)
-        facts = row_facts_of(view, file)
-        if facts is None:  # unreadable: ranked by its id, as its list row shows it
-            entries.append(_entry(display, display, ""))
-        elif not facts.disable_model_invocation:
-            entries.append(_entry(display, facts.title or display, facts.description))
-    _ENTRIES.tick()
-    _DOCUMENTS.tick()
-    return entries
+    return ENTRIES.entries(view, row_facts_in_state)
 
 
-SCANS_PER_GENERATION = 64  # chosen: a turn costs one scan's misses; stale entries go within 128 scans
-"""Skill scans between two generations of the entry and document memos (`RecentMemo`)."""
+MAX_ENTRY_SETS = 16  # chosen: one per view in use (`skills_view.MAX_VIEWS`)
+
+FileSignature = tuple[int, int, int, int, int]
+
+
+class VisibleEntries:
+    """The skill entries of a view, reused while nothing they were read from can have changed:
+    the same (remembered, so unchanged) view, and every visible file `stat`ed again with the
+    signature (`stat_cache.signature`: device, inode, size, mtime, ctime) it had. The rule of
+    `stat_cache`: a set is remembered only when every file was readable and settled (mtime
+    and ctime at least `stat_cache.settle_ns` before `clock()`), so an equal signature proves
+    the file unchanged. At most `MAX_ENTRY_SETS` views, oldest first out. Thread-safe; `clock`
+    (nanoseconds since the epoch) is injectable so tests decide what is settled."""
+
+    def __init__(self, clock: Callable[[], int] = time.time_ns) -> None:
+        self.clock = clock
+        self._sets: dict[int, tuple[Any, tuple[str, ...], list[FileSignature | None],
+                                    list[SkillEntry]]] = {}
+        self._lock = threading.Lock()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._sets.clear()
+
+    def entries(self, view: Any, facts_in_state: Callable[[Any, Any, Any], Any]) -> list[SkillEntry]:
+        """The entries of `view`; `facts_in_state(view, file, st)` reads a file's row facts in
+        the state `st` (`skills.row_facts_in_state`)."""
+        from ..content.stat_cache import settle_ns
+
+        held = self._sets.get(id(view))
+        if held is not None and held[0] is not view:
+            held = None
+        paths = held[1] if held is not None else tuple(str(file.path) for file in view.files)
+        states: list[os.stat_result | None] = []
+        signatures: list[FileSignature | None] = []
+        for path in paths:
+            try:
+                st = os.stat(path)
+            except OSError:
+                states.append(None)
+                signatures.append(None)
+                continue
+            states.append(st)
+            signatures.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+        if held is not None and held[2] == signatures:
+            return list(held[3])
+        entries = []
+        keep = True
+        now = self.clock()
+        for file, st in zip(view.files, states):
+            display = view.display_id(file.id)
+            facts = facts_in_state(view, file, st)
+            if facts is None:  # unreadable: ranked by its id, as its list row shows it
+                keep = False
+                entries.append(_entry(display, display, ""))
+                continue
+            if st is None or max(st.st_mtime_ns, st.st_ctime_ns) > \
+                    now - settle_ns(st.st_mtime_ns, st.st_ctime_ns):
+                keep = False
+            if not facts.disable_model_invocation:
+                entries.append(_entry(display, facts.title or display, facts.description))
+        _ENTRIES.tick()  # one generation of the entry and document memos per entries read
+        _DOCUMENTS.tick()
+        if keep:
+            with self._lock:
+                while len(self._sets) >= MAX_ENTRY_SETS:
+                    del self._sets[next(iter(self._sets))]
+                self._sets[id(view)] = (view, paths, signatures, entries)
+        return list(entries)
+
+
+ENTRIES = VisibleEntries()
+"""The process-wide set `visible_skills` reads (views are process-wide too: `skills_view`)."""
+
+
+SCANS_PER_GENERATION = 64  # chosen: a turn costs one read's misses; stale entries go within 128 reads
+"""Reads of a view's entries (`VisibleEntries` building them, not reusing them) between two
+generations of the entry and document memos (`RecentMemo`)."""
 
 _ENTRIES = RecentMemo(lambda fields: SkillEntry(*fields), SCANS_PER_GENERATION)
 
@@ -275,9 +344,13 @@ async def _side_result(call: SearchCall, kind: str, entries: Sequence[SkillEntry
                        candidates: dict[str, Candidate]) -> SideResult:
     """Rank one side lane per query, merge the lanes round-robin up to `SIDE_BUDGET`, and
     answer the entries' rows (None when nothing survives)."""
-    by_id = {entry.id: entry for entry in entries}
     lanes, judged = await _rank_side(call, kind, documents, queries, candidates)
     ids = round_robin([[doc_id for doc_id, _ in lane] for lane in lanes], SIDE_BUDGET)
+    wanted = set(ids)
+    by_id: dict[str, SkillEntry | TriggerEntry] = {}  # the chosen ids' entries (the last one of a repeated id)
+    for entry in entries:
+        if entry.id in wanted:
+            by_id[entry.id] = entry
     rows = [by_id[i].row() for i in ids if i in by_id]
     return SideResult(rows or None, judged)
 

@@ -322,6 +322,21 @@ def test_bad_vectors(vectors: object, error: type, match: str) -> None:
         index.search(vectors, k=1)
 
 
+def test_normalize_divides_by_the_norms_numpy_computes() -> None:
+    """The same float32 bits as dividing by `np.linalg.norm(rows, axis=1)`, at every scale
+    (a norm that overflows float32 still leaves zero rows, as that division does)."""
+    rng = np.random.default_rng(7)
+    for rows in (1, 5, 64):
+        for scale in (1e-20, 1e-3, 1.0, 1e3, 1e25):
+            vectors = (rng.standard_normal((rows, 16)) * scale).astype(np.float32)
+            with np.errstate(over="ignore"):
+                expected = np.ascontiguousarray(
+                    vectors / np.linalg.norm(vectors, axis=1)[:, None], dtype=np.float32)
+                got = dense.normalize(vectors, 16)
+            assert got.dtype == np.float32 and got.flags["C_CONTIGUOUS"]
+            assert np.array_equal(got.view(np.uint32), expected.view(np.uint32))
+
+
 @pytest.mark.parametrize("k", [-1, 1.5, True, None])
 def test_bad_k(k: object) -> None:
     index = dense.VectorIndex(dim=3)

@@ -317,13 +317,17 @@ def evidence_leads(terms: Sequence[str], documents: DocumentSet, stats: CatalogS
     total = sum(weights.values()) or 1.0
     best: tuple[float, float] = (0.0, 0.0)
     leads: list[str] = []
+    coverages: dict[tuple[str, ...], float] = {}  # hits often match the very same terms
+    term_sets, positions = documents.term_sets, documents.positions
     for doc_id, _, _ in documents.bm25(terms, 1, COVERAGE_DEPTH):
-        held = documents.term_sets[documents.positions[doc_id]]
-        matched = [t for t in wanted if t in held]
+        held = term_sets[positions[doc_id]]
+        matched = tuple([t for t in wanted if t in held])
         named = _id_terms(doc_id)
-        content = sum(0.0 if t in VERBS else 1.0 if t in named else DESCRIPTION_WEIGHT
-                      for t in matched if t != verb)
-        coverage = sum(weights[t] for t in matched) / total
+        content = sum([0.0 if t in VERBS else 1.0 if t in named else DESCRIPTION_WEIGHT
+                       for t in matched if t != verb])
+        coverage = coverages.get(matched)
+        if coverage is None:
+            coverage = coverages[matched] = sum([weights[t] for t in matched]) / total
         if (content, coverage) > best:
             best, leads = (content, coverage), [doc_id]
         elif (content, coverage) == best and leads:
@@ -342,7 +346,7 @@ def leading_verb(terms: Sequence[str]) -> str | None:
 def background(dense: Ranking) -> float:
     """The catalog's background similarity to a request: the median cosine of its dense top
     64 (all documents when the catalog is smaller)."""
-    values = sorted(cos for _, cos in dense)
+    values = sorted([cos for _, cos in dense])
     return values[len(values) // 2] if values else 0.0
 
 

@@ -169,49 +169,61 @@ def features(request: Request, documents: DocumentSet, pruned: Ranking, dense: R
     (`lanes.lexical_ranking`)."""
     hits = documents.bm25(list(request.bm25_terms), 1, LEXICAL_DEPTH)
     best = hits[0][1] if hits else 1.0
-    lexical = {doc_id: (score / best, rank, matched)
-               for rank, (doc_id, score, matched) in enumerate(hits)}
-    cosines = {doc_id: (cos, rank) for rank, (doc_id, cos) in enumerate(dense)}
+    # each id's last position in each list, as a dict built over the list keeps it
+    lexical_at = {doc_id: rank for rank, (doc_id, _, _) in enumerate(hits)}
+    dense_at = {doc_id: rank for rank, (doc_id, _) in enumerate(dense)}
     floor = dense[-1][1] if dense else 0.0
-    head_workers = [namespace_of(doc_id) for doc_id, _ in dense[:DENSE_WORKER_HEAD]]
+    head_count: dict[str | None, int] = {}
+    for doc_id, _ in dense[:DENSE_WORKER_HEAD]:
+        worker = namespace_of(doc_id)
+        head_count[worker] = head_count.get(worker, 0) + 1
     leader_worker = namespace_of(hits[0][0]) if hits else None
-    distinct = max(1, len(request.terms))
+    terms = request.terms
+    actions_asked = request.actions
+    distinct = max(1, len(terms))
     in_pruned = {doc_id for doc_id, _ in pruned}
     fused = fuse(pruned, dense, CATALOG)
     rrf_best = fused[0][1] if fused else 1.0
-    rrf = {doc_id: value / rrf_best for doc_id, value in fused}
+    rrf = dict(fused)
     candidates = list(dict.fromkeys(
         [doc_id for doc_id, _ in dense[:DENSE_CANDIDATES]]
         + [doc_id for doc_id, _, _ in hits[:LEXICAL_CANDIDATES]]))
     rows = []
     for doc_id in candidates:
-        cos, dense_rank = cosines.get(doc_id, (floor, None))
-        bm25, bm25_rank, matched = lexical.get(doc_id, (0.0, None, 0))
+        dense_rank = dense_at.get(doc_id)
+        cos = floor if dense_rank is None else dense[dense_rank][1]
+        bm25_rank = lexical_at.get(doc_id)
+        if bm25_rank is None:
+            bm25, matched = 0.0, 0
+        else:
+            _, score_of, matched = hits[bm25_rank]
+            bm25 = score_of / best
         worker, named_by, words, word_count, actions = candidate_facts(doc_id, describe(doc_id))
+        fused_score = rrf.get(doc_id)
         rows.append((
             cos,
             1.0 / (1 + dense_rank) if dense_rank is not None else 0.0,
             bm25,
             1.0 / (1 + bm25_rank) if bm25_rank is not None else 0.0,
             matched / distinct,
-            1.0 if request.actions and actions & request.actions else 0.0,
-            1.0 if worker and named_by & request.terms else 0.0,
-            len(words & request.terms) / word_count,
+            1.0 if actions_asked and not actions.isdisjoint(actions_asked) else 0.0,
+            1.0 if worker and not named_by.isdisjoint(terms) else 0.0,
+            len(words & terms) / word_count,
             1.0 if worker is not None and worker == leader_worker else 0.0,
-            head_workers.count(worker) / DENSE_WORKER_HEAD if worker else 0.0,
-            rrf.get(doc_id, 0.0),
+            head_count.get(worker, 0) / DENSE_WORKER_HEAD if worker else 0.0,
+            fused_score / rrf_best if fused_score is not None else 0.0,
             1.0 if doc_id in in_pruned else 0.0,
             1.0 if matched >= 2 else 0.0,
         ))
     if views is not None and candidates:
         descs, acts = views(candidates)
-        for position, (row, desc, act) in enumerate(zip(rows, descs, acts)):
-            cos = row[0]
-            rows[position] = row + (desc, act, max(cos, desc, act), (cos + desc + act) / 3.0)
-        if second is not None:
-            for position, (row, other) in enumerate(zip(rows, second(candidates))):
-                cos = row[0]
-                rows[position] = row + (other, max(cos, other), (cos + other) / 2.0)
+        if second is None:
+            rows = [row + (desc, act, max(row[0], desc, act), (row[0] + desc + act) / 3.0)
+                    for row, desc, act in zip(rows, descs, acts)]
+        else:
+            rows = [row + (desc, act, max(row[0], desc, act), (row[0] + desc + act) / 3.0,
+                           other, max(row[0], other), (row[0] + other) / 2.0)
+                    for row, desc, act, other in zip(rows, descs, acts, second(candidates))]
     return candidates, rows
 
 
@@ -221,9 +233,9 @@ def score(row: Sequence[float], weights: Sequence[float] = WEIGHTS) -> float:
 
 
 def _spread(values: Sequence[float]) -> tuple[float, float]:
-    """Mean and population standard deviation of `values`."""
+    """Mean and population standard deviation of `values` (sums in list order)."""
     mean = sum(values) / len(values)
-    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+    return mean, math.sqrt(sum([(v - mean) ** 2 for v in values]) / len(values))
 
 
 _Z_COLUMNS = tuple(SECOND_VIEWED_FEATURES.index(name) for name in ("cos", "view_max", "cos_second"))
@@ -258,9 +270,10 @@ def learned_lane(request: Request, documents: DocumentSet, pruned: Ranking, dens
         return []
     weights = (WEIGHTS if second is not None else WEIGHTS_WITHOUT_SECOND) if views is not None \
         else WEIGHTS_WITHOUT_VIEWS
-    scored = sorted(((score(row, weights), position, doc_id)
-                     for position, (doc_id, row) in enumerate(zip(candidates, rows))),
-                    key=lambda item: (-item[0], item[1]))
+    values = [sum(map(mul, weights, row)) for row in rows]  # `score` of each row
+    # by score descending, ties in candidate order: a stable sort on the negated score
+    order = sorted(range(len(values)), key=[-value for value in values].__getitem__)
+    scored = [(values[k], k, candidates[k]) for k in order]
     best = scored[0][0]
     ranked = [doc_id for _, _, doc_id in scored]
     if second is not None:

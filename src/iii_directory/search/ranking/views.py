@@ -88,10 +88,11 @@ class Views:
         import numpy as np
 
         at = [self.rows.get(doc_id, -1) for doc_id in ids]
-        known = np.asarray([max(i, 0) for i in at], dtype=np.intp)
+        unknown = min(at, default=0) < 0
+        known = np.asarray([max(i, 0) for i in at] if unknown else at, dtype=np.intp)
         desc = (self.description[known] @ vector).tolist()
         act = (self.action[known] @ vector).tolist()
-        if min(at, default=0) < 0:
+        if unknown:
             desc = [c if i >= 0 else 0.0 for c, i in zip(desc, at)]
             act = [c if i >= 0 else 0.0 for c, i in zip(act, at)]
         return desc, act
