@@ -15,6 +15,7 @@ import logging
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -93,8 +94,10 @@ class VisibleEntries:
 
     def __init__(self, clock: Callable[[], int] = time.time_ns) -> None:
         self.clock = clock
-        self._sets: dict[int, tuple[Any, tuple[str, ...], list[FileSignature | None],
+        self._sets: dict[int, tuple[weakref.ref[Any], tuple[str, ...], list[FileSignature | None],
                                     list[SkillEntry]]] = {}
+        """id(view) → (the view, held weakly: a view `skills_view` no longer keeps takes its set
+        with it; the paths, their signatures, the entries)."""
         self._lock = threading.Lock()
 
     def clear(self) -> None:
@@ -107,7 +110,7 @@ class VisibleEntries:
         from ..content.stat_cache import settle_ns
 
         held = self._sets.get(id(view))
-        if held is not None and held[0] is not view:
+        if held is not None and held[0]() is not view:
             held = None
         paths = held[1] if held is not None else tuple(str(file.path) for file in view.files)
         states: list[os.stat_result | None] = []
@@ -141,10 +144,19 @@ class VisibleEntries:
         _ENTRIES.tick()  # one generation of the entry and document memos per entries read
         _DOCUMENTS.tick()
         if keep:
+            key = id(view)
+
+            def forget(ref: weakref.ref[Any]) -> None:
+                """The view is gone: so is its set. No lock (a collection may run this while
+                the lock is held); a set that replaced it meanwhile may go too: a miss."""
+                found = self._sets.get(key)
+                if found is not None and found[0] is ref:
+                    self._sets.pop(key, None)
+
             with self._lock:
                 while len(self._sets) >= MAX_ENTRY_SETS:
                     del self._sets[next(iter(self._sets))]
-                self._sets[id(view)] = (view, paths, signatures, entries)
+                self._sets[key] = (weakref.ref(view, forget), paths, signatures, entries)
         return list(entries)
 
 
