@@ -427,12 +427,16 @@ def build_view(settings: Settings, installed: frozenset[str] | None,
         slot = (key[0], key[1], key[6], key[9], key[10], key[11])
         with _VIEWS_LOCK:  # scans also run in worker threads
             replaced = _LATEST.get(slot)
-            if replaced is not None:
-                _VIEWS.pop(replaced, None)
+            gone = _VIEWS.pop(replaced, None) if replaced is not None else None
             while len(_VIEWS) >= MAX_VIEWS:
                 del _VIEWS[next(iter(_VIEWS))]
             _VIEWS[key] = ((local_walk, skills_walk), view)
             _LATEST[slot] = key
             while len(_LATEST) > MAX_VIEWS:
                 del _LATEST[next(iter(_LATEST))]
+        if gone is not None and row_facts is not None:  # a file the new view lost was deleted
+            kept = {file.path for file in view.files}  # or moved: its row facts go with it
+            for file in gone[1].files:
+                if file.path not in kept:
+                    row_facts.discard(str(file.path))
     return view
