@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..log_throttle import ThrottledLog
 from ..timeslice import TimeSlice
+from .ranking.answerability import Evidence, catalog_stats, evidence_leads
 from .ranking.corpus import Corpus, DocumentSet
 from ..encoder.dense_lane import DenseLane, DenseUnavailable
 from .judge import Candidate, Judge, JudgeFailure, JudgeSettings, Kind, LaneAsk
@@ -66,6 +67,10 @@ class SearchCall:
     lexical: dict[tuple[str, ...], tuple[Ranking, int]] = field(default_factory=dict)
     """Each searched query's `lanes.lexical_lane` by its terms: computed while the encoder
     embeds the call's capabilities (`lexical_ahead`), read by the installed lanes."""
+    evidence: dict[tuple[str, tuple[str, ...]], Evidence] = field(default_factory=dict)
+    """Each searched query's `answerability.evidence_leads` over the call's corpus by its text
+    and terms: computed beside its lexical lane (`lexical_ahead`), read by the graded
+    decision."""
 
     def lexical_lane(self, query: Query) -> tuple[Ranking, int]:
         """`lanes.lexical_lane` of `query` over the call's corpus, computed once per terms (a
@@ -76,16 +81,26 @@ class SearchCall:
         return list(pair[0]), pair[1]
 
     async def lexical_ahead(self, queries: Sequence[Query | None]) -> None:
-        """The lexical lane of every searched query, giving the loop a turn once a time slice is
-        spent: the work of the installed lanes that reads no vector, done while they are
+        """The lexical lane and the lexical evidence (`answerability.evidence_leads`) of every
+        searched query, giving the loop a turn once a time slice is spent: the work of the
+        installed lanes and the graded decision that reads no vector, done while they are
         encoded. A judge-backed call skips it (the judge may answer without it)."""
         if self.judge_active:
             return
         tick = TimeSlice()
+        documents = self.corpus.documents
         for query in queries:
             if query is not None:
                 self.lexical_lane(query)
+                key = (query.text, tuple(query.terms))
+                if key not in self.evidence:
+                    self.evidence[key] = evidence_leads(
+                        query.terms, documents, catalog_stats(documents), query.text)
                 await tick.pause()
+
+    def evidence_of(self, query: Query) -> Evidence | None:
+        """The query's `answerability.evidence_leads` when `lexical_ahead` computed it."""
+        return self.evidence.get((query.text, tuple(query.terms)))
 
     @property
     def judge_settings(self) -> JudgeSettings:

@@ -302,14 +302,24 @@ class SearchService:
             async def run_side(name: str, ranker: Any) -> None:
                 side[name] = await ranker(call, corpora.get(name), side_queries)
 
-            async with anyio.create_task_group() as group:
-                for position, queries in enumerate(batch_queries[1:], 1):
-                    group.start_soon(run_batch, position, queries)
-                if side_queries:
-                    group.start_soon(run_side, "skills", rank_skills)
-                    group.start_soon(run_side, "triggers", rank_triggers)
-                if batch_queries:
-                    await run_batch(0, batch_queries[0])
+            # a side lane with no entries answers at once, so it runs here, not in a task;
+            # a task group is opened only for work that may wait (a second batch, a side
+            # lane's ad-hoc vectors or judge)
+            rankers = {"skills": rank_skills, "triggers": rank_triggers} if side_queries else {}
+            spawned = [name for name in rankers if corpora.get(name)]
+            for name, ranker in rankers.items():
+                if name not in spawned:
+                    await run_side(name, ranker)
+            if len(batch_queries) > 1 or spawned:
+                async with anyio.create_task_group() as group:
+                    for position, queries in enumerate(batch_queries[1:], 1):
+                        group.start_soon(run_batch, position, queries)
+                    for name in spawned:
+                        group.start_soon(run_side, name, rankers[name])
+                    if batch_queries:
+                        await run_batch(0, batch_queries[0])
+            elif batch_queries:
+                await run_batch(0, batch_queries[0])
 
             return self._respond(call, results, side, dropped, started)
 
@@ -340,6 +350,10 @@ class SearchService:
         async def registry() -> None:
             result.installables = await search_registry(call, queries)
 
+        if not call.settings.registry_search:  # the registry lane is off: nothing to wait on
+            result.installables = []
+            await installed()
+            return result
         async with anyio.create_task_group() as group:  # installed lanes in this task
             group.start_soon(registry)
             await installed()
@@ -465,7 +479,7 @@ class SearchService:
             ((graded, level),) = graded_lanes(
                 [query], documents, [lane], None if dense is None else [dense[position]],
                 describe, None if pairs is None else [pairs[position]], [screened],
-                None if admitted is None else [admitted[position]])
+                None if admitted is None else [admitted[position]], [call.evidence_of(query)])
             out.append(graded)
             levels.append(level)
             await tick.pause()

@@ -53,3 +53,32 @@ async def test_each_capability_is_screened_and_admitted_once(
     assert response["workers"] == before["workers"]
     assert calls.count("known_share") == len(CAPABILITIES)
     assert calls.count("admit") == (len(CAPABILITIES) if mode == "hybrid" else 0)
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "lexical"])
+async def test_each_capability_lexical_evidence_is_computed_once_before_grading(
+        mode: str, settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`SearchCall.lexical_ahead` computes each capability's `evidence_leads` while the vectors
+    are encoded; the graded decision reads it instead of computing it again."""
+    from iii_directory.search import call as call_module
+
+    directory = Directory(settings=settings.model_copy(update={"function_search_mode": mode}),
+                          engine=PeerEngine(CATALOG))
+    service = directory.service(SearchService)
+    if mode == "hybrid":
+        service.use_encoder(FakeEncoder(), index_factory=ExactIndex, cache_dir=tmp_path)
+    before = await search(directory, *CAPABILITIES)  # warm: index, vectors
+    await service.settle()
+
+    ahead: list[str] = []
+    graded: list[str] = []
+    monkeypatch.setattr(call_module, "evidence_leads",
+                        counting(ahead, "evidence", answerability.evidence_leads))
+    monkeypatch.setattr(answerability, "evidence_leads",
+                        counting(graded, "evidence", answerability.evidence_leads))
+    response = await search(directory, *CAPABILITIES)
+
+    assert response["search_mode"] == mode
+    assert response["workers"] == before["workers"]
+    assert len(ahead) == len(CAPABILITIES)
+    assert graded == []

@@ -296,8 +296,12 @@ def lexical_evidence(terms: Sequence[str], documents: DocumentSet, stats: Catalo
     return coverage, content, leads[0] if leads else None
 
 
+Evidence = tuple[float, float, list[str]]
+"""`evidence_leads`' coverage, content count and lead ids."""
+
+
 def evidence_leads(terms: Sequence[str], documents: DocumentSet, stats: CatalogStats,
-                   text: str = "") -> tuple[float, int, list[str]]:
+                   text: str = "") -> Evidence:
     """The lexical evidence that one document serves the request, best over its first
     `COVERAGE_DEPTH` BM25 hits (one matched term): the number of *content* terms it matched —
     request terms that are neither ordinary English (`ordinary_terms`) nor the request's leading
@@ -356,18 +360,20 @@ def signals(text: str, terms: Sequence[str], documents: DocumentSet,
             extra: float | None = None,
             lexical: tuple[Ranking, int] | None = None,
             screened: Screening | None = None,
-            admitted: bool | None = None) -> Signals:
+            admitted: bool | None = None,
+            evidence: Evidence | None = None) -> Signals:
     """The signals of one capability over `documents`; `dense` is its dense ranking (hybrid),
     `lane` the lane as ranked (for action agreement), `lexical` its lexical lane and the terms
     its leader matched (`lanes.lexical_lane`; hybrid, for coherence and corroboration).
-    `screened` is the capability's `screen` and `admitted` its `lanes.catalog_admitted` when the
-    caller already has them (the search service computes each once per capability); computed
-    here otherwise."""
+    `screened` is the capability's `screen`, `admitted` its `lanes.catalog_admitted` and
+    `evidence` its `evidence_leads` over `documents` when the caller already has them (the
+    search service computes each once per capability); computed here otherwise."""
     stats = catalog_stats(documents)
     if screened is None:
         screened = screen(text, terms, documents)
     count, share = screened.words, screened.known_share
-    coverage, rare, leads = evidence_leads(terms, documents, stats, text)
+    coverage, rare, leads = evidence if evidence is not None \
+        else evidence_leads(terms, documents, stats, text)
     cosine = margin = None
     if dense:
         cosine = dense[0][1]

@@ -24,8 +24,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 from . import answerability
-from .answerability import (CALIBRATION, Screening, Signals, answerable, evidence_floor, family,
-                            informative_terms, score, signals, vouches)
+from .answerability import (CALIBRATION, Evidence, Screening, Signals, answerable,
+                            evidence_floor, family, informative_terms, score, signals, vouches)
 from .corpus import DocumentSet
 from .lanes import Ranking
 from .static_evidence import static_cosine
@@ -162,7 +162,8 @@ def graded_lanes(queries: Sequence[object], documents: DocumentSet, lanes: Seque
                  describe: Callable[[str], str],
                  lexical: Sequence[tuple[Ranking, int]] | None = None,
                  screened: Sequence[Screening | None] | None = None,
-                 admitted: Sequence[bool | None] | None = None
+                 admitted: Sequence[bool | None] | None = None,
+                 evidence: Sequence[Evidence | None] | None = None
                  ) -> list[tuple[Ranking, Confidence | None]]:
     """Each lane with its `grade` (`queries` are `query.Query` objects; the arguments are those
     of `answerability.signals`, per capability); an ungraded lane is emptied. Without dense
@@ -180,7 +181,8 @@ def graded_lanes(queries: Sequence[object], documents: DocumentSet, lanes: Seque
                         ranking, lane, describe, extra,
                         lexical[position] if lexical is not None else None,
                         screened[position] if screened is not None else None,
-                        admitted[position] if admitted is not None else None)
+                        admitted[position] if admitted is not None else None,
+                        evidence[position] if evidence is not None else None)
         vouched = dense is None and not found.refused and vouches(query, found)
         text = query.text  # type: ignore[attr-defined]
         level = grade(found, vouched, asks_question(text), carries_value(text))
