@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Callable
 from types import ModuleType
-from typing import Any
+from typing import Any, NoReturn
 
 
 class LazyModule:
@@ -41,8 +42,23 @@ class LazyModule:
         return f"<LazyModule {self._name} ({'loaded' if self._module is not None else 'not loaded'})>"
 
 
-def _no_httpx_command_line() -> None:
-    raise SystemExit("httpx's command line is not loaded in this process (iii_directory.lazy.import_httpx)")
+def _refuse(part: str, caller: str) -> Callable[..., NoReturn]:
+    def refused(*_args: Any, **_kwargs: Any) -> NoReturn:
+        raise SystemExit(f"{part} is not loaded in this process (iii_directory.lazy.{caller})")
+
+    return refused
+
+
+def _import_without(package: str, part: str, names: tuple[str, ...], caller: str) -> ModuleType:
+    """`package`, imported with a stand-in for its submodule `part` whose `names` refuse to
+    run; unless `package` or `part` is already imported (then both stay what they are)."""
+    full = f"{package}.{part}"
+    if package not in sys.modules and full not in sys.modules:
+        stand_in = ModuleType(full, f"Stand-in: {full} is not loaded (iii_directory.lazy.{caller}).")
+        for name in names:
+            setattr(stand_in, name, _refuse(full, caller))
+        sys.modules[full] = stand_in
+    return importlib.import_module(package)
 
 
 def import_httpx() -> ModuleType:
@@ -51,8 +67,15 @@ def import_httpx() -> ModuleType:
     rich wherever they are installed (~2.3 MiB resident in a worker, which never runs it). Unless
     httpx or its `_main` is already imported, a stand-in `httpx._main` whose `main` refuses is
     registered first; every other part of httpx is the real one."""
-    if "httpx" not in sys.modules and "httpx._main" not in sys.modules:
-        stand_in = ModuleType("httpx._main", "Stand-in: httpx's command line is not loaded.")
-        stand_in.main = _no_httpx_command_line  # type: ignore[attr-defined]
-        sys.modules["httpx._main"] = stand_in
-    return importlib.import_module("httpx")
+    return _import_without("httpx", "_main", ("main",), "import_httpx")
+
+
+def import_watchfiles() -> ModuleType:
+    """`watchfiles`, imported without its process runner. `watchfiles/__init__` imports
+    `watchfiles.run` only to offer `run_process` / `arun_process` (restart a program when files
+    change), and that module imports `multiprocessing`, `pickle` and `subprocess` (15 modules,
+    ~0.3 MiB in a worker, which only watches). Unless watchfiles or its `run` is already
+    imported, a stand-in `watchfiles.run` whose functions refuse is registered first; `awatch`,
+    `Change` and the filters are watchfiles' own."""
+    return _import_without("watchfiles", "run", ("run_process", "arun_process", "detect_target_type",
+                                                  "import_string"), "import_watchfiles")

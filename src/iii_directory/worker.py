@@ -37,7 +37,7 @@ from .port import DEFAULT_CALL_TIMEOUT_S
 from .protocol.backoff import Backoff
 from .protocol.connection import DEFAULT_URL, Connection, Invocation, validate_url
 from .protocol.errors import EngineCallError, NamespaceConflict
-from .published import registration
+from .published import published
 from .table import FunctionSpec, FunctionTable
 
 log = logging.getLogger("iii_directory.worker")
@@ -133,16 +133,21 @@ class LiveEngine:
         self.bind(key, trigger_type, function_id, config, active)
 
 
-_REGISTRATIONS: dict[int, tuple[FunctionSpec, dict[str, Any]]] = {}
+_GENERATED: dict[int, tuple[FunctionSpec, dict[str, Any]]] = {}
 
 
 def function_registration(spec: FunctionSpec) -> dict[str, Any]:
-    """The frame of `spec` (published, else generated: `published.registration`), computed once
-    per spec object (the specs are immutable module constants; a reattach replays them)."""
-    cached = _REGISTRATIONS.get(id(spec))
-    if cached is None or cached[0] is not spec:
-        cached = (spec, registration(spec))
-        _REGISTRATIONS[id(spec)] = cached
+    """The frame of `spec`: the published one (`Published.frame`), else generated once
+    per spec object (the specs are immutable module constants) and kept for the next table
+    that registers it."""
+    cached = _GENERATED.get(id(spec))
+    if cached is not None and cached[0] is spec:
+        return dict(cached[1])
+    frame = published().frame(spec)
+    if frame is not None:
+        return frame
+    cached = (spec, spec.registration())
+    _GENERATED[id(spec)] = cached
     return dict(cached[1])
 
 
@@ -153,6 +158,7 @@ def register_table(connection: Connection, engine: LiveEngine, table: FunctionTa
         connection.register_trigger_type(trigger_type.registration())
     for spec in table.functions.values():
         connection.register_function(function_registration(spec))
+    published.cache_clear()  # the connection keeps the frames as text; nothing else reads them
     for binding in table.bindings:
         if binding.enabled(settings):
             engine.bind(binding.key, binding.trigger_type, binding.function_id, binding.config(settings), True)
@@ -274,6 +280,7 @@ class Worker:
             return
         if settings.function_search_mode == "lexical":
             limit_worker_threads()
+            limit_arenas(HEAP_ARENAS)
         directory = Directory(settings=settings, engine=self.engine, table=self.table)
         if settings.function_search_mode != "lexical":  # chores wait for the first answer
             directory.first_answer.arm(after_open=self._frames_sent)
@@ -353,28 +360,57 @@ def limit_worker_threads(tokens: int = WORKER_THREADS) -> None:
     anyio.to_thread.current_default_thread_limiter().total_tokens = tokens
 
 
+HEAP_ARENAS = 2  # chosen: docs/record/performance.md ("The lexical soak worker under 55 MiB")
+"""glibc malloc arenas of a worker the engine configures `lexical` at boot
+(`native_heap.limit_arenas`; glibc's default is eight per core): the main heap and one that
+every other thread shares. The registry lane's GET threads and the AnyIO threads allocate mostly
+while holding the GIL, so they rarely contend for it; with an arena each, a cold worker's first
+seconds (25 threads) left 15 arenas of live blocks and free fragments behind. A hybrid worker
+keeps glibc's default, as it keeps AnyIO's thread limit (the encoder's threads allocate without
+the GIL); a worker started lexical keeps both limits if its configuration later turns hybrid."""
+
+
+def limit_arenas(count: int) -> None:
+    """Cap the C allocator's arenas at `count` (`native_heap.limit_arenas`)."""
+    from .native_heap import limit_arenas as cap
+
+    cap(count)
+
+
 START_UP_RELEASE_AGAIN_S = 30.0  # chosen: a worker's first calls import and build what they use
 """Seconds after `ready` at which the start-up pages are handed back a second time
 (`_settle_heap_when_ready`): the first calls' lazy imports, first validators and first static
 index have run by then in any worker that has callers."""
 
 
-async def _settle_heap_when_ready(worker: Worker, again_after: float = START_UP_RELEASE_AGAIN_S) -> None:
-    """Once the worker is ready and its first-answer gate is open (`first_answer.py`: a
-    hybrid worker's first search answer, or the gate's limit): `settle_heap`, then hand back
-    the pages only start-up touched (`encoder.mapped_pages.release_start_up_pages`: shared
-    libraries' code, the encoder session load's included, the static table), and once more
-    `again_after` seconds later. Figures: docs/record/performance.md, "Where a soak worker's
-    memory goes"."""
+def release_start_up_memory() -> int:
+    """`encoder.mapped_pages.release_start_up_pages` (the start-up pages of shared libraries and
+    of the static table), then `native_heap.trim` (the free pages inside the C allocator's
+    arenas); returns the bytes advised. Reads `/proc/self/smaps` and walks every arena: it runs
+    on a thread of its own (`_settle_heap_when_ready`)."""
     from .encoder.mapped_pages import release_start_up_pages
+    from .native_heap import trim
 
+    advised = release_start_up_pages()
+    trim()
+    return advised
+
+
+async def _settle_heap_when_ready(worker: Worker, again_after: float = START_UP_RELEASE_AGAIN_S) -> None:
+    """Once the worker is ready and its first-answer gate is open (`first_answer.py`: a hybrid
+    worker's first search answer, or the gate's limit): `settle_heap`, then hand back the memory
+    only start-up used (`release_start_up_memory`), and once more `again_after` seconds later. The release runs on
+    a worker thread under a limiter of its own (one token), so the event loop goes on serving
+    while `smaps` is parsed, and the file calls' default thread limiter lends it no token.
+    Figures: docs/record/performance.md, "Where a soak worker's memory goes"."""
     await worker.ready.wait()
     if worker.directory is not None:
         await worker.directory.first_answer.wait()
     settle_heap()
-    release_start_up_pages()
+    own = anyio.CapacityLimiter(1)
+    await anyio.to_thread.run_sync(release_start_up_memory, limiter=own)
     await anyio.sleep(again_after)
-    release_start_up_pages()
+    await anyio.to_thread.run_sync(release_start_up_memory, limiter=own)
 
 
 def encoder_preload(config: str | None) -> Callable[[Settings], None]:

@@ -13,6 +13,7 @@ content views read it, so it sits in `content`; the kits subsystem writes it (`k
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,24 @@ from ..config_base import project_root as default_project_root
 from ..errors import DirectoryError
 
 LOCK_FILE = "kits.lock"
+COMPOSE_FILE = "worker-compose.yaml"
+"""The compose file's name in the project root when `III_COMPOSE_FILE` is not set."""
+
+
+def compose_file_path() -> Path:
+    """`III_COMPOSE_FILE` (absolute), else `COMPOSE_FILE` in the project root."""
+    explicit = os.environ.get("III_COMPOSE_FILE", "").strip()
+    if explicit:
+        return Path(os.path.abspath(explicit))
+    return default_project_root() / COMPOSE_FILE
+
+
+def kit_root() -> Path:
+    """Project root for kit state (where `kits.lock` lives): the compose file's directory.
+    Here rather than in `kits.compose`, so that reading the lock (the scheduled update check
+    of a worker whose lock lists no kit) imports none of the kit flows."""
+    return compose_file_path().parent
+
 _STRING_LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 """Every scalar is read as a string (libyaml when available)."""
 _TRUE = frozenset({"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"})

@@ -294,6 +294,10 @@ _VIEWS: dict[tuple[Any, ...], tuple[tuple[list[Found], list[Found]], SkillsView]
 _VIEWS_LOCK = threading.Lock()
 """Everything a visible set is computed from → (the two walks it came from, the view). The view
 is a function of that key alone, so an equal key hands back the very same (frozen) view."""
+_LATEST: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+"""The roots, installed set, filter and row-facts cache of a view → the key of its latest view
+in `_VIEWS`: a new walk (a skill written) replaces that view instead of adding one, so a worker
+whose skills churn holds one view per settings and installed set, not `MAX_VIEWS` stale ones."""
 
 
 def _walk_token(root: Path, walked: list[Found]) -> object | None:
@@ -420,8 +424,19 @@ def build_view(settings: Settings, installed: frozenset[str] | None,
         row_facts=row_facts,
     )
     if key is not None:
+        slot = (key[0], key[1], key[6], key[9], key[10], key[11])
         with _VIEWS_LOCK:  # scans also run in worker threads
+            replaced = _LATEST.get(slot)
+            gone = _VIEWS.pop(replaced, None) if replaced is not None else None
             while len(_VIEWS) >= MAX_VIEWS:
                 del _VIEWS[next(iter(_VIEWS))]
             _VIEWS[key] = ((local_walk, skills_walk), view)
+            _LATEST[slot] = key
+            while len(_LATEST) > MAX_VIEWS:
+                del _LATEST[next(iter(_LATEST))]
+        if gone is not None and row_facts is not None:  # a file the new view lost was deleted
+            kept = {file.path for file in view.files}  # or moved: its row facts go with it
+            for file in gone[1].files:
+                if file.path not in kept:
+                    row_facts.discard(str(file.path))
     return view

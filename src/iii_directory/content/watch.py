@@ -203,7 +203,10 @@ class SkillsWatcher:
             log.warning("watcher stopped: %s", exc)
 
     async def _pump(self, send: ObjectSendStream[_Batch], stop: anyio.Event) -> None:
-        from watchfiles import Change, awatch
+        from ..lazy import import_watchfiles
+
+        watchfiles = import_watchfiles()
+        Change, awatch = watchfiles.Change, watchfiles.awatch
 
         paths = [str(root.path) for root in self.roots]
         async with send:

@@ -240,8 +240,7 @@ def _schedule(directory: Runtime, flows: ModuleType, waited_s: float) -> None:
 
 def _kits_listed() -> bool:
     """Whether the project's `kits.lock` lists a kit (the lenient reader the scheduled check uses)."""
-    from ..content.kits_lock import read_lock
-    from ..kits.compose import kit_root
+    from ..content.kits_lock import kit_root, read_lock
 
     return bool(read_lock(kit_root()).kits)
 

@@ -9,7 +9,6 @@ the daemon answers.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -19,12 +18,11 @@ from typing import Any
 import anyio
 import yaml
 
-from ..config import project_root
+from ..content.kits_lock import COMPOSE_FILE, compose_file_path, kit_root  # noqa: F401  (re-exported)
 from ..content.visibility import compose_route
 from ..errors import DirectoryError
 from .ref import is_exact_version
 
-COMPOSE_FILE = "worker-compose.yaml"
 STATUS_TIMEOUT_S = 5.0
 ADD_TIMEOUT_S = 60.0
 OPERATION_TIMEOUT_S = 10.0
@@ -34,18 +32,6 @@ MAX_POLL_ERRORS = 10
 
 Caller = Callable[[str, dict[str, Any], float, "str | None"], Awaitable[Any]]
 """`(function_id, payload, timeout_s, namespace) -> result`; raises on failure."""
-
-
-def compose_file_path() -> Path:
-    explicit = os.environ.get("III_COMPOSE_FILE", "").strip()
-    if explicit:
-        return Path(os.path.abspath(explicit))
-    return project_root() / COMPOSE_FILE
-
-
-def kit_root() -> Path:
-    """Project root for kit state: the compose file's directory."""
-    return compose_file_path().parent
 
 
 def compose_lock_path(compose_file: Path) -> Path:

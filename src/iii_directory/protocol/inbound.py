@@ -75,7 +75,7 @@ class InboundFrames:
     _pending: dict[str, Pending]
     _subscribers: dict[str, dict[str, Subscriber]]
     _trigger_types: dict[str, dict[str, Any]]
-    _functions: dict[str, dict[str, Any]]
+    _functions: dict[str, bytes]
     _on_invoke: InvokeHandler | None
     _inflight: set[anyio.CancelScope]
     _inflight_idle: anyio.Event

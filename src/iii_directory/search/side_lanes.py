@@ -15,6 +15,7 @@ import logging
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -28,6 +29,7 @@ from .ranking.lanes import Ranking
 from .ranking.query import Query
 from .ranking.select import round_robin
 from .ranking.text import bm25_document, searchable_text, side_document, slim_description
+from .ranking.text_memo import RecentMemo
 
 T = TypeVar("T")
 
@@ -92,8 +94,10 @@ class VisibleEntries:
 
     def __init__(self, clock: Callable[[], int] = time.time_ns) -> None:
         self.clock = clock
-        self._sets: dict[int, tuple[Any, tuple[str, ...], list[FileSignature | None],
+        self._sets: dict[int, tuple[weakref.ref[Any], tuple[str, ...], list[FileSignature | None],
                                     list[SkillEntry]]] = {}
+        """id(view) → (the view, held weakly: a view `skills_view` no longer keeps takes its set
+        with it; the paths, their signatures, the entries)."""
         self._lock = threading.Lock()
 
     def clear(self) -> None:
@@ -106,7 +110,7 @@ class VisibleEntries:
         from ..content.stat_cache import settle_ns
 
         held = self._sets.get(id(view))
-        if held is not None and held[0] is not view:
+        if held is not None and held[0]() is not view:
             held = None
         paths = held[1] if held is not None else tuple(str(file.path) for file in view.files)
         states: list[os.stat_result | None] = []
@@ -137,11 +141,22 @@ class VisibleEntries:
                 keep = False
             if not facts.disable_model_invocation:
                 entries.append(_entry(display, facts.title or display, facts.description))
+        _ENTRIES.tick()  # one generation of the entry and document memos per entries read
+        _DOCUMENTS.tick()
         if keep:
+            key = id(view)
+
+            def forget(ref: weakref.ref[Any]) -> None:
+                """The view is gone: so is its set. No lock (a collection may run this while
+                the lock is held); a set that replaced it meanwhile may go too: a miss."""
+                found = self._sets.get(key)
+                if found is not None and found[0] is ref:
+                    self._sets.pop(key, None)
+
             with self._lock:
                 while len(self._sets) >= MAX_ENTRY_SETS:
                     del self._sets[next(iter(self._sets))]
-                self._sets[id(view)] = (view, paths, signatures, entries)
+                self._sets[key] = (weakref.ref(view, forget), paths, signatures, entries)
         return list(entries)
 
 
@@ -149,11 +164,17 @@ ENTRIES = VisibleEntries()
 """The process-wide set `visible_skills` reads (views are process-wide too: `skills_view`)."""
 
 
-@functools.lru_cache(maxsize=16384)
+SCANS_PER_GENERATION = 64  # chosen: a turn costs one read's misses; stale entries go within 128 reads
+"""Reads of a view's entries (`VisibleEntries` building them, not reusing them) between two
+generations of the entry and document memos (`RecentMemo`)."""
+
+_ENTRIES = RecentMemo(lambda fields: SkillEntry(*fields), SCANS_PER_GENERATION)
+
+
 def _entry(skill_id: str, title: str, description: str) -> SkillEntry:
-    """One `SkillEntry` per distinct content, so the ranking documents built from unchanged
-    entries are found by identity (`skill_document`)."""
-    return SkillEntry(skill_id, title, description)
+    """One `SkillEntry` per distinct content while it stays visible, so the ranking documents
+    built from unchanged entries are found by identity (`skill_document`)."""
+    return _ENTRIES[(skill_id, title, description)]
 
 
 INLINE_SCAN_S = 0.001  # chosen: a scan this short costs less than a thread hop
@@ -214,12 +235,16 @@ async def load_skills(call: SearchCall) -> list[SkillEntry]:
     return await anyio.to_thread.run_sync(scan)
 
 
-@functools.lru_cache(maxsize=16384)
-def skill_document(entry: SkillEntry) -> Document:
-    """The ranking document of one skill entry; a pure function of the (frozen) entry, so
-    remembered: every search call builds the documents of every visible skill."""
+def _skill_document(entry: SkillEntry) -> Document:
     searchable = searchable_text(entry.id, entry.document, ())
     return Document(entry.id, searchable, bm25_document(entry.id, searchable))
+
+
+_DOCUMENTS = RecentMemo(_skill_document, SCANS_PER_GENERATION)
+skill_document: Callable[[SkillEntry], Document] = _DOCUMENTS.__getitem__
+"""The ranking document of one skill entry; a pure function of the (frozen) entry, so
+remembered (`RecentMemo`: while the entry stays visible): every search call builds the
+documents of every visible skill."""
 
 
 def skill_documents(entries: Sequence[SkillEntry], cache: DocumentSetCache) -> DocumentSet:

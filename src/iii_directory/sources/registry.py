@@ -79,6 +79,8 @@ USER_AGENT = f"iii-directory/{__version__}"
 # The client
 
 _SSL_CONTEXT: ssl.SSLContext | None = None
+_TRUSTED = False
+_TRUST_LOCK = threading.Lock()
 
 
 def mark_sniffio_absent() -> None:
@@ -94,29 +96,62 @@ def mark_sniffio_absent() -> None:
 
 
 def _ssl_context() -> ssl.SSLContext:
-    """One verifying TLS context for the process (loading CA certificates is the slow part of
-    creating an httpx client)."""
+    """One verifying TLS context for the process (`PROTOCOL_TLS_CLIENT`: the certificate and
+    the host name are checked). Its CA certificates are loaded by `_trust`, before the first
+    https request (`_trust_https`), not here: OpenSSL keeps the ~120 parsed certificates in
+    ~1.5 MiB of heap, which a worker whose registry is reached over plain http never uses."""
     global _SSL_CONTEXT
     if _SSL_CONTEXT is None:
-        try:
-            import certifi
-
-            _SSL_CONTEXT = ssl.create_default_context(cafile=certifi.where())
-        except ImportError:  # pragma: no cover - certifi ships with httpx
-            _SSL_CONTEXT = ssl.create_default_context()
+        _SSL_CONTEXT = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     return _SSL_CONTEXT
 
 
-def warm_up() -> None:
+def _trust() -> None:
+    """Load the CA certificates into the process's context once: certifi's bundle (it ships
+    with httpx), else the system's default ones. Loading them is the slow part of a client's
+    TLS set-up (tens of milliseconds on a loaded host): run it on a thread."""
+    global _TRUSTED
+    if _TRUSTED:
+        return
+    with _TRUST_LOCK:
+        if _TRUSTED:
+            return
+        context = _ssl_context()
+        try:
+            import certifi
+
+            context.load_verify_locations(cafile=certifi.where())
+        except ImportError:  # pragma: no cover - certifi ships with httpx
+            context.load_default_certs(ssl.Purpose.SERVER_AUTH)
+        _TRUSTED = True
+
+
+def _trust_https(request: httpx.Request) -> None:
+    """The blocking client's request hook: `_trust` before any https request (a redirect's
+    too: httpx runs the hook for every request it sends)."""
+    if request.url.scheme == "https":
+        _trust()
+
+
+async def _trust_https_async(request: httpx.Request) -> None:
+    """The async client's request hook: `_trust` (on a thread) before any https request."""
+    if request.url.scheme == "https" and not _TRUSTED:
+        await anyio.to_thread.run_sync(_trust)
+
+
+def warm_up(https: bool = True) -> None:
     """Import httpx (and httpcore, which its transport imports) and build the process's TLS
-    context: the work of a worker's first registry request that is not network (~0.1 s idle,
-    three times that on a loaded host). `serve` runs it on a thread right after registering, so
-    the first search does not do it after its index wait."""
+    context, with its CA certificates when the registry is reached over `https`: the work of a
+    worker's first registry request that is not network (~0.1 s idle, three times that on a
+    loaded host). `serve` runs it on a thread right after registering, so the first search does
+    not do it after its index wait."""
     import httpcore  # noqa: F401  (httpx imports it when the first client is built)
 
     import_httpx()
 
     _ssl_context()
+    if https:
+        _trust()
 
 
 class _Flight:
@@ -185,6 +220,7 @@ class RegistryClient:
         self._client_loop: object | None = None
         self.clock = time.monotonic
         """The GET threads' clock (a thread whose caller gave up stops at the same deadline)."""
+        self._runtime = directory
         directory.settings_listeners.append(self._on_settings)
 
     def _http(self) -> httpx.AsyncClient:
@@ -198,13 +234,16 @@ class RegistryClient:
             self._client = httpx.AsyncClient(
                 verify=_ssl_context(), follow_redirects=True, max_redirects=5, trust_env=True,
                 limits=httpx.Limits(max_connections=16, max_keepalive_connections=8),
+                event_hooks={"request": [_trust_https_async]},
             )
             self._client_loop = loop
         return self._client
 
     async def warm(self) -> None:
-        """`warm_up()` on a worker thread, then the pooled client of this event loop."""
-        await anyio.to_thread.run_sync(warm_up)
+        """`warm_up()` on a worker thread (the CA certificates too when the configured
+        `registry_url` is https), then the pooled client of this event loop."""
+        https = self._runtime.settings.registry_url.lower().startswith("https:")
+        await anyio.to_thread.run_sync(warm_up, https)
         self._http()
 
     async def aclose(self) -> None:
@@ -225,6 +264,7 @@ class RegistryClient:
                 self._blocking = httpx.Client(
                     verify=_ssl_context(), follow_redirects=True, max_redirects=5, trust_env=True,
                     limits=httpx.Limits(max_connections=GET_THREADS, max_keepalive_connections=GET_THREADS),
+                    event_hooks={"request": [_trust_https]},
                 )
             return self._blocking
 

@@ -83,3 +83,16 @@ def test_httpx_is_imported_without_its_command_line() -> None:
              " + [m for m in ('click', 'pygments', 'rich') if m in sys.modules]))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout) == ["httpx", True]
+
+
+def test_watchfiles_is_imported_without_its_process_runner() -> None:
+    """`import_watchfiles` (the skill watcher's import) leaves out `watchfiles.run` and the
+    `multiprocessing` it imports; the watcher itself is watchfiles' own."""
+    probe = ("import json, sys\n"
+             "from iii_directory.lazy import import_watchfiles\n"
+             "watchfiles = import_watchfiles()\n"
+             "try:\n    watchfiles.run_process('.', target='true')\nexcept SystemExit:\n    refused = True\n"
+             "print(json.dumps([watchfiles.awatch.__module__, watchfiles.Change.added.name, refused]"
+             " + [m for m in ('multiprocessing', 'pickle') if m in sys.modules]))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == ["watchfiles.main", "added", True]

@@ -178,7 +178,7 @@ def test_registering_the_table_sends_the_published_frames_without_generating_any
 
     table = build_table()
     generated = {spec.id: spec.registration() for spec in table.functions.values()}
-    monkeypatch.setattr(worker, "_REGISTRATIONS", {})
+    monkeypatch.setattr(worker, "_GENERATED", {})
     monkeypatch.setattr(FunctionSpec, "registration", lambda self: pytest.fail(f"{self.id} was generated"))
     connection = _Recorder()
     worker.register_table(connection, worker.LiveEngine(connection), table, Settings())  # type: ignore[arg-type]

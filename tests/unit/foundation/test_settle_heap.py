@@ -65,6 +65,55 @@ async def test_the_heap_is_settled_only_once_the_worker_is_ready(restore_gc: Non
     assert worker.START_UP_RELEASE_AGAIN_S > 0
 
 
+async def test_the_start_up_release_runs_off_the_event_loop(restore_gc: None,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The release (a stand-in reader that stays blocked until told) runs on a thread: while it
+    is blocked the event loop serves a file-backed call, whose thread the default limiter (one
+    token here) still grants, so the release holds none of the file calls' tokens."""
+    import threading
+
+    import anyio
+
+    from iii_directory.encoder import mapped_pages
+
+    loop_thread = threading.get_ident()
+    entered, proceed = threading.Event(), threading.Event()
+    readers: list[int] = []
+
+    def stand_in_reader() -> int:
+        readers.append(threading.get_ident())
+        entered.set()
+        if threading.get_ident() == loop_thread:  # on the loop: waiting would block the test
+            return 0
+        proceed.wait()
+        return 0
+
+    monkeypatch.setattr(worker, "settle_heap", lambda: None)
+    monkeypatch.setattr(mapped_pages, "release_start_up_pages", stand_in_reader)
+
+    class Ready:
+        ready = anyio.Event()
+        directory = None  # no first-answer gate to wait for
+
+    stand_in = Ready()
+    anyio.to_thread.current_default_thread_limiter().total_tokens = 1
+    served: list[str] = []
+    limiter = anyio.to_thread.current_default_thread_limiter()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(worker._settle_heap_when_ready, stand_in, 0.0)
+        stand_in.ready.set()
+        try:
+            # the first release is inside the reader (waited for on a thread of its own)
+            await anyio.to_thread.run_sync(entered.wait, limiter=anyio.CapacityLimiter(1))
+            assert limiter.borrowed_tokens == 0  # it holds no token of the file calls' limiter
+            served.append(await anyio.to_thread.run_sync(lambda: "file call answered"))
+            assert not proceed.is_set() and len(readers) == 1  # ...and is still blocked in it
+        finally:
+            proceed.set()
+    assert served == ["file call answered"]
+    assert len(readers) == 2 and loop_thread not in readers
+
+
 def test_serve_limits_the_default_worker_threads() -> None:
     """A lexical worker runs blocking work on at most `WORKER_THREADS` AnyIO threads (not 40)."""
     import anyio

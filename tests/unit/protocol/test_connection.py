@@ -151,6 +151,9 @@ async def test_reconnect_reattaches_and_replays_with_queued_frames_before_regist
             assert second.kinds()[1:] == ["registertriggertype", "registerfunction", "registerfunction",
                                           "registertrigger", "invokefunction", "invokefunction"]
             assert second.frames[4]["id"] == "b-1"  # same binding id
+            # the function frames (kept as text between sessions) replay exactly as first sent
+            first_functions = [f for f in engine.session(1).frames if f["type"] == "registerfunction"]
+            assert second.frames[2:4] == first_functions
             assert second.frames[5]["function_id"] == "x::queued"
             assert second.frames[6]["function_id"] == "engine::workers::register"
             assert conn.worker_id == "w2" and conn.sessions == 2

@@ -378,3 +378,36 @@ async def test_warm_builds_the_pooled_client_the_first_request_then_uses(
     assert [row["name"] for row in page["workers"]] == ["resend"]
     assert client._client is warmed  # the request reused it: no second TLS context or pool
     await client.aclose()
+
+
+def test_the_ca_certificates_are_loaded_before_the_first_https_request_only(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process's TLS context verifies (certificate and host name) from the start, but its CA
+    store is filled only for an https request (a redirect's included: the clients' request
+    hook), not for the plain-http ones a local registry answers."""
+    import ssl
+
+    import httpx
+
+    from iii_directory.sources import registry as module
+
+    monkeypatch.setattr(module, "_SSL_CONTEXT", None)
+    monkeypatch.setattr(module, "_TRUSTED", False)
+    context = module._ssl_context()
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    module._trust_https(httpx.Request("GET", "http://127.0.0.1:9/w"))
+    assert context.cert_store_stats()["x509_ca"] == 0
+    module._trust_https(httpx.Request("GET", "https://api.workers.iii.dev/w"))
+    assert context.cert_store_stats()["x509_ca"] > 0
+    assert module._ssl_context() is context
+
+
+async def test_warm_loads_the_ca_certificates_only_for_an_https_registry(
+        client: RegistryClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    from iii_directory.sources import registry as module
+
+    monkeypatch.setattr(module, "_SSL_CONTEXT", None)
+    monkeypatch.setattr(module, "_TRUSTED", False)
+    await client.warm()  # the fixture's registry is the plain-http mock
+    assert module._ssl_context().cert_store_stats()["x509_ca"] == 0
+    await client.aclose()

@@ -174,3 +174,22 @@ def test_the_same_entry_objects_find_their_set_without_building_documents() -> N
     assert cache.of_entries(equal, document) is first and len(built) == 4  # built, then shared
     other = cache.of_entries(entries[:1], document)
     assert other is not first and [d.id for d in other.documents] == ["mail/index"]
+
+
+def test_an_entry_set_goes_with_its_view() -> None:
+    """`VisibleEntries` holds its views weakly: a view the skills views no longer keep (a skill
+    was written, a newer view replaced it) takes its entry set with it."""
+    import gc
+
+    from iii_directory.search.side_lanes import VisibleEntries
+
+    class View:
+        files: tuple[object, ...] = ()
+
+    entries = VisibleEntries(clock=lambda: 10**19)
+    view = View()
+    assert entries.entries(view, lambda *_: None) == []
+    assert len(entries._sets) == 1
+    del view
+    gc.collect()
+    assert len(entries._sets) == 0

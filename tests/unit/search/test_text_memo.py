@@ -175,3 +175,44 @@ async def test_the_setting_sets_the_budget_live(settings: Settings) -> None:
     assert Settings().function_search_text_cache_mib == 16
     with pytest.raises(ValueError):
         Settings(function_search_text_cache_mib=0)
+
+
+def test_a_recent_memo_keeps_what_the_last_two_generations_used() -> None:
+    from iii_directory.search.ranking.text_memo import RecentMemo
+
+    computed: list[str] = []
+
+    def build(key: str) -> list[str]:
+        computed.append(key)
+        return [key]
+
+    memo = RecentMemo(build, turn_every=2)
+    kept, dropped = memo["kept"], memo["dropped"]
+    assert memo["kept"] is kept and computed == ["kept", "dropped"]  # a hit computes nothing
+    memo.tick()
+    memo.tick()  # a new generation: both still there, in the previous one
+    assert memo["kept"] is kept  # used again: carried into the current generation
+    memo.tick()
+    memo.tick()  # another: "dropped" was not used during the one before
+    assert memo["kept"] is kept and len(computed) == 2
+    assert memo["dropped"] is not dropped and memo["dropped"] == dropped
+    assert computed == ["kept", "dropped", "dropped"]
+    memo.cache_clear()
+    assert len(memo) == 0 and not memo.previous
+
+
+def test_the_skill_memos_forget_entries_no_scan_shows_any_more(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A skill edited or deleted leaves its entry and document behind for two generations at
+    most, however many skills came and went (the count-bounded caches kept 16,384 of each)."""
+    from iii_directory.search import side_lanes
+
+    monkeypatch.setattr(side_lanes, "_ENTRIES", side_lanes.RecentMemo(side_lanes._ENTRIES.function, 1))
+    monkeypatch.setattr(side_lanes, "_DOCUMENTS", side_lanes.RecentMemo(side_lanes._skill_document, 1))
+    monkeypatch.setattr(side_lanes, "skill_document", side_lanes._DOCUMENTS.__getitem__)
+    for version in range(50):  # one skill rewritten 50 times, one scan each
+        entry = side_lanes._entry("soak/a", f"Soak v{version}", "Step.")
+        side_lanes.skill_document(entry)
+        side_lanes._ENTRIES.tick()
+        side_lanes._DOCUMENTS.tick()
+    assert len(side_lanes._ENTRIES) + len(side_lanes._ENTRIES.previous) <= 2
+    assert len(side_lanes._DOCUMENTS) + len(side_lanes._DOCUMENTS.previous) <= 2

@@ -19,6 +19,7 @@ from iii_directory.config import Settings
 from iii_directory.content import skills_view
 from iii_directory.content.listing_cache import LISTINGS
 from iii_directory.content.skills import RowFactsCache, build_view, row_facts_in_state
+from iii_directory.content.stat_cache import signature
 from iii_directory.search.side_lanes import VisibleEntries
 
 from .helpers import write
@@ -38,8 +39,10 @@ def settled(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Folders count as settled: the listing cache's clock runs a minute ahead."""
     monkeypatch.setattr(LISTINGS, "clock", lambda: time.time_ns() + LATER_NS)
     skills_view._VIEWS.clear()
+    skills_view._LATEST.clear()
     yield
     skills_view._VIEWS.clear()
+    skills_view._LATEST.clear()
 
 
 def ids(view: Any) -> list[str]:
@@ -178,3 +181,24 @@ def test_a_missing_root_is_not_listed(settings: Settings, roots: dict[str, Path]
     before = LISTINGS.scans
     assert ids(build_view(settings, None)) == []
     assert LISTINGS.scans == before and listed == []
+
+
+def test_a_new_walk_replaces_the_view_and_a_lost_file_its_row_facts(
+        settings: Settings, roots: dict[str, Path], settled: None) -> None:
+    """One view per roots, installed set and filter: a skill written replaces it (a churning
+    worker held `MAX_VIEWS` stale views of every file), and the row facts of a file the new
+    view no longer lists are dropped."""
+    facts = RowFactsCache()
+    write(roots["skills"], "mail/index.md")
+    write(roots["skills"], "shell/index.md")
+    first = build_view(settings, None, facts)
+    for file in first.files:  # stored as a settled file's facts would be
+        facts.put(str(file.path), signature(os.stat(file.path)), row_facts_in_state(first, file, None))
+    held = set(facts._entries)
+    gone = roots["skills"] / "shell" / "index.md"
+    gone.unlink()
+    touch(roots["skills"] / "shell")
+    second = build_view(settings, None, facts)
+    assert ids(second) == ["mail/index"]
+    assert len(skills_view._VIEWS) == 1 and build_view(settings, None, facts) is second
+    assert str(gone) in held and str(gone) not in facts._entries

@@ -255,3 +255,47 @@ def text_memo(share: float, budget: MemoBudget = BUDGET, arity: int = 1, hot: bo
         lookup.cache_clear = memo.cache_clear  # type: ignore[attr-defined]
         return lookup
     return wrap
+
+
+_ABSENT = object()
+
+
+class RecentMemo(dict):  # type: ignore[type-arg]
+    """A memo of a pure one-argument `function` that keeps what the last two generations used:
+    a hit is a plain dictionary subscript (`memo[key]`); a miss takes the value from the
+    previous generation, else computes it, and keeps it in the current one. Every
+    `turn_every`-th `tick()` (the caller ticks once per scan of the set it memoises) starts a new
+    generation and drops what was not used during the one before, so the memo holds about two
+    scans' worth of distinct keys however many it has seen, with no size to choose: a working
+    set of any size stays (a count bound below it would rebuild it on every scan), and keys
+    that stopped being used (a skill edited or deleted) go within two generations.
+
+    Ticks and misses may come from several threads: a value computed while a generation turns
+    may be dropped and computed again, never wrong (the function is pure)."""
+
+    def __init__(self, function: Callable[[Any], Any], turn_every: int) -> None:
+        super().__init__()
+        self.function = function
+        self.turn_every = max(1, int(turn_every))
+        self.previous: dict[Any, Any] = {}
+        self._ticks = 0
+
+    def __missing__(self, key: Any) -> Any:
+        value = self.previous.get(key, _ABSENT)
+        if value is _ABSENT:
+            value = self.function(key)
+        self[key] = value
+        return value
+
+    def tick(self) -> None:
+        """Count one scan; every `turn_every`-th starts a new generation."""
+        self._ticks += 1
+        if self._ticks >= self.turn_every:
+            self._ticks = 0
+            self.previous = dict(self)
+            self.clear()
+
+    def cache_clear(self) -> None:
+        self.clear()
+        self.previous = {}
+        self._ticks = 0
