@@ -17,6 +17,12 @@ MODEL_SIZE = 22_928_619
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 TOKENIZER_SIZE = 466_247
 
+#: The same tokenizer's WordPiece pieces, one per line in id order (`vocab.txt`, derived from
+#: `tokenizer.json`; tests/unit/rank/test_rank_static.py holds the two equal): what
+#: `_rank.static.packaged_vocabulary` reads instead of parsing the JSON document.
+VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
+VOCAB_SIZE = 231_508
+
 #: Output width of all-MiniLM-L6-v2.
 DIMENSION = 384
 
@@ -24,6 +30,11 @@ DIMENSION = 384
 def tokenizer_path() -> Path:
     """The vendored `tokenizer.json` inside this package."""
     return Path(__file__).parent / "data" / "all-MiniLM-L6-v2" / "tokenizer.json"
+
+
+def vocab_path() -> Path:
+    """The vendored tokenizer's pieces in id order (`vocab.txt`, next to `tokenizer.json`)."""
+    return tokenizer_path().with_name("vocab.txt")
 
 
 def sha256_file(path: Path) -> str:

@@ -23,6 +23,7 @@ import os
 import shutil
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -142,6 +143,11 @@ class Encoder:
     * `threads=1` intra-op thread: on a 2-core host shared with the event loop and other
       processes one thread answered a single capability faster than two (27 vs 48 ms under
       load) and long batches as fast; pass `threads=2` on an idle machine.
+
+    The tokenizer is parsed on a helper thread while this one builds the session: the parse
+    holds the GIL and onnxruntime's session load does not, so the load runs beside it (and
+    beside the caller's other threads) instead of after it. `beside_session`, when given, runs
+    on that helper thread after the parse (its failure is logged, never raised).
     """
 
     def __init__(
@@ -155,6 +161,7 @@ class Encoder:
         optimized_dir: str | Path | None = None,
         optimize_in_child: bool = False,
         weights: str = "float",
+        beside_session: Any = None,
     ) -> None:
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise ValueError(f"threads must be an int >= 1, got {threads!r}")
@@ -185,16 +192,15 @@ class Encoder:
         self.max_batch_tokens = max_batch_tokens
         self.weights = weights  #: how the weight matrices are held at run time (`WEIGHTS`)
 
-        self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
-        self._tokenizer.enable_truncation(max_length=max_length)
-        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the longest of the batch
+        self.optimized_path: Path | None = None
+        """The saved optimized graph this session was loaded from, if any."""
+        with ThreadPoolExecutor(1, thread_name_prefix="tokenizer") as helper:
+            parsing = helper.submit(_tokenizer, tokenizer_file, max_length, beside_session)
+            self._session = self._open_session(model_file, threads, optimized_dir, optimize_in_child)
+            self._tokenizer = parsing.result()
         normalizer = getattr(self._tokenizer, "normalizer", None)
         #: the tokenizer lower-cases every text (BERT uncased), so case never changes a vector
         self.lowercase = bool(getattr(normalizer, "lowercase", False))
-
-        self.optimized_path: Path | None = None
-        """The saved optimized graph this session was loaded from, if any."""
-        self._session = self._open_session(model_file, threads, optimized_dir, optimize_in_child)
         if self.weights != "float" and not runs_here(self._session):
             log.warning("this onnxruntime cannot run the int8 weight matrices here; using float weights")
             self.weights = "float"
@@ -319,6 +325,20 @@ class Encoder:
 
 
 OPTIMIZED_WEIGHTS = "weights.bin"
+
+
+def _tokenizer(path: Path, max_length: int, then: Any = None) -> Any:
+    """The `tokenizers` tokenizer of `path`, truncating to `max_length` tokens and padding a
+    batch to its longest text; then `then()` when given (a failure is logged)."""
+    tokenizer = Tokenizer.from_file(str(path))
+    tokenizer.enable_truncation(max_length=max_length)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    if then is not None:
+        try:
+            then()
+        except Exception as exc:  # noqa: BLE001 - a side task never fails the encoder
+            log.warning("work beside the session load failed: %s", exc)
+    return tokenizer
 
 
 def optimized_graph_dir(root: Path, model_file: Path, weights: str = "float") -> Path:

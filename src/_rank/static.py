@@ -46,10 +46,13 @@ from ._assets import (
     STATIC_TABLE_SIZE,
     TOKENIZER_SHA256,
     TOKENIZER_SIZE,
+    VOCAB_SHA256,
+    VOCAB_SIZE,
     sha256_file,
     static_table_path,
     tokenizer_path,
     verify,
+    vocab_path,
 )
 from .vocabulary import Vocabulary
 
@@ -357,7 +360,12 @@ def _compact_model(model: dict) -> tuple[Vocabulary, dict]:
     vocab = model.get("vocab")
     if not isinstance(vocab, dict):
         raise ValueError("the WordPiece model has no vocab object")
-    return Vocabulary(vocab), {
+    return Vocabulary(vocab), _compact_options(model)
+
+
+def _compact_options(model: dict) -> dict:
+    """The `WordPiece` options of a WordPiece `model` object."""
+    return {
         "unk": model.get("unk_token", "[UNK]"),
         "prefix": model.get("continuing_subword_prefix", "##"),
         "max_chars": int(model.get("max_input_chars_per_word", 100))}
@@ -365,17 +373,26 @@ def _compact_model(model: dict) -> tuple[Vocabulary, dict]:
 
 @lru_cache(maxsize=1)
 def _packaged_model() -> tuple[Vocabulary, dict]:
-    """The vendored tokenizer's vocabulary (compact) and options, SHA-256 checked, parsed once per
-    process; the parsed JSON document is dropped once the `Vocabulary` is built."""
+    """The vendored tokenizer's vocabulary (`packaged_vocabulary`) and its WordPiece options
+    from `tokenizer.json`, SHA-256 checked, read once per process; `ValueError` when the JSON
+    document's vocabulary is not as long as `vocab.txt`."""
     target = tokenizer_path()
-    raw = _read_verified(target, TOKENIZER_SHA256, TOKENIZER_SIZE)
-    return _compact_model(_wordpiece_model(json.loads(raw), target))
+    model = _wordpiece_model(json.loads(_read_verified(target, TOKENIZER_SHA256, TOKENIZER_SIZE)), target)
+    vocabulary = packaged_vocabulary()
+    if not isinstance(model.get("vocab"), dict) or len(model["vocab"]) != len(vocabulary):
+        raise ValueError(f"{target}: its vocabulary does not match {vocab_path().name}")
+    return vocabulary, _compact_options(model)
 
 
+@lru_cache(maxsize=1)
 def packaged_vocabulary() -> Vocabulary:
     """Piece → id of the vendored tokenizer, one read-only `Vocabulary` per process (shared
-    with `WordPiece.load()`)."""
-    return _packaged_model()[0]
+    with `WordPiece.load()`), read from `vocab.txt` (its pieces one per line, line `k` being
+    id `k`; SHA-256 checked) rather than by parsing `tokenizer.json`, whose `model.vocab` it
+    equals: a search's first call needs it, and the JSON parse cost more than the rest of
+    building it."""
+    raw = _read_verified(vocab_path(), VOCAB_SHA256, VOCAB_SIZE)
+    return Vocabulary.from_pieces(raw.decode("utf-8").split("\n")[:-1])
 
 
 # --------------------------------------------------------------------------- encoder and index

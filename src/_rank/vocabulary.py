@@ -18,7 +18,7 @@ read-only `Mapping[str, int]`: `get`, `in`, `[]`, `len`, iteration in id order, 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import accumulate, pairwise
 
 
@@ -33,10 +33,23 @@ class Vocabulary(Mapping[str, int]):
             if any(ids[a] == ids[b] for a, b in pairwise(order)):
                 raise ValueError("a vocabulary id is given to two pieces")
             pieces, ids = [pieces[k] for k in order], [ids[k] for k in order]
+        self._build(pieces, array("i" if all(-2**31 <= i < 2**31 for i in ids) else "q", ids))
+
+    @classmethod
+    def from_pieces(cls, pieces: Sequence[str]) -> Vocabulary:
+        """The vocabulary whose piece `k` has id `k` (a `vocab.txt` read line by line); equal
+        to `Vocabulary(dict(zip(pieces, range(len(pieces)))))` without building that dict.
+        `ValueError` when a piece repeats."""
+        vocabulary = cls.__new__(cls)
+        vocabulary._build(list(pieces), array("i", range(len(pieces))))
+        return vocabulary
+
+    def _build(self, pieces: list[str], ids: array) -> None:
+        """Hold `pieces` (in id order, unique) and their `ids` as the module docstring says."""
         self._text = "".join(pieces)
         self._starts = array("I", [0])
         self._starts.extend(accumulate(map(len, pieces)))
-        self._ids = array("i" if all(-2**31 <= i < 2**31 for i in ids) else "q", ids)
+        self._ids = ids
         self._by_id: dict[int, int] | None = (
             None if not ids or ids[-1] == len(ids) - 1 and ids[0] == 0
             else {i: k for k, i in enumerate(ids)})
@@ -45,9 +58,13 @@ class Vocabulary(Mapping[str, int]):
             size *= 2
         mask = self._mask = size - 1
         slots = self._slots = array("i", [-1]) * size
-        for k, piece in enumerate(pieces):  # keys of a mapping: no piece twice
+        text, starts = self._text, self._starts
+        for k, piece in enumerate(pieces):
             slot = hash(piece) & mask
             while slots[slot] >= 0:
+                other = slots[slot]
+                if starts[other + 1] - starts[other] == len(piece) and text.startswith(piece, starts[other]):
+                    raise ValueError(f"the piece {piece!r} is listed twice")
                 slot = (slot + 1) & mask
             slots[slot] = k
         self.longest = max(map(len, pieces), default=0)

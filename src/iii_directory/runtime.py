@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from .config import Settings
 from .atomic import SelfWrites
+from .first_answer import FirstAnswerGate
 from .port import EnginePort, StandaloneEngine
 from .table import FunctionTable
 
@@ -39,6 +40,9 @@ class Runtime:
         self.calls_in_flight = 0
         """Function calls running now (`invocation.invoke`): what shared background work
         (the encoder's warm-up) reads to know whether callers are waiting."""
+        self.first_answer = FirstAnswerGate()
+        """What background start-up chores wait for (`first_answer.py`; open unless `serve`
+        arms it)."""
 
     @property
     def settings(self) -> Settings:

@@ -226,6 +226,12 @@ class Worker:
             except Exception as exc:  # noqa: BLE001 - a refresh failure is only logged
                 log.warning("%s after reattach failed: %s", function_id, exc)
 
+    async def _frames_sent(self) -> None:
+        """Return once the frames queued so far are on the socket (the answering task, which
+        opened the first-answer gate, pushes its result frame before a woken chore runs)."""
+        await anyio.lowlevel.checkpoint()
+        await self.connection.wait_sent()
+
     def stop(self) -> None:
         """Ask the worker to shut down (returns at once; `run()` finishes the shutdown)."""
         self._stop.set()
@@ -276,6 +282,8 @@ class Worker:
             limit_worker_threads()
             limit_arenas(HEAP_ARENAS)
         directory = Directory(settings=settings, engine=self.engine, table=self.table)
+        if settings.function_search_mode != "lexical":  # chores wait for the first answer
+            directory.first_answer.arm(after_open=self._frames_sent)
         register_table(self.connection, self.engine, self.table, settings)
         self.directory = directory
         log.info("registered %d functions, %d trigger types", len(self.table.functions), len(self.table.trigger_types))
@@ -311,15 +319,31 @@ default is 700) once `serve` has started."""
 
 
 def settle_heap() -> None:
-    """Tune the cyclic garbage collector for serving, once start-up is done: every object alive
-    now (modules, the function table, settings, registration frames) moves to the permanent
-    generation (`gc.freeze`), so the full collections a busy worker runs no longer walk them,
-    and the youngest generation is collected every `GC_YOUNG_THRESHOLD` allocations instead of
-    700 — a search call allocates thousands of short-lived containers, which reference counting
-    frees anyway. Measured in the 50-caller soak: the collector took ~8 % of the worker's CPU."""
+    """Tune the cyclic garbage collector for serving, once start-up is done: one full
+    collection (the start-up's cycles, gathered while `serve` kept the collector off), then
+    every object alive now (modules, the function table, settings, registration frames) moves
+    to the permanent generation (`gc.freeze`), so the full collections a busy worker runs no
+    longer walk them, and the youngest generation is collected every `GC_YOUNG_THRESHOLD`
+    allocations instead of 700 — a search call allocates thousands of short-lived containers,
+    which reference counting frees anyway; the collector is on again. Measured in the
+    50-caller soak: the collector took ~8 % of the worker's CPU."""
+    gc.collect()
     gc.freeze()
     _, middle, oldest = gc.get_threshold()
     gc.set_threshold(GC_YOUNG_THRESHOLD, middle, oldest)
+    gc.enable()
+
+
+START_UP_GC_OFF_S = 10.0  # chosen: well past a warm restart's first answer under load (1–2 s)
+"""Seconds after `serve` starts its event loop at which the collector is on again even if the
+heap was never settled (a worker that cannot reach its engine keeps retrying)."""
+
+
+async def _collector_on_after(delay: float = START_UP_GC_OFF_S) -> None:
+    """`gc.enable()` after `delay` seconds (`cli.cmd_serve` turned it off; `settle_heap`
+    normally turns it on first)."""
+    await anyio.sleep(delay)
+    gc.enable()
 
 
 WORKER_THREADS = 8  # chosen: docs/record/performance.md ("The lexical soak worker under 60 MiB")
@@ -373,12 +397,15 @@ def release_start_up_memory() -> int:
 
 
 async def _settle_heap_when_ready(worker: Worker, again_after: float = START_UP_RELEASE_AGAIN_S) -> None:
-    """Once the worker is ready: `settle_heap`, then hand back the memory only start-up used
-    (`release_start_up_memory`), and once more `again_after` seconds later. The release runs on
+    """Once the worker is ready and its first-answer gate is open (`first_answer.py`: a hybrid
+    worker's first search answer, or the gate's limit): `settle_heap`, then hand back the memory
+    only start-up used (`release_start_up_memory`), and once more `again_after` seconds later. The release runs on
     a worker thread under a limiter of its own (one token), so the event loop goes on serving
     while `smaps` is parsed, and the file calls' default thread limiter lends it no token.
     Figures: docs/record/performance.md, "Where a soak worker's memory goes"."""
     await worker.ready.wait()
+    if worker.directory is not None:
+        await worker.directory.first_answer.wait()
     settle_heap()
     own = anyio.CapacityLimiter(1)
     await anyio.to_thread.run_sync(release_start_up_memory, limiter=own)
@@ -425,6 +452,7 @@ def serve_main(url: str | None, config: str | None) -> int:
         async with anyio.create_task_group() as tg:
             tg.start_soon(_watch_signals, worker)
             tg.start_soon(_settle_heap_when_ready, worker)
+            tg.start_soon(_collector_on_after)
             try:
                 await worker.run()
             finally:

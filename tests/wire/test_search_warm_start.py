@@ -38,6 +38,7 @@ async def test_a_lone_first_search_waits_for_the_warm_index(
                 while service.dense.state != "loading":
                     await anyio.sleep(0.01)
             assert service.dense.warm_start
+            assert not worker.directory.first_answer.is_open  # chores wait (first_answer.py)
             answers: list[dict[str, Any]] = []
 
             async def first_search() -> None:
@@ -53,6 +54,7 @@ async def test_a_lone_first_search_waits_for_the_warm_index(
                 opening.set_result(FakeEncoder())  # the preloaded session is built
             assert answers[0]["search_mode"] == "hybrid"
             assert service.dense.has_index(service.corpus.fingerprint)
+            assert worker.directory.first_answer.is_open
     finally:
         preload_slot.discard()
         thread.shutdown(wait=False)

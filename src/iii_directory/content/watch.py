@@ -242,9 +242,11 @@ class SkillsWatcher:
 
     async def _build_index(self) -> None:
         """Fill the listing rows (with the row facts under them) and the body index for the
-        skills of the boot settings, once, off the loop: the page's first `skills::list` and
-        first body search then read no file."""
+        skills of the boot settings, once, off the loop, once the directory's first-answer gate
+        is open (`first_answer.py`): the page's first `skills::list` and first body search
+        then read no file."""
         directory = self._directory
+        await directory.first_answer.wait()  # not beside a warm restart's first search (first_answer.py)
         index = directory.service(BodyIndex)
         rows = directory.service(ListingRows)
 

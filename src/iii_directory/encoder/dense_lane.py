@@ -142,24 +142,32 @@ def open_encoder(model_dir: str | None, cache_dir: Path | None = None, *,
     and later processes load that instead of optimizing again (a lower start-up peak, see
     `_rank.dense.Encoder`). Its `release_memory()` also hands back the resident pages of the
     saved graph's mapped weights file (`mapped_pages.release_file_pages`), so the pages of every
-    word-embedding row ever read do not stay in the worker's RSS. Once a session is loaded from
-    the saved graph, the shared libraries' pages that only the load ran are handed back too
-    (`mapped_pages.release_library_pages`)."""
+    word-embedding row ever read do not stay in the worker's RSS. The shared libraries' pages
+    that only their imports ran are handed back while the session loads
+    (`mapped_pages.release_library_pages` as the encoder's `beside_session`, on its tokenizer
+    thread, while the session load does not hold the GIL: with `serve`'s start-up release held
+    until the first answer, `first_answer.py`, the session's growth otherwise came on top of
+    them, a start-up peak 9–10 MiB higher); those only the session's load ran, by the lane
+    that adopts the encoder (`DenseLane.load`). A stand-in `encoder_class` gets the release
+    before it is built instead."""
+    from .mapped_pages import release_library_pages
+
+    options: dict[str, Any] = {}
     if encoder_class is None:
         from _rank import dense
 
         encoder_class = dense.Encoder
+        options["beside_session"] = release_library_pages
+    else:
+        release_library_pages()
     encoder = encoder_class(model_dir, max_length=TOKEN_CAP, optimized_dir=cache_dir,
                             optimize_in_child=cache_dir is not None, threads=encoder_threads(),
-                            weights=encoder_weights())
+                            weights=encoder_weights(), **options)
     saved = getattr(encoder, "optimized_path", None)
     if saved is not None:
         from _rank.dense import OPTIMIZED_WEIGHTS
 
         encoder.release_memory = _releasing(encoder.release_memory, Path(saved) / OPTIMIZED_WEIGHTS)
-        from .mapped_pages import release_library_pages
-
-        release_library_pages()  # the library code only the session's load ran (onnxruntime: ~13 MiB)
     return encoder
 
 
@@ -299,7 +307,20 @@ class DenseLane:
             return False
         self.install(encoder, model_key(model_dir), cache, thread)
         log.info("dense lane ready (%d cached vectors)", len(cache))
+        self._release_load_pages(encoder, thread)
         return True
+
+    def _release_load_pages(self, encoder: Any, thread: ThreadPoolExecutor) -> None:
+        """Hand back the shared libraries' pages that only a session load from the saved graph
+        ran (`mapped_pages.release_library_pages`; onnxruntime: ~13 MiB), on the encoder thread
+        after what is queued there, before the first calls fault in their own pages: left to the
+        start-up release after a warm restart's first answer, they raised its peak RSS by 6 MiB
+        (134–135 → 140–141 MiB)."""
+        if getattr(encoder, "optimized_path", None) is None:
+            return
+        from .mapped_pages import release_library_pages
+
+        thread.submit(release_library_pages)
 
     def disable(self, reason: str) -> None:
         """Mark the lane unavailable for this process (no model will be loaded)."""

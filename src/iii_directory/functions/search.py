@@ -157,9 +157,19 @@ class AckResponse(Response):
 
 
 async def search_functions(ctx: Context, req: SearchFunctionsRequest) -> SearchFunctionsResponse:
+    """One search; its answer (or failure) opens the directory's first-answer gate, so the
+    start-up chores it held back (`first_answer.py`) run after it, not beside it. A served
+    call starts the model load itself when it comes before the start hooks reach the search
+    surface's (`start_model`): a lone first call then waits for the warm index instead of
+    answering lexical because no load had begun."""
     searcher = ctx.directory.service(service.SearchService)
-    result = await searcher.search(ctx, req.capabilities)
-    return SearchFunctionsResponse.model_validate(result)
+    if not ctx.standalone:
+        searcher.start_model()
+    try:
+        result = await searcher.search(ctx, req.capabilities)
+        return SearchFunctionsResponse.model_validate(result)
+    finally:
+        ctx.directory.first_answer.open()
 
 
 async def on_functions_change(ctx: Context, req: OnFunctionsChangeEvent) -> AckResponse:

@@ -121,6 +121,8 @@ class SubprocessWorker:
     def __init__(self, url: str, project: Project, log_path: Path, *, preload: bool = True) -> None:
         self.url, self.project, self.log_path, self.preload = url, project, log_path, preload
         self.process: subprocess.Popen[bytes] | None = None
+        self.spawned_at: float | None = None
+        """`time.perf_counter()` just before the process was spawned (start-up figures)."""
         self._log_read = 0
         self._encoder_loaded = False
 
@@ -137,6 +139,7 @@ class SubprocessWorker:
         if not self.preload:
             env["III_DIRECTORY_PRELOAD"] = "0"
         with self.log_path.open("ab") as sink:
+            self.spawned_at = time.perf_counter()
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "iii_directory", "serve", "--url", self.url],
                 stdout=sink, stderr=subprocess.STDOUT, env=env, cwd=str(self.project.root))

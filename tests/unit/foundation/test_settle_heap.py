@@ -16,6 +16,7 @@ def restore_gc() -> Iterator[None]:
     yield
     gc.unfreeze()
     gc.set_threshold(*threshold)
+    gc.enable()
 
 
 def test_settle_heap_freezes_start_up_objects_and_widens_the_young_generation(restore_gc: None) -> None:
@@ -43,15 +44,22 @@ async def test_the_heap_is_settled_only_once_the_worker_is_ready(restore_gc: Non
     monkeypatch.setattr(worker, "settle_heap", lambda: calls.append("settled"))
     monkeypatch.setattr(mapped_pages, "release_start_up_pages", lambda: calls.append("released") or 0)
 
+    from iii_directory.runtime import Runtime
+
     class Ready:
         ready = anyio.Event()
+        directory = Runtime()
 
     stand_in = Ready()
+    stand_in.directory.first_answer.arm(60.0)  # a hybrid worker's: shut until its first answer
     async with anyio.create_task_group() as tg:
         tg.start_soon(worker._settle_heap_when_ready, stand_in, 0.0)
         await anyio.wait_all_tasks_blocked()
         assert calls == []
         stand_in.ready.set()
+        await anyio.wait_all_tasks_blocked()
+        assert calls == [], "nothing beside the first search"
+        stand_in.directory.first_answer.open()
     # settled, the start-up pages handed back, and once more `again_after` seconds later
     assert calls == ["settled", "released", "released"]
     assert worker.START_UP_RELEASE_AGAIN_S > 0
@@ -85,6 +93,7 @@ async def test_the_start_up_release_runs_off_the_event_loop(restore_gc: None,
 
     class Ready:
         ready = anyio.Event()
+        directory = None  # no first-answer gate to wait for
 
     stand_in = Ready()
     anyio.to_thread.current_default_thread_limiter().total_tokens = 1
@@ -116,3 +125,40 @@ def test_serve_limits_the_default_worker_threads() -> None:
 
     before, after = anyio.run(limited)
     assert after == worker.WORKER_THREADS < before
+
+
+def test_serve_keeps_the_collector_off_until_the_heap_is_settled(restore_gc: None,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """`cli.cmd_serve` turns the cyclic collector off before the worker's imports;
+    `settle_heap` collects the start-up's cycles (they are not frozen) and turns it on again,
+    and so does `_collector_on_after` when the heap is never settled."""
+    import argparse
+
+    from iii_directory import cli
+
+    seen: list[bool] = []
+    monkeypatch.setattr(worker, "serve_main", lambda url, config: seen.append(gc.isenabled()) or 0)
+    try:
+        assert cli.cmd_serve(argparse.Namespace(url="ws://127.0.0.1:9", config=None)) == 0
+        assert seen == [False]
+        import weakref
+
+        class Node:
+            me: object = None
+
+        gc.unfreeze()
+        cycle = Node()
+        cycle.me = cycle
+        probe = weakref.ref(cycle)
+        del cycle
+        assert probe() is not None  # the collector is off: the cycle is still there
+        worker.settle_heap()
+        assert gc.isenabled()
+        assert probe() is None, "the start-up's cycles are collected, not frozen"
+        gc.disable()
+        import anyio
+
+        anyio.run(worker._collector_on_after, 0.0)
+        assert gc.isenabled()
+    finally:
+        gc.enable()

@@ -27,7 +27,8 @@ def encoder() -> dense.Encoder:
 def test_bounded_defaults(encoder: dense.Encoder) -> None:
     default = dense.Encoder.__init__.__kwdefaults__
     assert default == {"threads": 1, "max_length": 128, "batch_size": 16, "max_batch_tokens": 1024,
-                       "optimized_dir": None, "optimize_in_child": False, "weights": "float"}
+                       "optimized_dir": None, "optimize_in_child": False, "weights": "float",
+                       "beside_session": None}
     options = encoder._session.get_session_options()
     assert not options.enable_cpu_mem_arena and not options.enable_mem_pattern
     assert encoder.lowercase  # MiniLM's tokenizer is uncased
@@ -365,3 +366,20 @@ def test_a_warm_start_does_not_hash_the_model(tmp_path: Path, monkeypatch: pytes
     with pytest.raises(ValueError, match="sha256"):  # nothing saved: built from the model, checked
         dense.Encoder(optimized_dir=tmp_path / "empty")
     assert checked[-1] == warm.model_path
+
+
+def test_work_beside_the_session_load_runs_once_and_never_fails_the_encoder() -> None:
+    """`Encoder(beside_session=...)` runs it on the tokenizer's thread during the session load
+    (`iii_directory.encoder.dense_lane.open_encoder` hands back the imports' pages there); a
+    failing one is logged and the encoder still works."""
+    import threading
+
+    seen: list[str] = []
+
+    def beside() -> None:
+        seen.append(threading.current_thread().name)
+        raise RuntimeError("no smaps here")
+
+    encoder = dense.Encoder(max_length=32, beside_session=beside)
+    assert len(seen) == 1 and seen[0] != threading.current_thread().name
+    assert encoder.encode(["send an email"]).shape == (1, dense.DIMENSION)

@@ -3,6 +3,7 @@ the index, and the compiled kernels against the plain-Python reference."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import mmap
@@ -373,3 +374,31 @@ def test_the_build_recipe_is_deterministic_and_round_trips(tmp_path: Path) -> No
     for i, j in ((5, 6), (2, 299), (40, 41)):  # non-special pieces share one SIF weight here
         assert cosine(read.row(i), read.row(j)) == pytest.approx(cosine(centred[i], centred[j]),
                                                                   abs=0.02)
+
+
+def test_the_packaged_vocab_txt_lists_the_tokenizer_json_vocabulary() -> None:
+    """`vocab.txt` (what `packaged_vocabulary()` reads) is `tokenizer.json`'s `model.vocab`:
+    line `k` is the piece whose id is `k`, every piece once, nothing else."""
+    from _rank._assets import VOCAB_SHA256, VOCAB_SIZE, tokenizer_path, vocab_path
+
+    vocab = json.loads(tokenizer_path().read_bytes())["model"]["vocab"]
+    in_id_order = sorted(vocab, key=vocab.__getitem__)
+    assert [vocab[piece] for piece in in_id_order] == list(range(len(vocab)))
+    expected = "".join(piece + "\n" for piece in in_id_order).encode("utf-8")
+    assert vocab_path().read_bytes() == expected
+    assert (len(expected), hashlib.sha256(expected).hexdigest()) == (VOCAB_SIZE, VOCAB_SHA256)
+    packaged = static.packaged_vocabulary()
+    assert dict(packaged.items()) == vocab
+
+
+def test_a_vocabulary_from_pieces_equals_one_from_a_mapping() -> None:
+    from _rank.vocabulary import Vocabulary
+
+    pieces = ["[UNK]", "send", "##ing", "mail", "é", "日本"]
+    built = Vocabulary.from_pieces(pieces)
+    mapped = Vocabulary(dict(zip(pieces, range(len(pieces)))))
+    assert list(built.items()) == list(mapped.items())
+    assert built.piece(4) == "é" and built.get("日本") == 5 and built.get("nope") is None
+    assert built.longest == mapped.longest
+    with pytest.raises(ValueError, match="listed twice"):
+        Vocabulary.from_pieces(["a", "b", "a"])

@@ -225,6 +225,26 @@ async def test_the_body_index_is_built_when_watching_starts(directory: Directory
 
 
 @pytest.mark.timeout(30)
+async def test_the_body_index_waits_for_the_first_answer_gate(directory: Directory,
+                                                              roots: dict[str, Path]) -> None:
+    """A hybrid `serve` arms the gate (`first_answer.py`): the listing rows and the body index
+    are built after its first search answer, not beside it; the watcher itself runs at once."""
+    doc = write(roots["skills"], "ns/early.md", "# Early\n\nthere before the start\n")
+    index = _settled_index(directory)
+    directory.first_answer.arm(60.0)
+    watcher = directory.service(SkillsWatcher)
+    await watcher.start()
+    try:
+        await anyio.wait_all_tasks_blocked()
+        assert watcher.running and doc not in index
+        assert directory.first_answer._event is not None, "the build is parked on the gate"
+        directory.first_answer.open()
+        assert await wait_until(lambda: doc in index)
+    finally:
+        await watcher.stop()
+
+
+@pytest.mark.timeout(30)
 async def test_the_watcher_keeps_the_body_index_current(watching: Directory,
                                                         roots: dict[str, Path]) -> None:
     index = _settled_index(watching)
