@@ -13,8 +13,8 @@ from search_fakes import CATALOG, ExactIndex, FakeEncoder, PeerEngine, search
 
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
-from iii_directory.search.ranking import answerability, lanes
 from iii_directory.search import service as service_module
+from iii_directory.search.ranking import answerability, lanes
 from iii_directory.search.service import SearchService
 
 CAPABILITIES = ("send an email to a customer", "charge a credit card", "create a calendar event",
@@ -29,16 +29,23 @@ def counting(calls: list[str], name: str, function: Any) -> Any:
     return counted
 
 
-@pytest.mark.parametrize("mode", ["hybrid", "lexical"])
-async def test_each_capability_is_screened_and_admitted_once(
-        mode: str, settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def warmed(mode: str, settings: Settings, tmp_path: Path) -> tuple[Directory, dict[str, Any]]:
+    """A directory in `mode` over the catalog, its index and vectors built by one search of
+    `CAPABILITIES` (returned with that first answer) and its background work settled."""
     directory = Directory(settings=settings.model_copy(update={"function_search_mode": mode}),
                           engine=PeerEngine(CATALOG))
     service = directory.service(SearchService)
     if mode == "hybrid":
         service.use_encoder(FakeEncoder(), index_factory=ExactIndex, cache_dir=tmp_path)
-    before = await search(directory, *CAPABILITIES)  # warm: index, vectors
+    before = await search(directory, *CAPABILITIES)
     await service.settle()
+    return directory, before
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "lexical"])
+async def test_each_capability_is_screened_and_admitted_once(
+        mode: str, settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    directory, before = await warmed(mode, settings, tmp_path)
 
     calls: list[str] = []
     monkeypatch.setattr(answerability, "known_share",
@@ -62,13 +69,7 @@ async def test_each_capability_lexical_evidence_is_computed_once_before_grading(
     are encoded; the graded decision reads it instead of computing it again."""
     from iii_directory.search import call as call_module
 
-    directory = Directory(settings=settings.model_copy(update={"function_search_mode": mode}),
-                          engine=PeerEngine(CATALOG))
-    service = directory.service(SearchService)
-    if mode == "hybrid":
-        service.use_encoder(FakeEncoder(), index_factory=ExactIndex, cache_dir=tmp_path)
-    before = await search(directory, *CAPABILITIES)  # warm: index, vectors
-    await service.settle()
+    directory, before = await warmed(mode, settings, tmp_path)
 
     ahead: list[str] = []
     graded: list[str] = []
