@@ -255,14 +255,14 @@ prepare() {  # prepare <arch>: mounts, CA bundle and pip settings, sdist and tes
   cp -fL /etc/resolv.conf "$dir/etc/resolv.conf" 2>/dev/null || true
   rm -rf "$dir/iiidir" && mkdir -p "$dir/iiidir/dist" "$dir/iiidir/project" "$dir/var/lib/iiidir/wheelhouse"
   cp "$SDIST" "$dir/iiidir/dist/"
-  # The CLI with the 3 s budget of a call's query embeddings (dense_lane.QUERY_TIMEOUT_S, sized
+  # The CLI with the 3 s budget of a call's query embeddings (DenseLane.query_timeout_s, sized
   # for a native CPU) raised to 120 s: under qemu the encoder takes ~15-30 s for two queries.
   cat >"$dir/iiidir/cli_under_qemu.py" <<'PY'
 import sys
 
 from iii_directory.encoder.dense_lane import DenseLane
 
-DenseLane.encode_queries.__kwdefaults__["timeout"] = 120.0
+DenseLane.query_timeout_s = 120.0
 from iii_directory.cli import main  # noqa: E402
 
 sys.exit(main())

@@ -222,6 +222,10 @@ class DocumentIndex:
 class DenseLane:
     """Encoder pipeline + vector cache + the published document index of one Directory."""
 
+    query_timeout_s: float = QUERY_TIMEOUT_S
+    """How long one call waits for its capabilities' vectors before it is served lexical (a
+    class attribute, so an emulated CI host can give the slow encoder more)."""
+
     def __init__(self, cache_dir: Path | None = None, *, persist: bool = True,
                  index_factory: Any = None, clock: Any = time.monotonic,
                  busy: Callable[[], bool] | None = None) -> None:
@@ -336,11 +340,14 @@ class DenseLane:
         await self._loaded.wait()
 
     async def encode_queries(self, texts: Sequence[str], *,
-                             timeout: float = QUERY_TIMEOUT_S) -> Any:
+                             timeout: float | None = None) -> Any:
         """Embed the capabilities of one call (query LRU first, then the pipeline). Past
-        `timeout` the call leaves and its not-yet-encoded texts are dropped (TimeoutError)."""
+        `timeout` (default `query_timeout_s`) the call leaves and its not-yet-encoded texts are
+        dropped (TimeoutError)."""
         if not self.ready or self.pipeline is None:
             raise DenseUnavailable("the embedding model is not ready")
+        if timeout is None:
+            timeout = self.query_timeout_s
         with anyio.fail_after(timeout):
             return await self.pipeline.embed(list(texts), kind=QUERY,
                                              deadline=self.clock() + timeout)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ..encoder.dense_lane import QUERY_TIMEOUT_S, DenseLane, DenseUnavailable
+from ..encoder.dense_lane import DenseLane, DenseUnavailable
 from ..encoder.encoding import QUERY, Pending
 from .ranking.lanes import exact_lane
 from .ranking.query import Query
@@ -44,7 +44,7 @@ class QueryEmbedding:
         self.second = second
         self.pending = pending
         self.timeout_at = timeout_at
-        """`anyio.current_time()` past which the call stops waiting (QUERY_TIMEOUT_S)."""
+        """`anyio.current_time()` past which the call stops waiting (`DenseLane.query_timeout_s`)."""
 
     async def finish(self, call: SearchCall) -> list[Query | None]:
         """The queries, each embedded one with its rows of `call.vectors` (set here); the
@@ -102,7 +102,7 @@ async def begin_embedding(call: SearchCall, dense: DenseLane,
         # cold start: serve what is ready; unknown capabilities warm in the background
         call.vectors = dense.ready_queries(texts)
         return QueryEmbedding(queries, wanted, second)
-    timeout_at = anyio.current_time() + QUERY_TIMEOUT_S
+    timeout_at = anyio.current_time() + dense.query_timeout_s
     try:
         pending = await _begin(dense, texts)
     except Exception as exc:  # noqa: BLE001 - no vectors: lexical results
@@ -116,4 +116,4 @@ async def _begin(dense: DenseLane, texts: list[str]) -> Any:
     pipeline = dense.pipeline
     if not dense.ready or pipeline is None:
         raise DenseUnavailable("the embedding model is not ready")
-    return await pipeline.begin(texts, kind=QUERY, deadline=dense.clock() + QUERY_TIMEOUT_S)
+    return await pipeline.begin(texts, kind=QUERY, deadline=dense.clock() + dense.query_timeout_s)

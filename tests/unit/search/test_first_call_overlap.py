@@ -188,13 +188,11 @@ async def test_a_failed_encoder_pass_answers_from_the_lexical_lanes(
 
 async def test_a_call_whose_embedding_budget_is_spent_answers_from_the_lexical_lanes(
         settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from iii_directory.search import query_vectors
-
     directory, encoder = await hybrid_directory(settings, tmp_path, GatedStandIn)
     service = directory.service(SearchService)
     assert service.dense.pipeline is not None
     dropped = service.dense.pipeline.stats.dropped
-    monkeypatch.setattr(query_vectors, "QUERY_TIMEOUT_S", 0.0)  # the budget is spent at once
+    monkeypatch.setattr(service.dense, "query_timeout_s", 0.0)  # the budget is spent at once
     answer = await search(directory, "send an email to a customer")
     assert answer["search_mode"] == "lexical"
     assert answer["workers"][0]["namespace"] == "mail"
