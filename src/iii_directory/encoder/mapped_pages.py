@@ -30,6 +30,8 @@ _MADVISE: object = None
 
 
 def _madvise() -> object:
+    """The C library's `madvise`, or False where it cannot be called or must not be: where
+    `/proc/self/smaps` does not describe this program (`describes_this_program`, checked once)."""
     global _MADVISE
     if _MADVISE is None:
         try:
@@ -38,10 +40,40 @@ def _madvise() -> object:
             function = ctypes.CDLL(None, use_errno=True).madvise
             function.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
             function.restype = ctypes.c_int
-            _MADVISE = function
+            _MADVISE = function if describes_this_program() else False
         except (OSError, AttributeError):
             _MADVISE = False
     return _MADVISE
+
+
+def _mapped_files(path: str) -> set[str]:
+    """The files (absolute paths) that a `/proc/<pid>/maps`-format file lists as mapped."""
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        lines = handle.read().splitlines()
+    files = set()
+    for line in lines:
+        fields = line.split(maxsplit=5)
+        if len(fields) == 6 and "-" in fields[0] and fields[5].startswith("/"):
+            files.add(fields[5])
+    return files
+
+
+def describes_this_program(smaps: str = "/proc/self/smaps", maps: str = "/proc/self/maps",
+                           attempts: int = 3) -> bool:
+    """Whether `smaps` describes this program: every file it lists as mapped is one the
+    program's own map (`maps`) lists too, in one of `attempts` readings (a file unmapped between
+    the two reads fails one reading, not all). Under a user-mode emulator (qemu-user) `maps` is
+    the program's while `smaps` is the emulator's, which lists the emulator's own executable;
+    spans it called clean were advised under qemu-arm 7.2 before this check, and the program
+    later crashed loading a library. False when either cannot be read: the release is then
+    skipped, never guessed."""
+    for _ in range(attempts):
+        try:
+            if _mapped_files(smaps) <= _mapped_files(maps):
+                return True
+        except OSError:
+            return False
+    return False
 
 
 def listed_mappings(path: Path, maps: str = "/proc/self/maps") -> set[tuple[int, int]]:

@@ -180,3 +180,26 @@ def test_releasing_the_libraries_pages_lowers_rss_and_their_code_still_runs() ->
     assert hashlib.sha256(payload).hexdigest() == digest  # faulted back from the files
     assert zlib.decompress(packed) == payload
     assert json.loads(payload)["rows"][-1] == 1999
+
+
+def test_smaps_of_an_emulator_does_not_describe_the_program(tmp_path: Path) -> None:
+    """qemu-user: `maps` is the program's, `smaps` the emulator's (its own executable listed);
+    such a process advises nothing. The same files in both (or a file only `maps` lists, mapped
+    between the reads) describe the program; an unreadable file never does."""
+    from iii_directory.encoder.mapped_pages import describes_this_program
+
+    program = ("00400000-00500000 r-xp 00000000 08:01 11 /usr/bin/python3.11\n"
+               "b6e00000-b6f00000 r-xp 00000000 08:01 12 /usr/lib/libc.so.6\n"
+               "b7000000-b7001000 rw-p 00000000 00:00 0 \n")
+    smaps_own = tmp_path / "smaps_own"
+    smaps_own.write_text(program + "Rss:                   4 kB\n", encoding="utf-8")
+    smaps_emulator = tmp_path / "smaps_emulator"
+    smaps_emulator.write_text(
+        "55d000000000-55d000400000 r-xp 00000000 08:01 99 /usr/libexec/qemu-binfmt/arm-binfmt-P\n" + program,
+        encoding="utf-8")
+    maps = tmp_path / "maps"
+    maps.write_text(program + "b7100000-b7200000 r--p 00000000 08:01 13 /tmp/new.bin\n", encoding="utf-8")
+
+    assert describes_this_program(str(smaps_own), str(maps))
+    assert not describes_this_program(str(smaps_emulator), str(maps))
+    assert not describes_this_program(str(tmp_path / "missing"), str(maps))
