@@ -339,18 +339,26 @@ class DenseLane:
     async def wait_loaded(self) -> None:
         await self._loaded.wait()
 
-    async def encode_queries(self, texts: Sequence[str], *,
-                             timeout: float | None = None) -> Any:
-        """Embed the capabilities of one call (query LRU first, then the pipeline). Past
-        `timeout` (default `query_timeout_s`) the call leaves and its not-yet-encoded texts are
-        dropped (TimeoutError)."""
+    async def begin_queries(self, texts: Sequence[str]) -> Any:
+        """Hand one call's capabilities to the pipeline (`EncoderPipeline.begin`, query LRU
+        first) with the lane's query deadline, `query_timeout_s` from now; returns the
+        `Pending` vectors, which the caller awaits and must `leave()`."""
         if not self.ready or self.pipeline is None:
             raise DenseUnavailable("the embedding model is not ready")
-        if timeout is None:
-            timeout = self.query_timeout_s
-        with anyio.fail_after(timeout):
-            return await self.pipeline.embed(list(texts), kind=QUERY,
-                                             deadline=self.clock() + timeout)
+        return await self.pipeline.begin(list(texts), kind=QUERY,
+                                         deadline=self.clock() + self.query_timeout_s)
+
+    async def encode_queries(self, texts: Sequence[str], *,
+                             timeout: float | None = None) -> Any:
+        """Embed the capabilities of one call (`begin_queries`, then its vectors). Past
+        `timeout` (default `query_timeout_s`) the call leaves and its not-yet-encoded texts are
+        dropped (TimeoutError)."""
+        with anyio.fail_after(self.query_timeout_s if timeout is None else timeout):
+            pending = await self.begin_queries(texts)
+            try:
+                return await pending.vectors()
+            finally:
+                pending.leave()
 
     def ready_queries(self, texts: Sequence[str]) -> Any:
         """The capabilities' vectors when every one is already known (query LRU), else None —

@@ -14,12 +14,12 @@ call answers from the lexical lanes).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
-from ..encoder.dense_lane import DenseLane, DenseUnavailable
-from ..encoder.encoding import QUERY, Pending
+from ..encoder.dense_lane import DenseLane
+from ..encoder.encoding import Pending
 from .ranking.lanes import exact_lane
 from .ranking.query import Query
 from .ranking.second_query import SECOND_QUERY_CAPABILITIES
@@ -104,16 +104,9 @@ async def begin_embedding(call: SearchCall, dense: DenseLane,
         return QueryEmbedding(queries, wanted, second)
     timeout_at = anyio.current_time() + dense.query_timeout_s
     try:
-        pending = await _begin(dense, texts)
+        pending = await dense.begin_queries(texts)
     except Exception as exc:  # noqa: BLE001 - no vectors: lexical results
         log.warning("query embedding failed; serving lexical results: %s", exc)
         return QueryEmbedding(queries)
     return QueryEmbedding(queries, wanted, second, pending, timeout_at)
 
-
-async def _begin(dense: DenseLane, texts: list[str]) -> Any:
-    """`EncoderPipeline.begin` of the call's texts with the lane's query deadline."""
-    pipeline = dense.pipeline
-    if not dense.ready or pipeline is None:
-        raise DenseUnavailable("the embedding model is not ready")
-    return await pipeline.begin(texts, kind=QUERY, deadline=dense.clock() + dense.query_timeout_s)
