@@ -382,11 +382,11 @@ def build_view(settings: Settings, installed: frozenset[str] | None,
     local_tops = frozenset() if local_token is MISSING else top_level_dirs(local)
     skills_tops = local_tops if nested else (
         frozenset() if skills_token is MISSING else top_level_dirs(skills))
+    slot = (str(local), str(skills), agent_roots, installed, settings.filter_unregistered, row_facts)
     key: tuple[Any, ...] | None = None
     if local_token is not None and skills_token is not None:
-        key = (str(local), str(skills), local_token, skills_token, local_tops, skills_tops,
-               agent_roots, tuple(tuple(e) for e in agent_entries),
-               kits, installed, settings.filter_unregistered, row_facts)
+        key = (*slot, local_token, skills_token, local_tops, skills_tops,
+               tuple(tuple(e) for e in agent_entries), kits)
         hit = _VIEWS.get(key)  # a walk's id is its own: the entry holds the walk alive
         if hit is not None:
             return hit[1]
@@ -424,7 +424,6 @@ def build_view(settings: Settings, installed: frozenset[str] | None,
         row_facts=row_facts,
     )
     if key is not None:
-        slot = (key[0], key[1], key[6], key[9], key[10], key[11])
         with _VIEWS_LOCK:  # scans also run in worker threads
             replaced = _LATEST.get(slot)
             gone = _VIEWS.pop(replaced, None) if replaced is not None else None
