@@ -107,7 +107,7 @@ class VisibleEntries:
     def entries(self, view: Any, facts_in_state: Callable[[Any, Any, Any], Any]) -> list[SkillEntry]:
         """The entries of `view`; `facts_in_state(view, file, st)` reads a file's row facts in
         the state `st` (`skills.row_facts_in_state`)."""
-        from ..content.stat_cache import settle_ns
+        from ..content.stat_cache import settled, signature
 
         held = self._sets.get(id(view))
         if held is not None and held[0]() is not view:
@@ -123,7 +123,7 @@ class VisibleEntries:
                 signatures.append(None)
                 continue
             states.append(st)
-            signatures.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+            signatures.append(signature(st))
         if held is not None and held[2] == signatures:
             return list(held[3])
         entries = []
@@ -136,8 +136,7 @@ class VisibleEntries:
                 keep = False
                 entries.append(_entry(display, display, ""))
                 continue
-            if st is None or max(st.st_mtime_ns, st.st_ctime_ns) > \
-                    now - settle_ns(st.st_mtime_ns, st.st_ctime_ns):
+            if st is None or not settled(st, now):
                 keep = False
             if not facts.disable_model_invocation:
                 entries.append(_entry(display, facts.title or display, facts.description))
