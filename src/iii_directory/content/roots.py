@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from .listing_cache import LISTINGS, FolderSignature, Listing, ListingCache
+from .listing_cache import LISTINGS, FolderSignature, Listing, ListingCache, folder_signature
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -277,7 +277,7 @@ def _unchanged(signed: tuple[tuple[str, FolderSignature], ...]) -> bool:
             st = stat(folder)
         except OSError:
             return False
-        if (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns) != sig:
+        if folder_signature(st) != sig:
             return False
     return True
 
