@@ -24,9 +24,9 @@ CHILD_NICE = 10
 
 
 def build_in_child(model_file: Path, saved: Path, threads: int, *,
-                   timeout: float = CHILD_TIMEOUT_S, weights: str = "float") -> bool:
-    """Build and save the optimized graph in a child process (`python -m _rank._optimize_graph`,
-    at `CHILD_NICE`); True when `saved` holds it afterwards.
+                   timeout: float = CHILD_TIMEOUT_S, weights: str = "float", fuse: bool = False) -> bool:
+    """Build and save the optimized graph (`weights`, `fuse` as `_rank.dense.Encoder` takes them)
+    in a child process (`python -m _rank._optimize_graph`, at `CHILD_NICE`); True when `saved` holds it afterwards.
 
     Why: onnxruntime holds the GIL for much of a session build (stalls of up to ~125 ms were
     seen on a loaded 2-core host) and constant folding peaks ~150 MiB above the finished
@@ -42,7 +42,8 @@ def build_in_child(model_file: Path, saved: Path, threads: int, *,
     package_root = str(Path(__file__).resolve().parent.parent)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
-    command = [sys.executable, "-m", "_rank._optimize_graph", str(model_file), str(saved), str(threads), weights]
+    command = [sys.executable, "-m", "_rank._optimize_graph", str(model_file), str(saved), str(threads), weights,
+               "fused" if fuse else "unfused"]
     try:
         done = subprocess.run(command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, timeout=timeout, check=False)

@@ -52,8 +52,11 @@ from ._assets import (
     verify,
 )
 from ._child_build import CHILD_NICE, CHILD_TIMEOUT_S, OPTIMIZED_MODEL, build_in_child  # noqa: F401
+from ._fuse_attention import FUSE_REWRITE, fuse_attention
 from ._graph_rewrite import keep_int8_rows
 from ._int8_matmul import INT8_REWRITE, WEIGHTS, int8_weights, runs_here
+from ._exact import _QUERY_BLOCK, _exact_top, _order
+from ._release import RELEASE_AFTER_TOKENS, release_memory
 
 __all__ = ["DIMENSION", "HNSW_THRESHOLD", "Encoder", "VectorIndex", "normalize"]
 
@@ -136,6 +139,10 @@ class Encoder:
       docs/record/performance.md, "The saved optimized graph".
     * `weights`: "float" (default) or "int8", how the weight matrices are held at run time
       (`WEIGHTS`); "int8" falls back to "float" where this onnxruntime cannot run them.
+    * `fuse=True`: each attention layer and GELU runs as one onnxruntime contrib op
+      (`_fuse_attention`: ~75 nodes a pass instead of ~260, vectors within float rounding for
+      float weights); `fuse=False` runs the model as exported (as a library would). A fused graph
+      this onnxruntime cannot build or run falls back to the unfused one, with a log line.
     * `optimize_in_child=True` builds that graph in a child process at low priority
       (`build_in_child`) so the calling process never holds the GIL stalls and the memory peak
       of the build; this one only waits, then loads the saved graph (falls back to building in
@@ -161,6 +168,7 @@ class Encoder:
         optimized_dir: str | Path | None = None,
         optimize_in_child: bool = False,
         weights: str = "float",
+        fuse: bool = True,
         beside_session: Any = None,
     ) -> None:
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
@@ -191,20 +199,17 @@ class Encoder:
         self.max_length = max_length
         self.max_batch_tokens = max_batch_tokens
         self.weights = weights  #: how the weight matrices are held at run time (`WEIGHTS`)
+        self.fuse = bool(fuse)  #: whether the session runs the fused attention graph
 
         self.optimized_path: Path | None = None
         """The saved optimized graph this session was loaded from, if any."""
         with ThreadPoolExecutor(1, thread_name_prefix="tokenizer") as helper:
             parsing = helper.submit(_tokenizer, tokenizer_file, max_length, beside_session)
-            self._session = self._open_session(model_file, threads, optimized_dir, optimize_in_child)
+            self._session = self._usable_session(model_file, threads, optimized_dir, optimize_in_child)
             self._tokenizer = parsing.result()
         normalizer = getattr(self._tokenizer, "normalizer", None)
         #: the tokenizer lower-cases every text (BERT uncased), so case never changes a vector
         self.lowercase = bool(getattr(normalizer, "lowercase", False))
-        if self.weights != "float" and not runs_here(self._session):
-            log.warning("this onnxruntime cannot run the int8 weight matrices here; using float weights")
-            self.weights = "float"
-            self._session = self._open_session(model_file, threads, optimized_dir, optimize_in_child)
         release_memory()
         inputs = {i.name for i in self._session.get_inputs()}
         for name in ("input_ids", "attention_mask"):
@@ -219,6 +224,31 @@ class Encoder:
             raise ValueError(f"{model_file}: output '{self._output}' must be [batch, seq, dim]")
         self.dimension = shape[2] if isinstance(shape[2], int) else DIMENSION
 
+    def _usable_session(self, model_file: Path, threads: int,
+                        optimized_dir: str | Path | None, optimize_in_child: bool) -> Any:
+        """`_open_session` for (`fuse`, `weights`), else the first of unfused, float, unfused
+        float that this onnxruntime builds and runs (`runs_here`), logged; sets both to it."""
+        wanted = (self.fuse, self.weights)
+        tries = list(dict.fromkeys([wanted, (False, self.weights), (self.fuse, "float"), (False, "float")]))
+        for self.fuse, self.weights in tries:
+            last = (self.fuse, self.weights) == tries[-1]
+            try:
+                session = self._open_session(model_file, threads, optimized_dir, optimize_in_child)
+            except Exception as exc:  # noqa: BLE001 - a contrib op this build lacks: try the next
+                if last:
+                    raise
+                log.warning("this onnxruntime cannot build the %s graph (%s)", self._graph_kind(), exc)
+                continue
+            if last or runs_here(session):
+                if (self.fuse, self.weights) != wanted:
+                    log.warning("this onnxruntime cannot run the %s graph here; using the %s graph",
+                                _graph_kind(*wanted), self._graph_kind())
+                return session
+        raise AssertionError("unreachable: the last try returns or raises")  # pragma: no cover
+
+    def _graph_kind(self) -> str:
+        return _graph_kind(self.fuse, self.weights)
+
     def _open_session(self, model_file: Path, threads: int,
                       optimized_dir: str | Path | None, optimize_in_child: bool) -> Any:
         """The ONNX session: from the saved optimized graph in `optimized_dir` when one is there
@@ -228,8 +258,9 @@ class Encoder:
         levels = ort.GraphOptimizationLevel
         if optimized_dir is None:
             self._verify_model()
-            return _session(model_source(model_file, self.weights), session_options(threads, levels.ORT_ENABLE_ALL))
-        saved = optimized_graph_dir(Path(optimized_dir), model_file, self.weights)
+            return _session(model_source(model_file, self.weights, self.fuse),
+                            session_options(threads, levels.ORT_ENABLE_ALL))
+        saved = optimized_graph_dir(Path(optimized_dir), model_file, self.weights, self.fuse)
 
         def load_saved() -> Any:
             try:
@@ -246,18 +277,18 @@ class Encoder:
             if session is not None:
                 return session
         self._verify_model()
-        if optimize_in_child and build_in_child(model_file, saved, threads, weights=self.weights):
+        if optimize_in_child and build_in_child(model_file, saved, threads, weights=self.weights, fuse=self.fuse):
             session = load_saved()
             if session is not None:
                 return session
-        session = build_optimized_graph(model_file, saved, threads, self.weights)
+        session = build_optimized_graph(model_file, saved, threads, self.weights, self.fuse)
         if (saved / OPTIMIZED_MODEL).is_file():
             # the session that saved the graph stays ~40 MiB larger than one loaded from it
             del session
             release_memory()
             session = load_saved()
             if session is None:
-                session = _session(model_source(model_file, self.weights),
+                session = _session(model_source(model_file, self.weights, self.fuse),
                                    session_options(threads, levels.ORT_ENABLE_ALL))
         return session
 
@@ -341,13 +372,18 @@ def _tokenizer(path: Path, max_length: int, then: Any = None) -> Any:
     return tokenizer
 
 
-def optimized_graph_dir(root: Path, model_file: Path, weights: str = "float") -> Path:
+def _graph_kind(fuse: bool, weights: str) -> str:
+    return f"{'fused' if fuse else 'unfused'} {weights}-weight"
+
+
+def optimized_graph_dir(root: Path, model_file: Path, weights: str = "float", fuse: bool = False) -> Path:
     """Where the optimized graph of `model_file` is saved under `root`: keyed by the model's
-    path, size and mtime, by the onnxruntime version that optimized it, by `GRAPH_REWRITE` and,
-    for int8 weights, by `INT8_REWRITE`."""
+    path, size and mtime, by the onnxruntime version that optimized it, by `GRAPH_REWRITE`,
+    for int8 weights by `INT8_REWRITE` and, fused, by `FUSE_REWRITE`."""
     stat = model_file.stat()
     stamp = f"{model_file.resolve()}:{stat.st_size}:{stat.st_mtime_ns}:{ort.__version__}:{GRAPH_REWRITE}"
     stamp += f":{INT8_REWRITE}" if weights != "float" else ""
+    stamp += f":{FUSE_REWRITE}" if fuse else ""
     return root / f"onnx-{hashlib.sha256(stamp.encode('utf-8')).hexdigest()[:16]}"
 
 
@@ -369,13 +405,16 @@ GRAPH_REWRITE = "int8-rows"
 it is never loaded."""
 
 
-def model_source(model_file: Path, weights: str = "float") -> Path | bytes:
+def model_source(model_file: Path, weights: str = "float", fuse: bool = False) -> Path | bytes:
     """What a session is built from: the model with its int8 embedding tables gathered before
     they are dequantized (`_graph_rewrite.keep_int8_rows`: vectors bit for bit the same, ≈ 35 MiB
-    less float table) and, for `weights="int8"`, its weight matrices kept int8
-    (`_int8_matmul.int8_matmuls`); the file itself when no rewrite applies."""
+    less float table), `fuse`d (`_fuse_attention.fuse_attention`) and, for `weights="int8"`, its
+    weight matrices kept int8 (`_int8_matmul.int8_matmuls`); the file itself when no rewrite
+    applies."""
     model = model_file.read_bytes()
     rewritten = keep_int8_rows(model)
+    if fuse:
+        rewritten = fuse_attention(rewritten or model) or rewritten
     if weights == "int8":
         rewritten = int8_weights(rewritten or model) or rewritten
     return model_file if rewritten is None else rewritten
@@ -386,7 +425,8 @@ def _session(model: Path | bytes, options: Any) -> Any:
     return ort.InferenceSession(source, sess_options=options, providers=["CPUExecutionProvider"])
 
 
-def build_optimized_graph(model_file: Path, saved: Path, threads: int, weights: str = "float") -> Any:
+def build_optimized_graph(model_file: Path, saved: Path, threads: int, weights: str = "float",
+                          fuse: bool = False) -> Any:
     """Optimize `model_file` (ORT_ENABLE_EXTENDED: no hardware-specific layout in the file) into
     a staging folder beside `saved` and publish it as `saved` by one atomic rename; returns the
     session that did it. A folder that cannot be written only means nothing is saved; a graph
@@ -404,7 +444,7 @@ def build_optimized_graph(model_file: Path, saved: Path, threads: int, weights: 
         log.warning("cannot save the optimized graph under %s: %s", staging, exc)
         opts = session_options(threads, ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED)
     try:
-        session = _session(model_source(model_file, weights), opts)
+        session = _session(model_source(model_file, weights, fuse), opts)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -416,32 +456,6 @@ def build_optimized_graph(model_file: Path, saved: Path, threads: int, weights: 
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return session
-
-
-RELEASE_AFTER_TOKENS = 256
-"""Padded tokens of a batch from which `Encoder.encode` releases freed memory afterwards."""
-
-
-def release_memory() -> bool:
-    """Hand the heap's freed pages back to the OS: glibc `malloc_trim(0)`. onnxruntime frees
-    a batch's activations to the C allocator, which otherwise keeps the peak resident. A no-op
-    (False) where the C library has no `malloc_trim` (musl, macOS, Windows)."""
-    global _TRIM
-    if _TRIM is None:
-        try:
-            import ctypes
-
-            _TRIM = ctypes.CDLL(None).malloc_trim
-            _TRIM.argtypes = [ctypes.c_size_t]
-        except (OSError, AttributeError):
-            _TRIM = False
-    if _TRIM is False:
-        return False
-    _TRIM(0)
-    return True
-
-
-_TRIM: Any = None
 
 
 def mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -561,35 +575,3 @@ def _hint_hnsw(size: int, threshold: int) -> None:
     log.info("vector index holds %d vectors (HNSW threshold %d) and hnswlib is not installed: "
              "search stays exact; HNSW would be faster here (pip install 'iii-directory[hnsw]', "
              "needs a C++ compiler)", size, threshold)
-
-
-#: queries scored per matrix product in exact search (bounds the (queries × n) score matrix)
-_QUERY_BLOCK = 64
-
-
-def _exact_top(vectors: np.ndarray, queries: np.ndarray, take: int) -> tuple[np.ndarray, np.ndarray]:
-    """Brute force: one matrix product, then per row every vector scoring at least the
-    `take`-th best (ties at the cut included), ordered and cut to `take`."""
-    # einsum runs single-threaded numpy loops: a BLAS product would wake every BLAS thread for a
-    # matrix-vector sized job, which on a busy 2-core host costs more than it saves
-    similarity = np.einsum("qd,nd->qn", queries, vectors)
-    n = similarity.shape[1]
-    ids = np.empty((queries.shape[0], take), dtype=np.int64)
-    scores = np.empty((queries.shape[0], take), dtype=np.float32)
-    for r in range(similarity.shape[0]):
-        row = similarity[r]
-        if take < n:
-            kth = np.partition(row, n - take)[n - take]
-            candidates = np.flatnonzero(row >= kth)
-        else:
-            candidates = np.arange(n)
-        order = np.lexsort((candidates, -row[candidates]))[:take]
-        ids[r] = candidates[order]
-        scores[r] = row[candidates[order]]
-    return ids, scores
-
-
-def _order(ids: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sort each row by score descending, then id ascending."""
-    order = np.lexsort((ids, -scores), axis=-1)
-    return np.take_along_axis(ids, order, axis=1), np.take_along_axis(scores, order, axis=1)

