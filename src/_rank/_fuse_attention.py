@@ -274,6 +274,8 @@ def _keys_transposed(chain: _Chain, tensor: str) -> str | None:
 def _mask_from_input(graph: _Graph, condition: str) -> bool:
     """Whether `condition` is computed from `attention_mask` by `_MASK_OPS` (comparisons only
     against constants), any other graph input read only through Shape."""
+    if MASK_INPUT not in graph.inputs:
+        return False
     seen: set[str] = set()
     stack = [condition]
     reached = False
@@ -492,7 +494,7 @@ def _rewrite_graph(payload: bytes) -> bytes | None:
 def _replace(entries: list, graph: _Graph) -> bytes | None:
     names = set(graph.producer) | set(graph.uses) | set(graph.inputs)
     mask = f"{MASK_INPUT}/int32_key_padding"
-    if mask in names or MASK_INPUT not in graph.inputs:
+    if mask in names:
         return None
     added: dict[int, bytes] = {}
     replaced: set[int] = set()
