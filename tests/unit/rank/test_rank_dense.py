@@ -28,7 +28,7 @@ def test_bounded_defaults(encoder: dense.Encoder) -> None:
     default = dense.Encoder.__init__.__kwdefaults__
     assert default == {"threads": 1, "max_length": 128, "batch_size": 16, "max_batch_tokens": 1024,
                        "optimized_dir": None, "optimize_in_child": False, "weights": "float",
-                       "beside_session": None}
+                       "fuse": True, "beside_session": None}
     options = encoder._session.get_session_options()
     assert not options.enable_cpu_mem_arena and not options.enable_mem_pattern
     assert encoder.lowercase  # MiniLM's tokenizer is uncased
