@@ -21,9 +21,21 @@ PHRASINGS = [
 ]
 
 
+SYLLABLES = ("ka", "ve", "ti", "mo", "ru", "sa", "le", "no", "pi", "du")
+
+
+def made_up_word(number: int) -> str:
+    """A word no catalog or phrasing holds: one syllable a digit of the last five decimal digits
+    of `number`, zero-padded, so every word has the same length (12 → "kakakaveti")."""
+    return "".join(SYLLABLES[int(digit)] for digit in f"{number % 100_000:05d}")
+
+
 def fresh(count: int, serial: int) -> list[str]:
-    """`count` capability texts no call has used: the phrasings with order number `serial`."""
-    return [f"{c} for order {serial * 100 + i}" for i, c in enumerate(PHRASINGS[:count])]
+    """`count` capability texts no call has used: the phrasings for an account named after
+    `serial` and the position. The name is a made-up word, not a number, so the text's
+    action-and-object second query (`second_query`, which keeps content words and drops
+    digits) is new as well: a call embeds both of its texts, as an agent's new wording does."""
+    return [f"{c} for the {made_up_word(serial * 100 + i)} account" for i, c in enumerate(PHRASINGS[:count])]
 
 
 def catalog() -> list[dict[str, Any]]:
