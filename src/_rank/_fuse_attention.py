@@ -40,7 +40,16 @@ from typing import NamedTuple
 import numpy as np
 
 from ._graph_rewrite import _SUBGRAPH_OPS, _payload, _text
-from ._protobuf import FIXED32, LENGTH, ProtobufError, bytes_field, fields, int_field, ints, varint
+from ._protobuf import (
+    FIXED32,
+    LENGTH,
+    ProtobufError,
+    bytes_field,
+    fields,
+    int_field,
+    ints,
+    varint,
+)
 
 FUSE_REWRITE = "mha-gelu"
 """The fusion's identity; part of the saved graph's key when the encoder fuses."""
@@ -64,6 +73,9 @@ _MASK_OPS = frozenset({"Cast", "And", "Or", "Not", "GatherND", "Gather", "Unsque
 _MASK_COMPARISONS = frozenset({"GreaterOrEqual", "Greater", "Equal", "Less", "LessOrEqual"})
 _HUGE = 2**62  # chosen: a Slice bound at least this large means "to the end" (the export uses ±2^63)
 _RTOL = 1e-6  # chosen: a constant matches its expected value within float32 rounding
+_MASKED_AT_MOST = -1e4  # chosen: exp(-1e4 + any score here) is 0 in float32: a masked key weighs exactly 0
+_SMALL = 64  # chosen: initializers of at most this many values are read (scalars and shape parts)
+_SOFTMAX_LAST_AXIS_OPSET = 13  # spec: ONNX Softmax's default axis is -1 from opset 13 (1, flattened, before)
 
 
 class _Node(NamedTuple):
@@ -135,7 +147,7 @@ def _constant(payload: bytes) -> tuple[str, list[int], np.ndarray | None]:
         elif f.number in (_TENSOR_INT32S, _TENSOR_INT64S):
             listed += [v - (1 << 64) if v >= 1 << 63 else v for v in ints(f)]
     size = math.prod(dims)
-    if external or data_type not in _DTYPES or size > 64:
+    if external or data_type not in _DTYPES or size > _SMALL:
         return name, dims, None
     if raw is not None:
         values = np.frombuffer(raw, dtype=_DTYPES[data_type])
@@ -307,6 +319,7 @@ def _mask_from_input(graph: _Graph, condition: str) -> bool:
 
 
 class _Attention(NamedTuple):
+    at: int  # the position of the head merge, the pattern's last node (every input precedes it)
     query: str
     key: str
     value: str
@@ -316,10 +329,12 @@ class _Attention(NamedTuple):
     mask_filter: float
 
 
-def _attention(graph: _Graph, at: int) -> tuple[_Attention, set[int]] | None:
-    """The attention layer whose Softmax is node `at`, with the nodes it replaces."""
+def _attention(graph: _Graph, at: int, opset: int) -> tuple[_Attention, set[int]] | None:
+    """The attention layer whose Softmax is node `at` (in a model of default-domain `opset`),
+    with the nodes it replaces."""
     softmax = graph.nodes[at]
-    if softmax.op_type != "Softmax" or softmax.domain or softmax.attributes.get("axis", -1) not in (-1, 3):
+    default_axis = -1 if opset >= _SOFTMAX_LAST_AXIS_OPSET else 1
+    if softmax.op_type != "Softmax" or softmax.domain or softmax.attributes.get("axis", default_axis) not in (-1, 3):
         return None
     chain = _Chain(graph)
     chain.taken.add(at)
@@ -333,12 +348,13 @@ def _attention(graph: _Graph, at: int) -> tuple[_Attention, set[int]] | None:
         if product is not None and where_at is not None:
             mask_bias = graph.nodes[where_at]
             break
-    if product is None or mask_bias is None or mask_bias.op_type != "Where" or mask_bias.domain:
+    if (product is None or mask_bias is None or mask_bias.op_type != "Where" or mask_bias.domain
+            or len(mask_bias.inputs) != 3):
         return None
     neg = chain.constant(mask_bias.inputs[2])
     if not _near(chain.constant(mask_bias.inputs[1]), 0.0) or neg is None or neg.size != 1:
         return None
-    if float(neg.reshape(-1)[0]) > -1e4 or not _mask_from_input(graph, mask_bias.inputs[0]):
+    if float(neg.reshape(-1)[0]) > _MASKED_AT_MOST or not _mask_from_input(graph, mask_bias.inputs[0]):
         return None  # a bias that leaves masked keys a weight, or a mask not from the input
     scaled_q, scaled_k = chain.node(product.inputs[0], "Mul"), chain.node(product.inputs[1], "Mul")
     if scaled_q is None or scaled_k is None:
@@ -391,7 +407,7 @@ def _attention(graph: _Graph, at: int) -> tuple[_Attention, set[int]] | None:
     if width is None or width % size or int(hidden.reshape(-1)[0]) not in (-1, width):
         return None
     scale = float(factor.reshape(-1)[0]) ** 2
-    return (_Attention(query[0], key[0], value[0], merge.outputs[0], width // size, scale,
+    return (_Attention(merge_at, query[0], key[0], value[0], merge.outputs[0], width // size, scale,
                        float(neg.reshape(-1)[0])), chain.taken)
 
 
@@ -469,29 +485,34 @@ def fuse_attention(model: bytes) -> bytes | None:
         graphs = [f for f in top if f.number == _MODEL_GRAPH and f.wire_type == LENGTH]
         if len(graphs) != 1:
             return None
-        graph = _rewrite_graph(_payload(graphs[0]))
+        opsets = {}
+        for f in top:
+            if f.number == _MODEL_OPSET:
+                parts = {p.number: p for p in fields(_payload(f))}
+                domain = _text(parts[_OPSET_DOMAIN]) if _OPSET_DOMAIN in parts else ""
+                opsets[domain] = int(parts[_OPSET_VERSION].value) if _OPSET_VERSION in parts else 0
+        graph = _rewrite_graph(_payload(graphs[0]), opsets.get("", opsets.get("ai.onnx", 0)))
     except (ProtobufError, UnicodeDecodeError, ValueError):
         return None
     if graph is None:
         return None
     out = b"".join(bytes_field(_MODEL_GRAPH, graph) if f is graphs[0] else f.raw for f in top)
-    domains = {_text(p) for f in top if f.number == _MODEL_OPSET
-               for p in fields(_payload(f)) if p.number == _OPSET_DOMAIN}
+    domains = set(opsets)
     if CONTRIB not in domains:
         out += bytes_field(_MODEL_OPSET, bytes_field(_OPSET_DOMAIN, CONTRIB.encode())
                            + int_field(_OPSET_VERSION, 1))
     return out
 
 
-def _rewrite_graph(payload: bytes) -> bytes | None:
+def _rewrite_graph(payload: bytes, opset: int) -> bytes | None:
     entries = list(fields(payload))
     graph = _read_graph(entries)
     if graph is None:
         return None
-    return _replace(entries, graph)
+    return _replace(entries, graph, opset)
 
 
-def _replace(entries: list, graph: _Graph) -> bytes | None:
+def _replace(entries: list, graph: _Graph, opset: int) -> bytes | None:
     names = set(graph.producer) | set(graph.uses) | set(graph.inputs)
     mask = f"{MASK_INPUT}/int32_key_padding"
     if mask in names:
@@ -500,11 +521,11 @@ def _replace(entries: list, graph: _Graph) -> bytes | None:
     replaced: set[int] = set()
     for at, node in graph.nodes.items():
         if node.op_type == "Softmax":
-            found = _attention(graph, at)
+            found = _attention(graph, at, opset)
             if found is None or found[1] & replaced:
                 continue
             layer, taken = found
-            added[at] = _encode_node([layer.query, layer.key, layer.value, "", mask], [layer.output],
+            added[layer.at] = _encode_node([layer.query, layer.key, layer.value, "", mask], [layer.output],
                                      f"{node.name or layer.output}/multi_head_attention",
                                      "MultiHeadAttention", CONTRIB,
                                      {"num_heads": layer.heads, "scale": layer.scale,
@@ -529,9 +550,10 @@ def _replace(entries: list, graph: _Graph) -> bytes | None:
     return _without_dead(entries, kept, graph)
 
 
-def _without_dead(entries: list, kept: dict[int, bytes], graph: _Graph) -> bytes:
+def _without_dead(entries: list, kept: dict[int, bytes], graph: _Graph) -> bytes | None:
     """The graph of `kept` entries minus nodes no node or graph output reads (repeatedly) and
-    initializers nothing reads."""
+    initializers nothing reads; None when a node left would read a tensor nothing provides (a
+    pattern that took a node something else needs: the model is then used as it is)."""
     outputs = set(_value_names(entries, _GRAPH_OUTPUT))
     pieces: dict[int, list[_Node]] = {}
     for i, raw in kept.items():
@@ -546,6 +568,10 @@ def _without_dead(entries: list, kept: dict[int, bytes], graph: _Graph) -> bytes
             break
         for i, k in dead:
             alive[i].remove(k)
+    provided = set(graph.inputs) | set(graph.dims) | {""}
+    provided |= {o for i, p in pieces.items() for k in alive[i] for o in p[k].outputs}
+    if any(name not in provided for name in read) or any(name not in provided for name in outputs):
+        return None
     out = []
     for i in sorted(kept):
         f = entries[i]
@@ -554,7 +580,7 @@ def _without_dead(entries: list, kept: dict[int, bytes], graph: _Graph) -> bytes
             out.append(b"".join(raws[k] for k in alive[i]))
         elif f.number == _GRAPH_INITIALIZER:
             name = _constant_name(f)
-            out.append(f.raw if read[name] or name in outputs else b"")
+            out.append(f.raw if read[name] or name in outputs or name in graph.inputs else b"")
         else:
             out.append(kept[i])
     return b"".join(out)

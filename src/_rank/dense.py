@@ -52,10 +52,10 @@ from ._assets import (
     verify,
 )
 from ._child_build import CHILD_NICE, CHILD_TIMEOUT_S, OPTIMIZED_MODEL, build_in_child  # noqa: F401
+from ._exact import _QUERY_BLOCK, _exact_top, _order
 from ._fuse_attention import FUSE_REWRITE, fuse_attention
 from ._graph_rewrite import keep_int8_rows
 from ._int8_matmul import INT8_REWRITE, WEIGHTS, int8_weights, runs_here
-from ._exact import _QUERY_BLOCK, _exact_top, _order
 from ._release import RELEASE_AFTER_TOKENS, release_memory
 
 __all__ = ["DIMENSION", "HNSW_THRESHOLD", "Encoder", "VectorIndex", "normalize"]
@@ -234,7 +234,7 @@ class Encoder:
             last = (self.fuse, self.weights) == tries[-1]
             try:
                 session = self._open_session(model_file, threads, optimized_dir, optimize_in_child)
-            except Exception as exc:  # noqa: BLE001 - a contrib op this build lacks: try the next
+            except Exception as exc:  # a contrib op this build lacks: try the next
                 if last:
                     raise
                 log.warning("this onnxruntime cannot build the %s graph (%s)", self._graph_kind(), exc)

@@ -94,6 +94,15 @@ def test_a_layer_that_does_not_match_keeps_its_own_nodes() -> None:
     assert np.abs(_vectors(edited) - _vectors(fused)).max() < 1e-6
 
 
+@pytest.mark.dense
+def test_a_mask_built_by_an_op_outside_the_broadcast_and_logic_set_fuses_no_attention() -> None:
+    edited = _with_first(_packaged(), "GatherND", "Trilu")  # the mask might now hide more than padding
+    fused = _fuse_attention.fuse_attention(edited)
+    assert fused is not None  # the GELUs still fuse
+    ops = _ops(fused)
+    assert ops["MultiHeadAttention"] == 0 and ops["Softmax"] == 6 and ops["Gelu"] == 6
+
+
 def test_a_model_without_the_pattern_is_left_alone() -> None:
     q = np.arange(12, dtype=np.int8).reshape(3, 4)
     graph = node("Cast", ["w_q"], ["w"], to=1) + node("MatMul", ["x", "w"], ["y"])
