@@ -140,9 +140,9 @@ class Encoder:
     * `weights`: "float" (default) or "int8", how the weight matrices are held at run time
       (`WEIGHTS`); "int8" falls back to "float" where this onnxruntime cannot run them.
     * `fuse=True`: each attention layer and GELU runs as one onnxruntime contrib op
-      (`_fuse_attention`: ~75 nodes a pass instead of ~260, vectors within float rounding for
-      float weights); `fuse=False` runs the model as exported (as a library would). A fused graph
-      this onnxruntime cannot build or run falls back to the unfused one, with a log line.
+      (`_fuse_attention`; figures: docs/record/performance.md, "A faster encoder pass");
+      `fuse=False` runs the model as exported (as a library would). A fused graph this
+      onnxruntime cannot build or run falls back to the unfused one, with a log line.
     * `optimize_in_child=True` builds that graph in a child process at low priority
       (`build_in_child`) so the calling process never holds the GIL stalls and the memory peak
       of the build; this one only waits, then loads the saved graph (falls back to building in
