@@ -10,6 +10,7 @@ from search_fakes import CATALOG, ExactIndex, FakeEncoder, PeerEngine, ids, reco
 
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
+from iii_directory.encoder.contention import CoreContention
 from iii_directory.errors import DirectoryError
 from iii_directory.search import guidance as g
 from iii_directory.search import service as service_module
@@ -166,7 +167,10 @@ async def test_hybrid_encodes_all_capabilities_in_one_batch(directory: Directory
     encoder = hybrid(directory, tmp_path)
     await search(directory, "warm up")
     # the fusion's extra views embedded now, so no background batch of theirs lands in between
-    await directory.service(SearchService).ensure_ready(directory.context(), views=True)
+    service = directory.service(SearchService)
+    await service.ensure_ready(directory.context(), views=True)
+    assert service.dense.pipeline is not None
+    service.dense.pipeline.contention = CoreContention(cores=1)  # no second core to split onto
     before = encoder.calls
     response = await search(directory, *[f"send email {i}" for i in range(7)], "kv::get")
     assert response["search_mode"] == "hybrid"
@@ -177,11 +181,15 @@ async def test_hybrid_encodes_all_capabilities_in_one_batch(directory: Directory
 async def test_hybrid_embeds_second_texts_for_up_to_six_capabilities(
         directory: Directory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each capability's action-and-object text (`second_query.py`) goes into the call's one
-    encoder batch and the learned fusion reads its cosines; a call of more than
-    `SECOND_QUERY_CAPABILITIES` capabilities embeds none (the eighteen-capability latency)."""
+    encoder batch (on a host without a second core to split them onto) and the learned fusion
+    reads its cosines; a call of more than `SECOND_QUERY_CAPABILITIES` capabilities embeds none
+    (the eighteen-capability latency)."""
     encoder = hybrid(directory, tmp_path)
     await search(directory, "warm up")
-    await directory.service(SearchService).ensure_ready(directory.context(), views=True)
+    service = directory.service(SearchService)
+    await service.ensure_ready(directory.context(), views=True)
+    assert service.dense.pipeline is not None
+    service.dense.pipeline.contention = CoreContention(cores=1)
     seconds: list[object] = []
     original = service_module.learned_lane
 
