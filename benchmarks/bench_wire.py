@@ -183,7 +183,7 @@ class HybridRig(Rig):
 
         assert self.worker is not None
         pipeline = self.worker.directory.service(SearchService).dense.pipeline
-        return pipeline.contention if pipeline is not None else None
+        return getattr(pipeline, "contention", None)
 
     async def background(self, count: int) -> None:
         """Queue `count` new ad-hoc documents for background embedding (as rewritten skills are)."""
