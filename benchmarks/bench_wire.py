@@ -177,14 +177,6 @@ class HybridRig(Rig):
         pipeline = self.worker.directory.service(SearchService).dense.pipeline
         return list(getattr(pipeline.stats, "query_waits", [])) if pipeline is not None else []
 
-    def contention(self) -> Any:
-        """The encoder pipeline's `CoreContention` (None before the model is loaded)."""
-        from iii_directory.search.service import SearchService
-
-        assert self.worker is not None
-        pipeline = self.worker.directory.service(SearchService).dense.pipeline
-        return getattr(pipeline, "contention", None)
-
     async def background(self, count: int) -> None:
         """Queue `count` new ad-hoc documents for background embedding (as rewritten skills are)."""
         from iii_directory.search.service import SearchService
@@ -225,10 +217,6 @@ def _waits_note(rig: HybridRig, before: int) -> None:
     if waits:
         print(f"\n  encoder query-batch wait: p50 {waits[len(waits) // 2] * 1e3:.2f} ms, "
               f"max {waits[-1] * 1e3:.2f} ms over {len(waits)} batches")
-    contention = rig.contention()
-    if contention is not None:
-        print(f"  encoder runs that waited for a core so far: {contention.starved_runs} "
-              f"(a lone call's two texts share one thread while recent ones did)")
 
 
 def _first_calls(benchmark: Any, hybrid_rig: tuple[BlockingPortal, HybridRig], count: int,

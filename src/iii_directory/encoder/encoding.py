@@ -19,9 +19,8 @@ contracts, capabilities — goes through `EncoderPipeline.embed`. The rules:
   whose padded size `count × longest` stays within `max_tokens`. Texts that arrive while a batch
   is encoding join the next one, so concurrent callers share batches. While no other call is in
   flight and no background work is queued (`sharing`), a call's capabilities (from `SPLIT_AT`
-  texts on, from `SPLIT_IDLE_AT` while the encoder's runs show a second core idle:
-  `contention.CoreContention`) are split in halves across both threads: a second core at no
-  one's expense. Capabilities warmed for
+  texts on: a capability and its second text) are split in halves across both threads: a
+  second core at no one's expense. Capabilities warmed for
   later (`warm(kind=QUERY)`: nobody waits on them) are background work, behind the catalog.
   The policy of a batch is `jobs.pick_batch`.
 * **A lone call's capabilities start at once.** While no other call is in flight, `submit`
@@ -72,9 +71,8 @@ from typing import Any
 import anyio
 
 from ..timeslice import TimeSlice
-from .contention import CoreContention
 from .jobs import (AGING_S, BACKGROUND_LANE, DOCUMENT, INDEX, MAX_BATCH, MAX_TOKENS, QUERY,
-                   QUERY_LANE, QUERY_WAITS, SPLIT_AT, SPLIT_IDLE_AT, EncodingDropped, Handed, Job, Pending, PipelineStats,
+                   QUERY_LANE, QUERY_WAITS, SPLIT_AT, EncodingDropped, Handed, Job, Pending, PipelineStats,
                    lane_of, pick_batch, query_key, text_digest)
 from .vector_cache import LruVectors, VectorCache
 
@@ -161,8 +159,6 @@ class EncoderPipeline:
         self.stats = PipelineStats()
         self._announces = "started" in _parameters(encoder.encode)
         """Whether `encoder.encode` takes `started` (called as its model starts to run)."""
-        self.contention = CoreContention()
-        """Whether a second core is idle, from the encoder's runs (small splits need one)."""
         self._pending: dict[bytes, Job] = {}
         self._unreleased_tokens = 0
         self._counting = threading.Lock()  # stats and token counts are updated by both threads
@@ -417,12 +413,9 @@ class EncoderPipeline:
                 and not any(lane_of(job.kind) == BACKGROUND_LANE for job in self._pending.values()))
 
     def split_from(self) -> int:
-        """From how many texts a lone call's capabilities are split across both threads: never
-        unless `sharing`; from `SPLIT_IDLE_AT` while a second core is idle by the encoder's own
-        runs (`contention`), else from `SPLIT_AT`."""
-        if not self.sharing():
-            return 0
-        return SPLIT_IDLE_AT if self.contention.spare() else SPLIT_AT
+        """From how many texts a lone call's capabilities are split across both threads:
+        `SPLIT_AT` while `sharing`, else never (0)."""
+        return SPLIT_AT if self.sharing() else 0
 
     async def in_thread(self, function: Callable[..., Any], *args: Any) -> Any:
         """Run `function(*args)` on the background thread, holding the pipeline's limiter."""
@@ -539,7 +532,6 @@ class EncoderPipeline:
         encoder that cannot say when it runs; `_dispatch_lone` waits for it)."""
         import numpy as np
 
-        cpu0, wall0 = time.thread_time(), time.perf_counter()
         if started is not None and self._announces:
             raw = self.encoder.encode(list(texts), started=started.set)
         else:
@@ -547,8 +539,6 @@ class EncoderPipeline:
                 started.set()
             raw = self.encoder.encode(list(texts))
         vectors = np.asarray(raw, dtype=np.float32)
-        if batch[0].kind == QUERY:  # background runs are paused and starved by design
-            self.contention.record(time.thread_time() - cpu0, time.perf_counter() - wall0)
         if vectors.shape != (len(texts), self.dimension) or not np.all(np.isfinite(vectors)):
             raise ValueError("the encoder returned malformed vectors")
         padded = len(texts) * max(j.tokens for j in batch)

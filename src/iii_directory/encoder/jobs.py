@@ -31,13 +31,10 @@ MAX_BATCH = 16  # chosen, our change (docs/rules/search.md §5.2): bounds memory
 """Texts per encoder batch (bounded batch shapes: see `_rank.dense.Encoder`)."""
 MAX_TOKENS = 512  # chosen: bounds the encoder's arena (docs/operations.md)
 """Padded tokens per encoder batch: `texts × longest text` ≤ this."""
-SPLIT_AT = 8  # chosen: from here a split gains even on a busy host (docs/record/performance.md)
-"""Capabilities of a lone call that are split across both threads from this many texts on,
-whether or not a second core is idle (`contention.CoreContention`)."""
-SPLIT_IDLE_AT = 2  # chosen: a capability and its action-and-object text (docs/record/performance.md)
-"""Capabilities of a lone call that are split across both threads from this many texts on while
-a second core is idle: the two runs then finish in the time of the longer one, where one batch
-of both costs their sum (padded to the longer)."""
+SPLIT_AT = 2  # chosen: a capability and its action-and-object text (docs/record/performance.md)
+"""Capabilities of a lone call that are split across both threads from this many texts on: the
+two halves then finish in the time of the longer one where one batch costs their sum (padded to
+the longer), and with int8 weights two one-text runs cost the CPU of one two-text batch."""
 AGING_S = 1.0  # chosen: a third of a call's 3 s embedding budget (dense_lane.QUERY_TIMEOUT_S)
 """A text waiting this long is no longer passed by shorter ones: it goes in arrival order."""
 LONG_QUERY_TOKENS = 64  # chosen: above the longest graded capability (210 characters, ~50 tokens)

@@ -16,7 +16,6 @@ from search_fakes import CATALOG, ExactIndex, FakeEncoder, PeerEngine, search
 
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
-from iii_directory.encoder.contention import CoreContention
 from iii_directory.encoder import encoding as encoding_module
 from iii_directory.encoder.encoding import (BACKGROUND_SHARE, BUSY_SHARE, DOCUMENT, INDEX,
                                             INDEX_BUSY_SHARE, QUERY, EncoderPipeline,
@@ -162,37 +161,15 @@ async def test_a_lone_calls_capabilities_are_split_across_both_threads() -> None
     assert sorted(size for _, size in encoder.threads) == [9, 9]
     assert {name.split("_")[0] for name, _ in encoder.threads} == {"encoder", "encoder-query"}
     few = Recording()
-    idle = EncoderPipeline(few, VectorCache("t", 384, None))
-    idle.contention = Cores(spare=True)
-    await idle.embed(texts[:2], kind=QUERY)  # a second core idle: one text a thread
+    pair = EncoderPipeline(few, VectorCache("t", 384, None))
+    await pair.embed(texts[:2], kind=QUERY)  # a capability and its second text: one a thread
     assert sorted(size for _, size in few.threads) == [1, 1]
     assert {name.split("_")[0] for name, _ in few.threads} == {"encoder", "encoder-query"}
-    taken = Recording()
-    contended = EncoderPipeline(taken, VectorCache("t", 384, None))
-    contended.contention = Cores(spare=False)
-    await contended.embed(texts[:2], kind=QUERY)  # no idle core: below SPLIT_AT, one batch
-    assert [size for _, size in taken.threads] == [2]
-    await contended.embed(texts[2:12], kind=QUERY)  # from SPLIT_AT on: split all the same
-    assert sorted(size for _, size in taken.threads[1:]) == [5, 5]
     busy = EncoderPipeline(Recording(), VectorCache("t", 384, None), busy=lambda: True)
     await busy.embed(texts, kind=QUERY)  # other calls in flight: the query thread alone
     assert [size for _, size in busy.encoder.threads] == [16, 2]
-    for opened in (pipeline, busy, idle, contended):
+    for opened in (pipeline, busy, pair):
         await opened.close()
-
-
-class Cores(CoreContention):
-    """A host whose second core is pinned idle or taken (runs are not measured)."""
-
-    def __init__(self, *, spare: bool) -> None:
-        super().__init__(cores=2)
-        self.pinned = spare
-
-    def record(self, cpu_s: float, wall_s: float) -> None:
-        pass
-
-    def spare(self) -> bool:
-        return self.pinned
 
 
 async def test_no_background_batch_starts_while_a_capability_batch_runs() -> None:
@@ -696,23 +673,6 @@ async def test_a_long_capability_is_a_batch_of_its_own() -> None:
     assert encoder.batches[1:] == [short, [long[0]], [long[1]], [long[2]]]
 
 
-def test_starved_capability_runs_turn_small_splits_off_until_runs_are_clean_again() -> None:
-    cores = CoreContention(cores=2)
-    assert cores.spare()
-    cores.record(cpu_s=0.004, wall_s=0.0045)  # ran on its own core
-    cores.record(cpu_s=0.0001, wall_s=0.0009)  # short: within the slack
-    cores.record(cpu_s=0.004, wall_s=0.009)  # waited for a core more than it ran: one outlier
-    assert cores.spare() and cores.starved_runs == 1
-    cores.record(cpu_s=0.004, wall_s=0.009)  # a second among the last RECENT_RUNS: contended
-    assert not cores.spare()
-    for _ in range(2):
-        cores.record(cpu_s=0.004, wall_s=0.0042)
-        assert not cores.spare()  # still two starved among the last four
-    cores.record(cpu_s=0.004, wall_s=0.0042)
-    assert cores.spare() and cores.starved_runs == 2
-    assert not CoreContention(cores=1).spare()  # one core: nothing to split onto
-
-
 async def test_a_lone_call_lets_go_of_the_loop_only_once_its_model_run_has_begun(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The encoder's tokenizing holds the GIL: `submit` waits until the encoder says its model
@@ -734,7 +694,6 @@ async def test_a_lone_call_lets_go_of_the_loop_only_once_its_model_run_has_begun
 
     encoder = Announcing()
     pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None))
-    pipeline.contention = Cores(spare=False)
     pending = await pipeline.begin(["send an email"], kind=QUERY)
     assert encoder.steps == ["tokenized"], "the loop resumed before the run began"
     encoder.gate.set()
