@@ -21,21 +21,38 @@ PHRASINGS = [
 ]
 
 
-SYLLABLES = ("ka", "ve", "ti", "mo", "ru", "sa", "le", "no", "pi", "du")
+NAMES = tuple("""
+    alice bob carol david emma frank grace henry irene jack karen louis maria nathan olivia peter
+    quinn rachel simon tina victor wendy xavier yvonne adam bella chris diana ethan fiona george
+    hannah ivan julia kevin laura martin nina oscar paula ralph sarah thomas ursula vincent walter
+    anna brian clara daniel elena felix gloria harold isabel james kate leo monica neil oliver
+    patricia robert sofia tom amy vera william albert betty carl dora edward flora gordon helen igor
+    joan keith lisa marcus nora otto pamela roger susan timothy vivian wayne arthur bruce cecilia
+    dennis eva fred gina hugo ingrid jerry ruth
+""".split())
+"""A hundred given names, each one token of the model's vocabulary and none a catalog term."""
 
 
-def made_up_word(number: int) -> str:
-    """A word no catalog or phrasing holds: one syllable a digit of the last five decimal digits
-    of `number`, zero-padded, so every word has the same length (12 → "kakakaveti")."""
-    return "".join(SYLLABLES[int(digit)] for digit in f"{number % 100_000:05d}")
+def names_for(number: int) -> str:
+    """Three different names of `NAMES` for `number` (unique below `NAMES_CAPACITY`): its
+    base-33 digits, each picking from its own third of the list, so no name repeats (a repeat
+    would be dropped from the second query and two numbers could share one)."""
+    third = len(NAMES) // 3
+    return " ".join(NAMES[part * third + number // third ** (2 - part) % third] for part in range(3))
+
+
+NAMES_CAPACITY = (len(NAMES) // 3) ** 3
+"""Numbers `names_for` tells apart (35,937)."""
 
 
 def fresh(count: int, serial: int) -> list[str]:
-    """`count` capability texts no call has used: the phrasings for an account named after
-    `serial` and the position. The name is a made-up word, not a number, so the text's
-    action-and-object second query (`second_query`, which keeps content words and drops
-    digits) is new as well: a call embeds both of its texts, as an agent's new wording does."""
-    return [f"{c} for the {made_up_word(serial * 100 + i)} account" for i, c in enumerate(PHRASINGS[:count])]
+    """`count` capability texts no call has used: the phrasings for three people named after
+    `serial` and the position (unique for serials below `NAMES_CAPACITY` / 18, ~2,000). Names,
+    not a number: the text's action-and-object second query (`second_query`, which keeps
+    content words and drops digits) is new as well, so a call embeds both of its texts, as an
+    agent's new wording does; three one-token names keep a text as long as the phrasing with an
+    order number was."""
+    return [f"{c} for {names_for(serial * len(PHRASINGS) + i)}" for i, c in enumerate(PHRASINGS[:count])]
 
 
 def catalog() -> list[dict[str, Any]]:

@@ -195,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     graph = "fused" if args.fused else "as exported"
     print(f"ensemble: {len(ensemble.ids)} documents, BM25Okapi + MiniLM ({args.weights}, {graph}, {args.threads} thread), "
           f"RRF w={WEIGHTS} c={RRF_C}, k={K}, top {TOP}; set up in {time.perf_counter() - started:.1f} s")
-    serials = itertools.count(10_000)  # above any serial bench_wire.py uses in a run
+    serials = itertools.count(1_000)  # above any serial bench_wire.py uses in a run
     wire_command = " ".join(["python", *WIRE_ARGS[:-1], f'"{WIRE_ARGS[-1]}"'])
     if args.pairs <= 0:
         before = load()

@@ -22,7 +22,7 @@ import logging
 import os
 import shutil
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -301,12 +301,13 @@ class Encoder:
             verify(self.model_path, MODEL_SHA256, MODEL_SIZE)
             self._model_checked = True
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
+    def encode(self, texts: Sequence[str], started: Callable[[], object] | None = None) -> np.ndarray:
         """Embed `texts` → float32 array (len(texts), 384) of unit vectors, in input order.
 
         Texts are sorted by token length and cut into batches of at most `batch_size` texts and
         `max_batch_tokens` padded tokens; every output row is checked (finite, non-zero) before
-        it is normalised.
+        it is normalised. `started()`, when given, is called right before the model first runs
+        (the tokenizing before it holds the GIL, the run does not).
         """
         if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence):
             raise TypeError(f"encode() expects a sequence of str, got {type(texts).__name__}")
@@ -324,11 +325,10 @@ class Encoder:
             # lengths ascend, so the padded size of the chunk with text i is (|chunk|+1)·lengths[i]
             if chunk and (len(chunk) >= self.batch_size
                           or (len(chunk) + 1) * lengths[i] > self.max_batch_tokens):
-                out[chunk] = self._encode_batch([texts[j] for j in chunk])
-                largest = max(largest, len(chunk) * lengths[chunk[-1]])
-                chunk = []
+                out[chunk] = self._encode_batch([texts[j] for j in chunk], started)
+                largest, chunk, started = max(largest, len(chunk) * lengths[chunk[-1]]), [], None
             chunk.append(i)
-        out[chunk] = self._encode_batch([texts[j] for j in chunk])
+        out[chunk] = self._encode_batch([texts[j] for j in chunk], started)
         largest = max(largest, len(chunk) * lengths[chunk[-1]])
         if largest >= RELEASE_AFTER_TOKENS:
             release_memory()
@@ -342,13 +342,15 @@ class Encoder:
         """Return freed heap pages to the OS (see `release_memory`)."""
         release_memory()
 
-    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+    def _encode_batch(self, texts: list[str], started: Callable[[], object] | None = None) -> np.ndarray:
         encodings = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": mask}
         if self._feeds_token_types:
             feeds["token_type_ids"] = np.zeros_like(ids)
+        if started is not None:
+            started()
         (hidden,) = self._session.run([self._output], feeds)
         if hidden.ndim != 3 or hidden.shape[:2] != ids.shape or hidden.shape[2] != self.dimension:
             raise ValueError(f"the model returned shape {hidden.shape} for input {ids.shape}")

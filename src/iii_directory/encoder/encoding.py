@@ -19,14 +19,15 @@ contracts, capabilities — goes through `EncoderPipeline.embed`. The rules:
   whose padded size `count × longest` stays within `max_tokens`. Texts that arrive while a batch
   is encoding join the next one, so concurrent callers share batches. While no other call is in
   flight and no background work is queued (`sharing`), a call's capabilities (from `SPLIT_AT`
-  texts on) are split in halves across both threads: a second core at no one's expense. Capabilities warmed for
+  texts on: a capability and its second text) are split in halves across both threads: a
+  second core at no one's expense. Capabilities warmed for
   later (`warm(kind=QUERY)`: nobody waits on them) are background work, behind the catalog.
   The policy of a batch is `jobs.pick_batch`.
 * **A lone call's capabilities start at once.** While no other call is in flight, `submit`
   hands them to the encoder threads itself (`_dispatch_lone`) instead of leaving them to a
   runner task that would run one loop turn later, behind the call's other work; the loop then
-  blocks until the threads have started (at most `HANDOFF_WAIT_S`), so their Python prologue has
-  the GIL. `begin` returns as soon as the texts are handed over and `Pending.vectors()` awaits
+  blocks until the threads' model runs have begun (at most `HANDOFF_WAIT_S`), so their Python
+  prologue (tokenizing, feeds) has the GIL instead of queueing behind the call's lexical work. `begin` returns as soon as the texts are handed over and `Pending.vectors()` awaits
   them: the caller does its work that reads no vector in between (search/query_vectors.py).
 * **Deadlines and departures really stop work.** A job carries the latest deadline of its
   waiters (None = no deadline) and how many waiters remain. Before each batch the runner drops
@@ -59,6 +60,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import inspect
 import logging
 import threading
 import time
@@ -70,7 +72,7 @@ import anyio
 
 from ..timeslice import TimeSlice
 from .jobs import (AGING_S, BACKGROUND_LANE, DOCUMENT, INDEX, MAX_BATCH, MAX_TOKENS, QUERY,
-                   QUERY_LANE, QUERY_WAITS, EncodingDropped, Handed, Job, Pending, PipelineStats,
+                   QUERY_LANE, QUERY_WAITS, SPLIT_AT, EncodingDropped, Handed, Job, Pending, PipelineStats,
                    lane_of, pick_batch, query_key, text_digest)
 from .vector_cache import LruVectors, VectorCache
 
@@ -106,7 +108,7 @@ PAUSE_POLL_S = 0.05  # chosen: short against a call's latency
 """Longest single wait of a pause before the wall clock is read again (a wake ends it sooner)."""
 HANDOFF_WAIT_S = 0.002  # chosen: a thread wake-up is tens of microseconds on an idle core
 """Longest the event loop blocks after handing a lone call's capabilities to the encoder
-threads, until they have started (`EncoderPipeline._dispatch_lone`)."""
+threads, until their model runs have begun (`EncoderPipeline._dispatch_lone`)."""
 
 
 def pause_after(spent: float, share: float) -> float:
@@ -155,6 +157,8 @@ class EncoderPipeline:
         self.wall: Callable[[], float] = time.perf_counter
         """The clock background pauses are measured by (tests replace it)."""
         self.stats = PipelineStats()
+        self._announces = "started" in _parameters(encoder.encode)
+        """Whether `encoder.encode` takes `started` (called as its model starts to run)."""
         self._pending: dict[bytes, Job] = {}
         self._unreleased_tokens = 0
         self._counting = threading.Lock()  # stats and token counts are updated by both threads
@@ -300,18 +304,19 @@ class EncoderPipeline:
     def _dispatch_lone(self) -> None:
         """A lone call's capabilities (no other call in flight) go to the encoder threads before
         `submit` returns, not one loop turn later behind whatever the loop runs first: the
-        query thread takes its batch (half of it from `SPLIT_AT` texts on while `sharing`), the
+        query thread takes its batch (half of it from `split_from` texts on), the
         idle background thread the rest while `sharing` (when its limiter is free). A lane whose
         runner is still active takes the texts at its next batch. Then the loop blocks until the
-        threads have started, at most `HANDOFF_WAIT_S`: each one needs the GIL for the Python
-        prologue of its run (tokenizer, feeds) before onnxruntime releases it, and a loop busy
-        with the call's other work would hold it until its next wait."""
+        threads' model runs have begun (`_encode`'s `started`), at most `HANDOFF_WAIT_S`: each
+        needs the GIL for the Python prologue of its run (tokenizer, feeds) before onnxruntime
+        releases it, and a loop busy with the call's other work would hold it until its next
+        wait."""
         started: list[threading.Event] = []
         for lane in (QUERY_LANE, BACKGROUND_LANE):
             if not self._idle(lane):
                 continue
             if lane == QUERY_LANE:
-                batch = self.take_batch(QUERY_LANE, split=self.sharing())
+                batch = self.take_batch(QUERY_LANE, split_from=self.split_from())
                 token = None
             else:
                 token = object()
@@ -376,7 +381,7 @@ class EncoderPipeline:
                 if helping:
                     batch = self.take_batch(QUERY_LANE)
                 else:
-                    batch = self.take_batch(lane, split=lane == QUERY_LANE and self.sharing())
+                    batch = self.take_batch(lane, split_from=self.split_from() if lane == QUERY_LANE else 0)
                 if batch:
                     started = self.wall()
                     await self._encode_batch(batch, lane)
@@ -406,6 +411,11 @@ class EncoderPipeline:
         capabilities are then split across both threads (a second core at no one's expense)."""
         return (not self.busy() and self._pausing is None
                 and not any(lane_of(job.kind) == BACKGROUND_LANE for job in self._pending.values()))
+
+    def split_from(self) -> int:
+        """From how many texts a lone call's capabilities are split across both threads:
+        `SPLIT_AT` while `sharing`, else never (0)."""
+        return SPLIT_AT if self.sharing() else 0
 
     async def in_thread(self, function: Callable[..., Any], *args: Any) -> Any:
         """Run `function(*args)` on the background thread, holding the pipeline's limiter."""
@@ -491,10 +501,10 @@ class EncoderPipeline:
         finally:
             self._wake, self._pausing = None, None
 
-    def take_batch(self, lane: int = BACKGROUND_LANE, *, split: bool = False) -> list[Job]:
+    def take_batch(self, lane: int = BACKGROUND_LANE, *, split_from: int = 0) -> list[Job]:
         """Drop expired and abandoned jobs, then the next batch of `lane` by `jobs.pick_batch`
-        (texts queued at least `AGING_S` ago by `wall` count as aged; `split` takes at most half
-        of a lone call's capabilities); the batch's jobs are marked running."""
+        (texts queued at least `AGING_S` ago by `wall` count as aged; from `split_from` texts on
+        it takes at most half of a lone call's capabilities); the batch's jobs are marked running."""
         now = self.clock()
         live: list[Job] = []
         for job in list(self._pending.values()):
@@ -508,7 +518,7 @@ class EncoderPipeline:
             if lane_of(job.kind) == lane:
                 live.append(job)
         batch = pick_batch(live, lane, self.wall() - AGING_S, max_batch=self.max_batch,
-                           max_tokens=self.max_tokens, split=split)
+                           max_tokens=self.max_tokens, split_from=split_from)
         for job in batch:
             job.running = True
         return batch
@@ -518,12 +528,17 @@ class EncoderPipeline:
         """Encoder thread: one batch, validated; document vectors stored in the cache here so
         the disk append stays off the event loop. A busy release runs on the background
         thread only: a caller waiting on a capability never waits for it. `started` is set
-        first (`_dispatch_lone` waits for it)."""
-        if started is not None:
-            started.set()
+        as the model starts to run, after the tokenizing that holds the GIL (at once for an
+        encoder that cannot say when it runs; `_dispatch_lone` waits for it)."""
         import numpy as np
 
-        vectors = np.asarray(self.encoder.encode(list(texts)), dtype=np.float32)
+        if started is not None and self._announces:
+            raw = self.encoder.encode(list(texts), started=started.set)
+        else:
+            if started is not None:
+                started.set()
+            raw = self.encoder.encode(list(texts))
+        vectors = np.asarray(raw, dtype=np.float32)
         if vectors.shape != (len(texts), self.dimension) or not np.all(np.isfinite(vectors)):
             raise ValueError("the encoder returned malformed vectors")
         padded = len(texts) * max(j.tokens for j in batch)
@@ -552,6 +567,14 @@ class EncoderPipeline:
             job.future.set_exception(error)
         else:
             job.future.set_result(vector)
+
+
+def _parameters(function: Callable[..., Any]) -> Sequence[str]:
+    """The parameter names of `function` (none when they cannot be read)."""
+    try:
+        return list(inspect.signature(function).parameters)
+    except (TypeError, ValueError):
+        return []
 
 
 def _consume(future: asyncio.Future[Any]) -> None:

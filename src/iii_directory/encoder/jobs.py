@@ -31,9 +31,10 @@ MAX_BATCH = 16  # chosen, our change (docs/rules/search.md §5.2): bounds memory
 """Texts per encoder batch (bounded batch shapes: see `_rank.dense.Encoder`)."""
 MAX_TOKENS = 512  # chosen: bounds the encoder's arena (docs/operations.md)
 """Padded tokens per encoder batch: `texts × longest text` ≤ this."""
-SPLIT_AT = 8  # chosen: below it one thread is faster (docs/record/performance.md)
-"""Capabilities of a lone call that are split across both threads only from this many texts
-on: two one-text runs in parallel cost more than one two-text batch."""
+SPLIT_AT = 2  # chosen: a capability and its action-and-object text (docs/record/performance.md)
+"""Capabilities of a lone call that are split across both threads from this many texts on: the
+two halves then finish in the time of the longer one where one batch costs their sum (padded to
+the longer), and with int8 weights two one-text runs cost the CPU of one two-text batch."""
 AGING_S = 1.0  # chosen: a third of a call's 3 s embedding budget (dense_lane.QUERY_TIMEOUT_S)
 """A text waiting this long is no longer passed by shorter ones: it goes in arrival order."""
 LONG_QUERY_TOKENS = 64  # chosen: above the longest graded capability (210 characters, ~50 tokens)
@@ -131,21 +132,21 @@ class Handed:
 
 
 def pick_batch(live: Sequence[Job], lane: int, aged: float, *, max_batch: int, max_tokens: int,
-               split: bool = False) -> list[Job]:
+               split_from: int = 0) -> list[Job]:
     """The next batch of `lane` among `live` jobs (not running, not expired, not abandoned, all
     of that lane): the most urgent class present, texts some caller waits on first; among those,
     texts queued at or before `aged` (wall time) in arrival order, then the others shortest first
     (by tokens, text) — shortest job first with aging; a capability over `LONG_QUERY_TOKENS` is a
     batch of its own in the query lane; as many as fit `max_batch` texts and `max_tokens` padded
-    tokens (`count × longest`; at least one); with `split` and at least `SPLIT_AT` texts, at most
-    half of them (rounded up), leaving the rest to the other thread."""
+    tokens (`count × longest`; at least one); with `split_from` > 0 and at least that many texts,
+    at most half of them (rounded up), leaving the rest to the other thread."""
     if not live:
         return []
     urgent = min(job.kind for job in live)
     ordered = sorted((j for j in live if j.kind == urgent),
                      key=lambda j: (j.waiters <= 0, j.queued > aged,
                                     j.tokens if j.queued > aged else j.queued, j.text))
-    if split and len(ordered) >= SPLIT_AT:
+    if split_from > 0 and len(ordered) >= split_from:
         ordered = ordered[:(len(ordered) + 1) // 2]
     batch: list[Job] = []
     longest = 0

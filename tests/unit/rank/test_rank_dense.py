@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -106,14 +107,16 @@ def test_batches_stay_within_the_text_and_token_bounds(monkeypatch: pytest.Monke
     shapes: list[tuple[int, int]] = []
     real = small._encode_batch
 
-    def spy(texts: list[str]) -> object:
+    def spy(texts: list[str], started: Any = None) -> object:
         shapes.append((len(texts), max(small.token_count(t) for t in texts)))
-        return real(texts)
+        return real(texts, started)
 
     monkeypatch.setattr(small, "_encode_batch", spy)
     texts = ["short"] * 6 + ["a longer text " * 3] * 3 + ["word " * 100] * 2
-    vectors = small.encode(texts)
+    announced: list[int] = []
+    vectors = small.encode(texts, started=lambda: announced.append(len(shapes)))
     assert vectors.shape == (11, 384) and sum(n for n, _ in shapes) == 11
+    assert announced == [1], "told once, as the first batch's run begins (after its tokenizing)"
     assert all(n <= 4 and n * longest <= 64 for n, longest in shapes)
 
 

@@ -16,6 +16,7 @@ from search_fakes import CATALOG, ExactIndex, FakeEncoder, PeerEngine, search
 
 from iii_directory.config import Settings
 from iii_directory.directory import Directory
+from iii_directory.encoder import encoding as encoding_module
 from iii_directory.encoder.encoding import (BACKGROUND_SHARE, BUSY_SHARE, DOCUMENT, INDEX,
                                             INDEX_BUSY_SHARE, QUERY, EncoderPipeline,
                                             EncodingDropped, pause_after, query_key)
@@ -160,13 +161,15 @@ async def test_a_lone_calls_capabilities_are_split_across_both_threads() -> None
     assert sorted(size for _, size in encoder.threads) == [9, 9]
     assert {name.split("_")[0] for name, _ in encoder.threads} == {"encoder", "encoder-query"}
     few = Recording()
-    await EncoderPipeline(few, VectorCache("t", 384, None)).embed(texts[:2], kind=QUERY)
-    assert [size for _, size in few.threads] == [2]  # below SPLIT_AT: one batch
+    pair = EncoderPipeline(few, VectorCache("t", 384, None))
+    await pair.embed(texts[:2], kind=QUERY)  # a capability and its second text: one a thread
+    assert sorted(size for _, size in few.threads) == [1, 1]
+    assert {name.split("_")[0] for name, _ in few.threads} == {"encoder", "encoder-query"}
     busy = EncoderPipeline(Recording(), VectorCache("t", 384, None), busy=lambda: True)
     await busy.embed(texts, kind=QUERY)  # other calls in flight: the query thread alone
     assert [size for _, size in busy.encoder.threads] == [16, 2]
-    await pipeline.close()
-    await busy.close()
+    for opened in (pipeline, busy, pair):
+        await opened.close()
 
 
 async def test_no_background_batch_starts_while_a_capability_batch_runs() -> None:
@@ -668,3 +671,32 @@ async def test_a_long_capability_is_a_batch_of_its_own() -> None:
         await anyio.wait_all_tasks_blocked()
         encoder.gate.set()
     assert encoder.batches[1:] == [short, [long[0]], [long[1]], [long[2]]]
+
+
+async def test_a_lone_call_lets_go_of_the_loop_only_once_its_model_run_has_begun(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The encoder's tokenizing holds the GIL: `submit` waits until the encoder says its model
+    runs (`started`), so that prologue never queues behind the call's own lexical work."""
+    monkeypatch.setattr(encoding_module, "HANDOFF_WAIT_S", 60.0)  # a slow thread start: no race
+
+    class Announcing(FakeEncoder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.steps: list[str] = []
+            self.gate = threading.Event()
+
+        def encode(self, texts: list[str], started: Any = None) -> np.ndarray:
+            self.steps.append("tokenized")
+            if started is not None:
+                started()
+            self.gate.wait(10)
+            return super().encode(texts)
+
+    encoder = Announcing()
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None))
+    pending = await pipeline.begin(["send an email"], kind=QUERY)
+    assert encoder.steps == ["tokenized"], "the loop resumed before the run began"
+    encoder.gate.set()
+    assert (await pending.vectors()).shape == (1, 384)
+    pending.leave()
+    await pipeline.close()

@@ -170,15 +170,16 @@ async def test_hybrid_encodes_all_capabilities_in_one_batch(directory: Directory
     before = encoder.calls
     response = await search(directory, *[f"send email {i}" for i in range(7)], "kv::get")
     assert response["search_mode"] == "hybrid"
-    assert encoder.calls == before + 1
+    assert encoder.calls == before + 2  # a lone call: one half on each encoder thread
     assert not any(text == "kv::get" for text in encoder.texts)  # exact ids bypass the model
 
 
 async def test_hybrid_embeds_second_texts_for_up_to_six_capabilities(
         directory: Directory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each capability's action-and-object text (`second_query.py`) goes into the call's one
-    encoder batch and the learned fusion reads its cosines; a call of more than
-    `SECOND_QUERY_CAPABILITIES` capabilities embeds none (the eighteen-capability latency)."""
+    encoder batches (a lone call's texts, one half on each encoder thread) and the learned
+    fusion reads its cosines; a call of more than `SECOND_QUERY_CAPABILITIES` capabilities
+    embeds none (the eighteen-capability latency)."""
     encoder = hybrid(directory, tmp_path)
     await search(directory, "warm up")
     await directory.service(SearchService).ensure_ready(directory.context(), views=True)
@@ -193,7 +194,7 @@ async def test_hybrid_embeds_second_texts_for_up_to_six_capabilities(
     few = ["please send the quarterly email to the team", "store the value under a key"]
     before = encoder.calls
     await search(directory, *few)
-    assert encoder.calls == before + 1
+    assert encoder.calls == before + 2
     assert {second_query(c) for c in few} <= set(encoder.texts[-4:])
     assert len(seconds) == 2 and all(s is not None for s in seconds)
     many = [f"please forward the weekly email number {i}" for i in range(SECOND_QUERY_CAPABILITIES + 1)]
