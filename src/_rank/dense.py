@@ -343,9 +343,14 @@ class Encoder:
         release_memory()
 
     def _encode_batch(self, texts: list[str], started: Callable[[], object] | None = None) -> np.ndarray:
-        encodings = self._tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        # one text at a time, padded here: `encode_batch` hands the texts to a rayon pool whose
+        # threads queue for a core while another thread runs the model (stalls of milliseconds)
+        encodings = [self._tokenizer.encode(text) for text in texts]
+        ids = np.zeros((len(texts), max(len(e.ids) for e in encodings)), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for row, encoding in enumerate(encodings):
+            ids[row, :len(encoding.ids)] = encoding.ids
+            mask[row, :len(encoding.ids)] = encoding.attention_mask
         feeds = {"input_ids": ids, "attention_mask": mask}
         if self._feeds_token_types:
             feeds["token_type_ids"] = np.zeros_like(ids)

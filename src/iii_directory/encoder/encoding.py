@@ -60,7 +60,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import inspect
 import logging
 import threading
 import time
@@ -73,7 +72,7 @@ import anyio
 from ..timeslice import TimeSlice
 from .jobs import (AGING_S, BACKGROUND_LANE, DOCUMENT, INDEX, MAX_BATCH, MAX_TOKENS, QUERY,
                    QUERY_LANE, QUERY_WAITS, SPLIT_AT, EncodingDropped, Handed, Job, Pending, PipelineStats,
-                   lane_of, pick_batch, query_key, text_digest)
+                   consume, lane_of, parameters, pick_batch, query_key, text_digest)
 from .vector_cache import LruVectors, VectorCache
 
 __all__ = ["BACKGROUND_LANE", "DOCUMENT", "INDEX", "QUERY", "QUERY_LANE", "EncoderPipeline",
@@ -109,6 +108,10 @@ PAUSE_POLL_S = 0.05  # chosen: short against a call's latency
 HANDOFF_WAIT_S = 0.002  # chosen: a thread wake-up is tens of microseconds on an idle core
 """Longest the event loop blocks after handing a lone call's capabilities to the encoder
 threads, until their model runs have begun (`EncoderPipeline._dispatch_lone`)."""
+
+
+RELEASE_TASK = 2  # chosen: a key beside the lanes' in `EncoderPipeline._runners`
+"""The task of a release the query lane handed to the background thread (`_run`)."""
 
 
 def pause_after(spent: float, share: float) -> float:
@@ -157,14 +160,14 @@ class EncoderPipeline:
         self.wall: Callable[[], float] = time.perf_counter
         """The clock background pauses are measured by (tests replace it)."""
         self.stats = PipelineStats()
-        self._announces = "started" in _parameters(encoder.encode)
+        self._announces = "started" in parameters(encoder.encode)
         """Whether `encoder.encode` takes `started` (called as its model starts to run)."""
         self._pending: dict[bytes, Job] = {}
         self._unreleased_tokens = 0
         self._counting = threading.Lock()  # stats and token counts are updated by both threads
         self._executor: ThreadPoolExecutor | None = executor
         self._query_executor: ThreadPoolExecutor | None = None
-        self._runners: dict[int, asyncio.Task[None]] = {}
+        self._runners: dict[int, asyncio.Task[Any]] = {}
         self._wake: asyncio.Event | None = None
         self._query_idle = asyncio.Event()
         self._query_idle.set()
@@ -233,7 +236,7 @@ class EncoderPipeline:
             if job is None:
                 count = self._tokens(text) if tokens is None else tokens[position]
                 job = Job(text, digest, kind, count, loop.create_future(), now)
-                job.future.add_done_callback(_consume)
+                job.future.add_done_callback(consume)
                 self._pending[digest] = job
             else:
                 self.stats.coalesced += 1
@@ -304,19 +307,21 @@ class EncoderPipeline:
     def _dispatch_lone(self) -> None:
         """A lone call's capabilities (no other call in flight) go to the encoder threads before
         `submit` returns, not one loop turn later behind whatever the loop runs first: the
-        query thread takes its batch (half of it from `split_from` texts on), the
-        idle background thread the rest while `sharing` (when its limiter is free). A lane whose
+        query thread takes its batch (half of it from `split_from` texts on, when the background
+        thread is idle and its limiter free), the background thread the rest. A lane whose
         runner is still active takes the texts at its next batch. Then the loop blocks until the
         threads' model runs have begun (`_encode`'s `started`), at most `HANDOFF_WAIT_S`: each
         needs the GIL for the Python prologue of its run (tokenizer, feeds) before onnxruntime
         releases it, and a loop busy with the call's other work would hold it until its next
         wait."""
         started: list[threading.Event] = []
+        helper_free = (self._idle(BACKGROUND_LANE) and self.sharing()
+                       and self.limiter.available_tokens > 0)
         for lane in (QUERY_LANE, BACKGROUND_LANE):
             if not self._idle(lane):
                 continue
-            if lane == QUERY_LANE:
-                batch = self.take_batch(QUERY_LANE, split_from=self.split_from())
+            if lane == QUERY_LANE:  # all of it when the background thread cannot take half
+                batch = self.take_batch(QUERY_LANE, split_from=self.split_from() if helper_free else 0)
                 token = None
             else:
                 token = object()
@@ -368,7 +373,9 @@ class EncoderPipeline:
 
     async def _run(self, lane: int, first: Handed | None = None) -> None:
         """Drain one lane (after collecting `first`, a batch `_dispatch_lone` handed over);
-        once both lanes are idle, release the encoder's freed memory."""
+        once both lanes are idle, release the encoder's freed memory — on the background
+        thread, and as a task of its own when the query lane finished last, so the next lone
+        call's capabilities never wait behind it."""
         if first is not None:
             await self._collect(first, lane)
         while True:
@@ -393,6 +400,10 @@ class EncoderPipeline:
                     or not self._idle(1 - lane)):
                 return
             self._unreleased_tokens = 0
+            if lane == QUERY_LANE:  # a release takes milliseconds: the capability lane never waits
+                self._runners[RELEASE_TASK] = asyncio.get_running_loop().create_task(
+                    self.in_thread(release))
+                return
             await self.in_thread(release)
             if not self._pending:
                 return
@@ -567,17 +578,3 @@ class EncoderPipeline:
             job.future.set_exception(error)
         else:
             job.future.set_result(vector)
-
-
-def _parameters(function: Callable[..., Any]) -> Sequence[str]:
-    """The parameter names of `function` (none when they cannot be read)."""
-    try:
-        return list(inspect.signature(function).parameters)
-    except (TypeError, ValueError):
-        return []
-
-
-def _consume(future: asyncio.Future[Any]) -> None:
-    """Retrieve a job's exception so a future nobody awaits any more logs nothing."""
-    if not future.cancelled():
-        future.exception()

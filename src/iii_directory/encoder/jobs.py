@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -191,3 +192,17 @@ class Pending:
         if not self._left:
             self._left = True
             self.pipeline._leave(self.jobs)
+
+
+def parameters(function: Any) -> list[str]:
+    """The parameter names of `function` (none when they cannot be read)."""
+    try:
+        return list(inspect.signature(function).parameters)
+    except (TypeError, ValueError):
+        return []
+
+
+def consume(future: asyncio.Future[Any]) -> None:
+    """Retrieve a job's exception so a future nobody awaits any more logs nothing."""
+    if not future.cancelled():
+        future.exception()

@@ -700,3 +700,36 @@ async def test_a_lone_call_lets_go_of_the_loop_only_once_its_model_run_has_begun
     assert (await pending.vectors()).shape == (1, 384)
     pending.leave()
     await pipeline.close()
+
+
+async def test_a_release_after_a_capability_batch_never_holds_up_the_next_lone_call() -> None:
+    """The query lane hands a due release to the background thread as a task of its own; the
+    next lone call's texts then go to the query thread whole (the background thread is busy),
+    not behind the release."""
+
+    class Releasing(FakeEncoder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.gate = threading.Event()
+            self.releasing = threading.Event()
+            self.threads: list[tuple[str, int]] = []
+
+        def encode(self, texts: list[str]) -> np.ndarray:
+            self.threads.append((threading.current_thread().name.split("_")[0], len(texts)))
+            return super().encode(texts)
+
+        def release_memory(self) -> None:
+            self.releasing.set()
+            self.gate.wait(10)
+
+    encoder = Releasing()
+    pipeline = EncoderPipeline(encoder, VectorCache("t", 384, None))
+    with anyio.fail_after(10):
+        for word in ("word ", "term "):  # 2 × 256 padded tokens: a release is due
+            await pipeline.embed([word * 300], kind=QUERY)
+        await wait_for_thread_event(encoder.releasing)
+        vectors = await pipeline.embed(["send an email", "send email"], kind=QUERY)
+    assert vectors.shape == (2, 384) and not encoder.gate.is_set()
+    assert encoder.threads[-1] == ("encoder-query", 2)
+    encoder.gate.set()
+    await pipeline.close()
