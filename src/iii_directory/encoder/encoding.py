@@ -307,21 +307,20 @@ class EncoderPipeline:
     def _dispatch_lone(self) -> None:
         """A lone call's capabilities (no other call in flight) go to the encoder threads before
         `submit` returns, not one loop turn later behind whatever the loop runs first: the
-        query thread takes its batch (half of it from `split_from` texts on, when the background
-        thread is idle and its limiter free), the background thread the rest. A lane whose
+        query thread takes its batch (half of it from `split_from` texts on), the idle background
+        thread the rest when its limiter is free; otherwise whichever thread is free first takes
+        it (the query runner goes on with the call's texts after its batch). A lane whose
         runner is still active takes the texts at its next batch. Then the loop blocks until the
         threads' model runs have begun (`_encode`'s `started`), at most `HANDOFF_WAIT_S`: each
         needs the GIL for the Python prologue of its run (tokenizer, feeds) before onnxruntime
         releases it, and a loop busy with the call's other work would hold it until its next
         wait."""
         started: list[threading.Event] = []
-        helper_free = (self._idle(BACKGROUND_LANE) and self.sharing()
-                       and self.limiter.available_tokens > 0)
         for lane in (QUERY_LANE, BACKGROUND_LANE):
             if not self._idle(lane):
                 continue
-            if lane == QUERY_LANE:  # all of it when the background thread cannot take half
-                batch = self.take_batch(QUERY_LANE, split_from=self.split_from() if helper_free else 0)
+            if lane == QUERY_LANE:
+                batch = self.take_batch(QUERY_LANE, split_from=self.split_from())
                 token = None
             else:
                 token = object()
@@ -385,10 +384,13 @@ class EncoderPipeline:
                 helping = lane == BACKGROUND_LANE and self.sharing()
                 if lane == BACKGROUND_LANE and not helping:
                     await self._query_idle.wait()  # a capability batch has the core to itself
-                if helping:
-                    batch = self.take_batch(QUERY_LANE)
-                else:
-                    batch = self.take_batch(lane, split_from=self.split_from() if lane == QUERY_LANE else 0)
+                if helping:  # capabilities are taken only once the thread is free to run them
+                    async with self.limiter:
+                        batch = self.take_batch(QUERY_LANE)
+                        if batch:
+                            await self._collect(Handed(batch, self._hand_over(batch, lane)), lane)
+                    continue
+                batch = self.take_batch(lane, split_from=self.split_from() if lane == QUERY_LANE else 0)
                 if batch:
                     started = self.wall()
                     await self._encode_batch(batch, lane)
