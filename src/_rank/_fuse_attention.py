@@ -39,7 +39,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._graph_rewrite import _SUBGRAPH_OPS, _payload, _text
+from ._graph_rewrite import _SUBGRAPH_OPS, _Node, _node, _payload, _text
 from ._protobuf import (
     FIXED32,
     LENGTH,
@@ -78,15 +78,6 @@ _SMALL = 64  # chosen: initializers of at most this many values are read (scalar
 _SOFTMAX_LAST_AXIS_OPSET = 13  # spec: ONNX Softmax's default axis is -1 from opset 13 (1, flattened, before)
 
 
-class _Node(NamedTuple):
-    inputs: list[str]
-    outputs: list[str]
-    name: str
-    op_type: str
-    domain: str
-    attributes: dict[str, int | float | list[int]]
-
-
 class _Graph(NamedTuple):
     nodes: dict[int, _Node]
     producer: dict[str, int]
@@ -94,36 +85,6 @@ class _Graph(NamedTuple):
     constants: dict[str, np.ndarray]
     dims: dict[str, list[int]]
     inputs: set[str]
-
-
-def _node(payload: bytes) -> _Node:
-    inputs, outputs, attributes = [], [], {}
-    name = op_type = domain = ""
-    for f in fields(payload):
-        if f.number == _NODE_INPUT:
-            inputs.append(_text(f))
-        elif f.number == _NODE_OUTPUT:
-            outputs.append(_text(f))
-        elif f.number == _NODE_NAME:
-            name = _text(f)
-        elif f.number == _NODE_OP:
-            op_type = _text(f)
-        elif f.number == _NODE_DOMAIN:
-            domain = _text(f)
-        elif f.number == _NODE_ATTRIBUTE:
-            key, value, listed = "", None, []
-            for a in fields(_payload(f)):
-                if a.number == _ATTR_NAME:
-                    key = _text(a)
-                elif a.number == _ATTR_I:
-                    value = int(a.value)
-                    value = value - (1 << 64) if value >= 1 << 63 else value
-                elif a.number == _ATTR_F and a.wire_type == FIXED32:
-                    value = struct.unpack("<f", _payload(a))[0]
-                elif a.number == _ATTR_INTS:
-                    listed += [v - (1 << 64) if v >= 1 << 63 else v for v in ints(a)]
-            attributes[key] = listed if value is None and listed else value
-    return _Node(inputs, outputs, name, op_type, domain, attributes)
 
 
 def _constant(payload: bytes) -> tuple[str, list[int], np.ndarray | None]:

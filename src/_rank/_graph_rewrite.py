@@ -14,17 +14,18 @@ the same) while only the gathered rows are ever float. See docs/record/performan
 
 from __future__ import annotations
 
+import struct
 from collections import Counter
 from typing import NamedTuple
 
-from ._protobuf import LENGTH, Field, ProtobufError, bytes_field, fields, int_field, ints
+from ._protobuf import FIXED32, LENGTH, Field, ProtobufError, bytes_field, fields, int_field, ints
 
 # ONNX field numbers (onnx.proto) and enum values used here
 _MODEL_GRAPH = 7
 _GRAPH_NODE, _GRAPH_INITIALIZER, _GRAPH_OUTPUT = 1, 5, 12
 _VALUE_NAME = 1
 _NODE_INPUT, _NODE_OUTPUT, _NODE_NAME, _NODE_OP, _NODE_ATTRIBUTE, _NODE_DOMAIN = 1, 2, 3, 4, 5, 7
-_ATTR_NAME, _ATTR_I, _ATTR_TYPE, _ATTR_INT = 1, 3, 20, 2
+_ATTR_NAME, _ATTR_F, _ATTR_I, _ATTR_INTS, _ATTR_TYPE, _ATTR_INT = 1, 2, 3, 8, 20, 2
 _TENSOR_DIMS, _TENSOR_TYPE, _TENSOR_NAME, _TENSOR_LOCATION = 1, 2, 8, 14
 _FLOAT, _UINT8, _INT8, _EXTERNAL = 1, 2, 3, 1
 _SUBGRAPH_OPS = frozenset({"If", "Loop", "Scan"})
@@ -36,7 +37,7 @@ class _Node(NamedTuple):
     name: str
     op_type: str
     domain: str
-    int_attributes: dict[str, int]
+    attributes: dict[str, int | float | list[int]]
 
 
 class _Tensor(NamedTuple):
@@ -56,6 +57,7 @@ def _text(field: Field) -> str:
 
 
 def _node(payload: bytes) -> _Node:
+    """A NodeProto's inputs, outputs, name, type, domain and its int, float and ints attributes."""
     inputs, outputs, attributes = [], [], {}
     name = op_type = domain = ""
     for f in fields(payload):
@@ -70,9 +72,18 @@ def _node(payload: bytes) -> _Node:
         elif f.number == _NODE_DOMAIN:
             domain = _text(f)
         elif f.number == _NODE_ATTRIBUTE:
-            parts = {a.number: a for a in fields(_payload(f))}
-            if _ATTR_NAME in parts and _ATTR_I in parts:
-                attributes[_text(parts[_ATTR_NAME])] = int(parts[_ATTR_I].value)
+            key, value, listed = "", None, []
+            for a in fields(_payload(f)):
+                if a.number == _ATTR_NAME:
+                    key = _text(a)
+                elif a.number == _ATTR_I:
+                    value = int(a.value)
+                    value = value - (1 << 64) if value >= 1 << 63 else value
+                elif a.number == _ATTR_F and a.wire_type == FIXED32:
+                    value = struct.unpack("<f", _payload(a))[0]
+                elif a.number == _ATTR_INTS:
+                    listed += [v - (1 << 64) if v >= 1 << 63 else v for v in ints(a)]
+            attributes[key] = listed if value is None and listed else value
     return _Node(inputs, outputs, name, op_type, domain, attributes)
 
 
@@ -159,7 +170,7 @@ def _match(gather: _Node, nodes: dict[int, _Node], producer: dict[str, int],
            tensors: dict[str, _Tensor], uses: Counter[str]) -> tuple[int, int, str, str] | None:
     """(Cast position, Mul position, table name, scale name) when `gather` reads a dequantized
     int8 table as described in `keep_int8_rows`, else None."""
-    if gather.op_type != "Gather" or gather.domain or gather.int_attributes.get("axis", 0) != 0:
+    if gather.op_type != "Gather" or gather.domain or gather.attributes.get("axis", 0) != 0:
         return None
     if len(gather.inputs) != 2 or gather.inputs[0] not in producer or uses[gather.inputs[0]] != 1:
         return None
@@ -172,7 +183,7 @@ def _match(gather: _Node, nodes: dict[int, _Node], producer: dict[str, int],
         if cast_at is None or scale not in tensors or uses[cast_out] != 1:
             continue
         cast = nodes[cast_at]
-        if cast.op_type != "Cast" or cast.domain or cast.int_attributes.get("to") != _FLOAT:
+        if cast.op_type != "Cast" or cast.domain or cast.attributes.get("to") != _FLOAT:
             continue
         table = tensors.get(cast.inputs[0]) if len(cast.inputs) == 1 else None
         row_scale = tensors[scale]

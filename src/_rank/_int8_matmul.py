@@ -204,7 +204,7 @@ def _match(position: int, node: _Node, nodes: dict[int, _Node], producer: dict[s
         if cast_at is None or scale not in initializers or uses[cast_out] != 1 or uses[scale] != 1:
             continue
         cast = nodes[cast_at]
-        if cast.op_type != "Cast" or cast.domain or cast.int_attributes.get("to") != _FLOAT:
+        if cast.op_type != "Cast" or cast.domain or cast.attributes.get("to") != _FLOAT:
             continue
         if len(cast.inputs) != 1 or cast.inputs[0] not in initializers or uses[cast.inputs[0]] != 1:
             continue
