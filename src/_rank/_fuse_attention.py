@@ -39,7 +39,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._graph_rewrite import _SUBGRAPH_OPS, _Node, _node, _payload, _text
+from ._graph_rewrite import _SUBGRAPH_OPS, _Node, _node, _payload, _tensor, _text
 from ._protobuf import (
     FIXED32,
     LENGTH,
@@ -59,10 +59,9 @@ CONTRIB = "com.microsoft"
 _MODEL_GRAPH, _MODEL_OPSET, _OPSET_DOMAIN, _OPSET_VERSION = 7, 8, 1, 2
 _GRAPH_NODE, _GRAPH_INITIALIZER, _GRAPH_INPUT, _GRAPH_OUTPUT, _VALUE_NAME = 1, 5, 11, 12, 1
 _NODE_INPUT, _NODE_OUTPUT, _NODE_NAME, _NODE_OP, _NODE_ATTRIBUTE, _NODE_DOMAIN = 1, 2, 3, 4, 5, 7
-_ATTR_NAME, _ATTR_F, _ATTR_I, _ATTR_INTS, _ATTR_TYPE = 1, 2, 3, 8, 20
+_ATTR_NAME, _ATTR_F, _ATTR_I, _ATTR_TYPE = 1, 2, 3, 20
 _ATTR_FLOAT, _ATTR_INT = 1, 2
-_TENSOR_DIMS, _TENSOR_TYPE, _TENSOR_FLOATS, _TENSOR_INT32S, _TENSOR_INT64S = 1, 2, 4, 5, 7
-_TENSOR_NAME, _TENSOR_RAW, _TENSOR_LOCATION = 8, 9, 14
+_TENSOR_FLOATS, _TENSOR_INT32S, _TENSOR_INT64S, _TENSOR_NAME, _TENSOR_RAW = 4, 5, 7, 8, 9
 _FLOAT, _INT32, _INT64, _BOOL = 1, 6, 7, 9
 _DTYPES = {_FLOAT: "<f4", _INT32: "<i4", _INT64: "<i8", _BOOL: "?"}
 
@@ -89,20 +88,13 @@ class _Graph(NamedTuple):
 
 def _constant(payload: bytes) -> tuple[str, list[int], np.ndarray | None]:
     """An initializer's name, dimensions and, when it is small and held inline, its values."""
-    dims: list[int] = []
-    name, data_type, external, raw = "", 0, False, None
+    name, tensor = _tensor(payload)
+    dims, data_type, external = tensor.dims, tensor.data_type, tensor.external
+    raw = None
     listed: list[int | float] = []
     for f in fields(payload):
-        if f.number == _TENSOR_DIMS:
-            dims.extend(ints(f))
-        elif f.number == _TENSOR_TYPE:
-            data_type = int(f.value)
-        elif f.number == _TENSOR_NAME:
-            name = _text(f)
-        elif f.number == _TENSOR_RAW:
+        if f.number == _TENSOR_RAW:
             raw = _payload(f)
-        elif f.number == _TENSOR_LOCATION:
-            external = int(f.value) == 1
         elif f.number == _TENSOR_FLOATS and f.wire_type == LENGTH:
             listed += list(np.frombuffer(_payload(f), dtype="<f4"))
         elif f.number in (_TENSOR_INT32S, _TENSOR_INT64S):
