@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import itertools
 import os
-import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 import anyio
@@ -44,6 +44,7 @@ from iii_directory.config_boot import RetryPolicy
 from iii_directory.protocol.backoff import Backoff
 from iii_directory.testing.client import TestClient
 from iii_directory.testing.engine import TestEngine
+from iii_directory.testing.soak import terminate
 from iii_directory.worker import Worker
 
 from _phrasings import PHRASINGS, catalog, fresh
@@ -68,16 +69,26 @@ class Rig:
     async def ready(self, worker: Worker) -> None:
         """Wait until the worker is ready for the timed calls."""
 
-    async def serve(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+    def settings(self, root: str) -> Settings:
+        """The worker's settings: folders under `root`, no downloads, no registry lane."""
+        return Settings(skills_folder=os.path.join(root, "skills"), local_skills_folder=os.path.join(root, "local"),
+                        agents_folder=os.path.join(root, "agents"), auto_download=False,
+                        filter_unregistered=False, function_search_mode=self.mode,
+                        registry_url="http://127.0.0.1:9", registry_search=False)
+
+    @asynccontextmanager
+    async def engine(self) -> AsyncIterator[tuple[TestEngine, str]]:
+        """The test engine with this rig's peers and the worker's settings under a new scratch
+        folder (yielded beside the engine)."""
         root = tempfile.mkdtemp(prefix="wire-bench-")
-        settings = Settings(skills_folder=os.path.join(root, "skills"), local_skills_folder=os.path.join(root, "local"),
-                            agents_folder=os.path.join(root, "agents"), auto_download=False,
-                            filter_unregistered=False, function_search_mode=self.mode,
-                            registry_url="http://127.0.0.1:9", registry_search=False)
         self.done = anyio.Event()
         async with TestEngine() as engine:
             self.add_peers(engine)
-            engine.configuration.put(config_id(), settings.model_dump(mode="json"))
+            engine.configuration.put(config_id(), self.settings(root).model_dump(mode="json"))
+            yield engine, root
+
+    async def serve(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        async with self.engine() as (engine, _):
             worker = Worker(engine.url, backoff=Backoff(base=0.05, cap=0.5), retry=RetryPolicy(sleep_s=0.05),
                             shutdown_grace_s=1.0, ping_interval=None)
             self.worker = worker
@@ -208,15 +219,7 @@ class ProcessHybridRig(HybridRig):
         self.process: subprocess.Popen[bytes] | None = None
 
     async def serve(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        root = tempfile.mkdtemp(prefix="wire-bench-process-")
-        settings = Settings(skills_folder=os.path.join(root, "skills"), local_skills_folder=os.path.join(root, "local"),
-                            agents_folder=os.path.join(root, "agents"), auto_download=False,
-                            filter_unregistered=False, function_search_mode=self.mode,
-                            registry_url="http://127.0.0.1:9", registry_search=False)
-        self.done = anyio.Event()
-        async with TestEngine() as engine:
-            self.add_peers(engine)
-            engine.configuration.put(config_id(), settings.model_dump(mode="json"))
+        async with self.engine() as (engine, root):
             env = {k: v for k, v in os.environ.items() if not k.startswith("III_")}
             env.update({"HOME": root, "OTEL_ENABLED": "false", "III_DIRECTORY_CACHE_DIR": self.scratch})
             with open(os.path.join(root, "worker.log"), "ab") as sink:
@@ -236,12 +239,7 @@ class ProcessHybridRig(HybridRig):
                     task_status.started()
                     await self.done.wait()
             finally:
-                self.process.send_signal(signal.SIGTERM)
-                with anyio.move_on_after(20):
-                    while self.process.poll() is None:
-                        await anyio.sleep(0.05)
-                if self.process.poll() is None:
-                    self.process.kill()
+                await terminate(self.process)
 
 
     async def quiet(self, *, timeout: float = 300.0) -> None:

@@ -163,15 +163,22 @@ class SubprocessWorker:
         return self._encoder_loaded
 
     async def stop(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.send_signal(signal.SIGTERM)
-        with anyio.move_on_after(20):
-            while self.process.poll() is None:
-                await anyio.sleep(0.05)
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
+        if self.process is not None:
+            await terminate(self.process)
+
+
+async def terminate(process: subprocess.Popen[bytes], grace_s: float = 20.0) -> None:
+    """SIGTERM `process` (a worker shuts down gracefully on it), then SIGKILL it when it has
+    not exited within `grace_s`."""
+    if process.poll() is not None:
+        return
+    process.send_signal(signal.SIGTERM)
+    with anyio.move_on_after(grace_s):
+        while process.poll() is None:
+            await anyio.sleep(0.05)
+    if process.poll() is None:
+        process.kill()
+        process.wait()
 
 
 class InProcessWorker:
